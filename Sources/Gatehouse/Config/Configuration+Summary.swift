@@ -1,0 +1,16 @@
+import Foundation
+
+extension Configuration {
+    /// One line for `check-config`, e.g.
+    /// `config OK: 2 providers (google, local), 3 routes, upstream http://127.0.0.1:3000, listen 0.0.0.0:8080`.
+    public var summary: String {
+        let names = providers.map(\.name).joined(separator: ", ")
+        let tls = listen.tlsCertificatePath != nil ? " (TLS)" : ""
+        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), "
+            + "upstream \(upstream.url.absoluteString), listen \(listen.address)\(tls)"
+    }
+
+    private static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
+}

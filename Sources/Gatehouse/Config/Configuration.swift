@@ -1,0 +1,185 @@
+public import Foundation
+
+/// The whole, validated Gatehouse configuration (INTERFACE.md §3).
+///
+/// Built by `Configuration.parse(toml:)` / `Configuration.load(fromFile:)`, which reject unknown
+/// keys and gather every error with its key path. Every field has the documented default.
+public struct Configuration: Sendable, Equatable {
+    public var listen = ListenSettings()
+    public var admin = AdminSettings()
+    public var upstream: UpstreamSettings
+    public var failureLog = FailureLogSettings()
+    public var log = LogSettings()
+    public var verification = VerificationSettings()
+    public var jwks = JWKSSettings()
+    public var headers = HeaderSettings()
+    public var providers: [ProviderSettings]
+    public var routes: [RouteSettings] = []
+    public var revocation: RevocationSettings?
+
+    public init(upstream: UpstreamSettings, providers: [ProviderSettings]) {
+        self.upstream = upstream
+        self.providers = providers
+    }
+}
+
+/// `host:port` as written in the config; host may be an IPv4/IPv6 literal or a name.
+public struct SocketAddressSetting: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+public struct ListenSettings: Sendable, Equatable {
+    public var address = SocketAddressSetting(host: "0.0.0.0", port: 8080)
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    public var drainTimeout: Duration = .seconds(10)
+    public var maxHeaderBytes = 16384
+    public var tokenMaxBytes = 8192
+    public init() {}
+}
+
+public struct AdminSettings: Sendable, Equatable {
+    public var address = SocketAddressSetting(host: "127.0.0.1", port: 9901)
+    public init() {}
+}
+
+public struct UpstreamSettings: Sendable, Equatable {
+    public var url: URL
+    public var connectTimeout: Duration = .seconds(2)
+    public var timeout: Duration = .seconds(30)
+    public var forwardToken = true
+    public init(url: URL) { self.url = url }
+}
+
+public struct FailureLogSettings: Sendable, Equatable {
+    /// `"-"` means standard output.
+    public var path = "-"
+    public var maxLinesPerSecond = 1000
+    public var pseudonymize = false
+    public var pseudonymizeKeyFile: String?
+    public init() {}
+}
+
+public struct LogSettings: Sendable, Equatable {
+    public enum Format: String, Sendable, Equatable { case text, json }
+    public enum Level: String, Sendable, Equatable { case trace, debug, info, notice, warning, error, critical }
+    public var format: Format = .text
+    public var level: Level = .info
+    public init() {}
+}
+
+public struct VerificationSettings: Sendable, Equatable {
+    public var leeway: Duration = .seconds(60)
+    public var cacheSize = 10000
+    public var tokenCookie: String?
+    public var tokenHeader: String?
+    public var bypassCORSPreflight = false
+    public init() {}
+}
+
+public struct JWKSSettings: Sendable, Equatable {
+    public var minRefresh: Duration = .seconds(300)
+    public var maxRefresh: Duration = .seconds(86400)
+    public var unknownKidCooldown: Duration = .seconds(30)
+    public var maxStale: Duration = .seconds(72 * 3600)
+    public var fetchTimeout: Duration = .seconds(5)
+    public var cacheDirectory: String?
+    public init() {}
+}
+
+/// One identity header: the upstream header name and the claim it carries (dot path).
+public struct HeaderMapping: Sendable, Equatable {
+    public var name: String
+    public var claimPath: String
+    public init(name: String, claimPath: String) {
+        self.name = name
+        self.claimPath = claimPath
+    }
+}
+
+public struct HeaderSettings: Sendable, Equatable {
+    /// In file order. Defaults to the five `X-Auth-*` headers of INTERFACE.md §3.
+    public var mappings: [HeaderMapping] = HeaderSettings.defaultMappings
+    public var forwardClaimsJSON = true
+    public init() {}
+
+    public static let defaultMappings: [HeaderMapping] = [
+        HeaderMapping(name: "X-Auth-Subject", claimPath: "sub"),
+        HeaderMapping(name: "X-Auth-Email", claimPath: "email"),
+        HeaderMapping(name: "X-Auth-Email-Verified", claimPath: "email_verified"),
+        HeaderMapping(name: "X-Auth-Name", claimPath: "name"),
+        HeaderMapping(name: "X-Auth-Picture", claimPath: "picture"),
+    ]
+}
+
+public enum ProviderType: String, Sendable, Equatable, CaseIterable {
+    case google, apple, firebase, cognito, oidc, jwks
+}
+
+public struct ProviderSettings: Sendable, Equatable {
+    public var name: String
+    public var type: ProviderType
+    /// Explicit issuer (required for oidc/jwks; overrides a preset's).
+    public var issuer: String?
+    /// Explicit JWKS URL (required for jwks; overrides a preset's or discovery's).
+    public var jwksURI: URL?
+    public var audiences: [String] = []
+    /// nil: every asymmetric JWS algorithm.
+    public var algorithms: [String]?
+    public var hostedDomains: [String] = []
+    public var revocationEndpoint: URL?
+    /// Per-provider additions/overrides of `[headers]`.
+    public var headers: [HeaderMapping] = []
+    public var projectID: String?
+    public var region: String?
+    public var userPoolID: String?
+    public var clientIDs: [String] = []
+    public enum TokenUse: String, Sendable, Equatable { case access, id, any }
+    public var tokenUse: TokenUse = .access
+    public var userinfo = false
+    public var domain: URL?
+    public init(name: String, type: ProviderType) {
+        self.name = name
+        self.type = type
+    }
+}
+
+public struct RouteSettings: Sendable, Equatable {
+    public enum Match: Sendable, Equatable {
+        /// Segment-aware prefix: `/health` matches `/health` and `/health/x`, not `/healthy`.
+        case prefix(String)
+        /// Exact path.
+        case path(String)
+    }
+    public enum Auth: String, Sendable, Equatable { case `public`, optional, required }
+    public var match: Match
+    /// Upper-cased method names; empty means any method.
+    public var methods: [String] = []
+    public var auth: Auth = .required
+    /// Provider names; empty means any configured provider.
+    public var providers: [String] = []
+    public var scopes: [String] = []
+    public var groups: [String] = []
+    public var emailDomains: [String] = []
+    public var requireEmailVerified = false
+    public init(match: Match) { self.match = match }
+}
+
+public struct RevocationSettings: Sendable, Equatable {
+    public var store = "memory"
+    public var password: SecretSetting?
+    public init() {}
+}
+
+/// A secret given inline, as `*_file`, or as `env:NAME`; resolved when used.
+public enum SecretSetting: Sendable, Equatable {
+    case inline(String)
+    case file(String)
+    case environment(String)
+}

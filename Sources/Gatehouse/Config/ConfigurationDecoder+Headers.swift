@@ -1,0 +1,69 @@
+import TOMLKit
+
+// [headers] and [provider.headers]: which claims go upstream under which header names.
+extension ConfigurationDecoder {
+    /// Names Gatehouse sets itself on every verified or guest request (INTERFACE.md §5).
+    static let reservedHeaderNames: Set<String> = ["x-auth-provider", "x-auth-claims", "x-auth-guest"]
+
+    /// Names that HTTP framing, the proxy or the token itself depend on. Incoming headers with a mapped name
+    /// are stripped (§5), so mapping a claim to one of these would break or smuggle requests.
+    static let protectedHeaderNames: Set<String> = [
+        "authorization", "connection", "content-length", "content-type", "cookie", "expect", "forwarded", "host",
+        "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "x-forwarded-for", "x-forwarded-host",
+        "x-forwarded-proto", "x-request-id",
+    ]
+
+    /// The top-level `[headers]`. When present it replaces the default mappings entirely.
+    static func headerSettings(_ table: TOMLReader) -> HeaderSettings {
+        var settings = HeaderSettings()
+        settings.mappings = headerMappings(table, allowsForwardClaimsJSON: true)
+        settings.forwardClaimsJSON = table.bool("forward_claims_json") ?? settings.forwardClaimsJSON
+        table.finish()
+        return settings
+    }
+
+    /// Every key but `forward_claims_json` is a header name whose value is a claim path. Sorted by name,
+    /// because TOMLKit does not keep a table's file order.
+    static func headerMappings(_ table: TOMLReader, allowsForwardClaimsJSON: Bool) -> [HeaderMapping] {
+        var mappings: [HeaderMapping] = []
+        var seen: [String: String] = [:]
+        for name in table.keys.sorted() {
+            if name == "forward_claims_json" {
+                if !allowsForwardClaimsJSON {
+                    _ = table.value(name)
+                    table.report(name, "only allowed in the top-level [headers] table")
+                }
+                continue
+            }
+            guard let value = table.value(name) else { continue }
+            let lowercased = name.lowercased()
+            if !ConfigSyntax.isToken(name) {
+                table.report(name, "not a valid header name (RFC 9110 token characters only)")
+                continue
+            }
+            if reservedHeaderNames.contains(lowercased) {
+                table.report(name, "\(name) is reserved: Gatehouse sets it itself")
+                continue
+            }
+            if protectedHeaderNames.contains(lowercased) || lowercased.hasPrefix("proxy-") {
+                table.report(name, "\(name) cannot carry a claim: HTTP or the proxy depends on it")
+                continue
+            }
+            if let earlier = seen[lowercased] {
+                table.report(name, "duplicate header name (header names are case-insensitive: see \(ConfigKeyPath.appending(earlier, to: table.path)))")
+                continue
+            }
+            seen[lowercased] = name
+            guard let claimPath = value.string else {
+                table.sink.add(.wrongType(table.keyPath(name), expected: "a claim path string", found: TOMLReader.typeName(value.type)))
+                continue
+            }
+            if let problem = ConfigSyntax.claimPathProblem(claimPath) {
+                table.report(name, problem)
+                continue
+            }
+            mappings.append(HeaderMapping(name: name, claimPath: claimPath))
+        }
+        return mappings
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+// [revocation]: where signed-out tokens are remembered, and the store's secret.
+extension ConfigurationDecoder {
+    static func revocationSettings(_ table: TOMLReader) -> RevocationSettings {
+        var settings = RevocationSettings()
+        settings.store = table.parsed("store", revocationStore) ?? settings.store
+        let inline = table.nonEmptyString("password")
+        let file = table.nonEmptyString("password_file")
+        if table.contains("password"), table.contains("password_file") {
+            table.report("password_file", "give either password or password_file, not both")
+        } else if let file {
+            settings.password = .file(file)
+        } else if let inline {
+            settings.password = secret(inline, table: table)
+        }
+        if settings.password != nil, !isPostgres(settings.store) {
+            table.report(table.contains("password") ? "password" : "password_file", "only used by a postgres:// store")
+        }
+        table.finish()
+        return settings
+    }
+
+    /// `password = "env:NAME"` names an environment variable; anything else is the secret itself.
+    private static func secret(_ text: String, table: TOMLReader) -> SecretSetting? {
+        guard text.hasPrefix("env:") else { return .inline(text) }
+        let name = String(text.dropFirst("env:".count))
+        let validName = name.first.map { !$0.isNumber } == true
+            && name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        guard validName else {
+            table.report("password", "\(ConfigKeyPath.quoted(name)) is not an environment variable name (letters, digits, _)")
+            return nil
+        }
+        return .environment(name)
+    }
+
+    private static func isPostgres(_ store: String) -> Bool {
+        store.hasPrefix("postgres://") || store.hasPrefix("postgresql://")
+    }
+
+    /// `memory`, `sqlite:/path/file.db`, or a `postgres://` URL with a host.
+    private static func revocationStore(_ text: String) -> Result<String, InvalidConfigValue> {
+        let expected = "must be \"memory\", \"sqlite:/path/file.db\" or \"postgres://user@host/db\""
+        if text == "memory" { return .success(text) }
+        if text.hasPrefix("sqlite:") {
+            return text.count > "sqlite:".count ? .success(text) : .failure(InvalidConfigValue("sqlite: needs a file path: \(expected)"))
+        }
+        if isPostgres(text) {
+            guard let url = URL(string: text, encodingInvalidCharacters: false), let host = url.host, !host.isEmpty else {
+                return .failure(InvalidConfigValue("\(ConfigKeyPath.quoted(text)) is not a valid postgres:// URL with a host"))
+            }
+            return .success(text)
+        }
+        return .failure(InvalidConfigValue("\(expected), found \(ConfigKeyPath.quoted(text))"))
+    }
+}

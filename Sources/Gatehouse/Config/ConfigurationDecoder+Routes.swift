@@ -1,0 +1,83 @@
+// [[route]]: which paths need which tokens, first match wins.
+extension ConfigurationDecoder {
+    /// Requirements that only apply to a checked token, so on a `public` route they could never apply.
+    static let tokenRequirementKeys = ["providers", "scopes", "groups", "email_domains", "require_email_verified"]
+
+    /// nil if the route is unusable (its problems are in the sink).
+    static func routeSettings(_ table: TOMLReader, providerNames: [String]) -> RouteSettings? {
+        let issuesBefore = table.sink.issues.count
+        let match = routeMatch(table)
+        var route = RouteSettings(match: match ?? .prefix("/"))
+        route.methods = methods(table) ?? []
+        route.auth = table.choice("auth", among: [RouteSettings.Auth.public, .optional, .required]) ?? route.auth
+        if route.auth == .public {
+            for key in tokenRequirementKeys where table.contains(key) {
+                table.report(key, "has no effect on a public route (no token is checked there); remove it or use auth = \"optional\" or \"required\"")
+            }
+        } else {
+            route.providers = routeProviders(table, configured: providerNames) ?? []
+            route.scopes = table.strings("scopes") ?? []
+            route.groups = table.strings("groups") ?? []
+            route.emailDomains = domains(table, "email_domains") ?? []
+            route.requireEmailVerified = table.bool("require_email_verified") ?? route.requireEmailVerified
+        }
+        table.finish()
+        return match != nil && table.sink.issues.count == issuesBefore ? route : nil
+    }
+
+    private static func routeMatch(_ table: TOMLReader) -> RouteSettings.Match? {
+        let prefix = table.string("prefix")
+        let path = table.string("path")
+        switch (table.contains("prefix"), table.contains("path")) {
+        case (true, true):
+            table.report(nil, "give exactly one of prefix or path, not both")
+            return nil
+        case (false, false):
+            table.report(nil, "needs prefix or path")
+            return nil
+        default:
+            break
+        }
+        let key = prefix != nil ? "prefix" : "path"
+        guard let text = prefix ?? path else { return nil }
+        if let problem = ConfigSyntax.routePathProblem(text) {
+            table.report(key, "\(ConfigKeyPath.quoted(text)) \(problem)")
+            return nil
+        }
+        return prefix != nil ? .prefix(text) : .path(text)
+    }
+
+    private static func methods(_ table: TOMLReader) -> [String]? {
+        guard let methods = table.strings("methods") else { return nil }
+        if methods.isEmpty { table.report("methods", "must list at least one method (omit the key for any method)") }
+        var result: [String] = []
+        for method in methods {
+            guard ConfigSyntax.isToken(method) else {
+                table.report("methods", "\(ConfigKeyPath.quoted(method)) is not a valid method name")
+                continue
+            }
+            let upper = method.uppercased()
+            if !result.contains(upper) { result.append(upper) }
+        }
+        return result
+    }
+
+    private static func routeProviders(_ table: TOMLReader, configured: [String]) -> [String]? {
+        guard let names = table.strings("providers") else { return nil }
+        if names.isEmpty { table.report("providers", "must name at least one provider (omit the key for any provider)") }
+        let configuredList = configured.isEmpty ? "none" : configured.joined(separator: ", ")
+        for name in names where !configured.contains(name) {
+            table.report("providers", "unknown provider \(ConfigKeyPath.quoted(name)) (configured: \(configuredList))")
+        }
+        return names
+    }
+
+    /// Domain names as in an email address or Google's `hd` claim: `example.com`, without `@`.
+    static func domains(_ table: TOMLReader, _ key: String) -> [String]? {
+        guard let domains = table.strings(key) else { return nil }
+        for domain in domains where !ConfigSyntax.isHostName(domain) {
+            table.report(key, "\(ConfigKeyPath.quoted(domain)) is not a domain (write example.com, without @)")
+        }
+        return domains
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The admin port: `/healthz`, `/readyz`, `/metrics` (INTERFACE.md §6, §8). Never on the client port.
+final class AdminHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let keyStore: KeyStore
+    private let metrics: GatehouseMetrics
+    private var requestHead: HTTPRequestHead?
+
+    init(keyStore: KeyStore, metrics: GatehouseMetrics) {
+        self.keyStore = keyStore
+        self.metrics = metrics
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            requestHead = head
+        case .body:
+            break
+        case .end:
+            guard let head = requestHead else { return }
+            requestHead = nil
+            let (status, contentType, body) = respond(to: head)
+            var buffer = context.channel.allocator.buffer(capacity: body.count)
+            buffer.writeBytes(body)
+            let response = HTTPResponseHead(version: head.version, status: status, headers: [
+                "Content-Type": contentType, "Content-Length": String(body.count), "Cache-Control": "no-store",
+            ]).keepingAlive(head.isKeepAlive)
+            context.write(wrapOutboundOut(.head(response)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            let keepAlive = head.isKeepAlive
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                if !keepAlive { context.close(promise: nil) }
+            }
+        }
+    }
+
+    private func respond(to head: HTTPRequestHead) -> (HTTPResponseStatus, String, [UInt8]) {
+        guard head.method == .GET || head.method == .HEAD else {
+            return (.methodNotAllowed, "text/plain", Array("method not allowed\n".utf8))
+        }
+        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        switch path {
+        case "/healthz":
+            return (.ok, "text/plain", Array("ok\n".utf8))
+        case "/readyz":
+            let status = keyStore.status()
+            let ready = status.allSatisfy(\.usable)
+            return (ready ? .ok : .serviceUnavailable, "application/json", Array(Self.readiness(status, ready: ready).utf8))
+        case "/metrics":
+            let body = metrics.exposition(keyStatus: keyStore.status(), now: Date().timeIntervalSince1970)
+            return (.ok, "text/plain; version=0.0.4", body)
+        default:
+            return (.notFound, "text/plain", Array("not found\n".utf8))
+        }
+    }
+
+    /// `{"ready":false,"unavailable":["corp"],"providers":[{"name":…,"keys":…,"last_fetch":…,"last_error":…}]}`
+    static func readiness(_ status: [ProviderKeyStatus], ready: Bool) -> String {
+        let unavailable = status.filter { !$0.usable }.map { $0.provider.jsonQuoted }.joined(separator: ",")
+        let providers = status.map { provider in
+            let lastFetch = provider.lastFetch.map { FailureEvent.timestamp($0).jsonQuoted } ?? "null"
+            let lastError = provider.lastError.map { $0.jsonQuoted } ?? "null"
+            return "{\"name\":\(provider.provider.jsonQuoted),\"usable\":\(provider.usable),\"keys\":\(provider.keyCount),"
+                + "\"last_fetch\":\(lastFetch),\"last_error\":\(lastError)}"
+        }.joined(separator: ",")
+        return "{\"ready\":\(ready),\"unavailable\":[\(unavailable)],\"providers\":[\(providers)]}"
+    }
+}

@@ -1,0 +1,49 @@
+import Logging
+import NIOCore
+
+/// Keeps every provider's keys fresh: fetches all providers at start in parallel, retrying with
+/// jittered exponential backoff until each has keys, then refreshes each before its set expires.
+/// Requests never wait on this; it runs until its task is cancelled.
+struct KeyRefresher: Sendable {
+    let keyStore: KeyStore
+    let eventLoopGroup: any EventLoopGroup
+    let minRefresh: Duration
+
+    static let firstRetry = Duration.milliseconds(500)
+    static let maxRetry = Duration.seconds(60)
+
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            for index in keyStore.providers.indices {
+                group.addTask { await self.keepFresh(provider: index) }
+            }
+        }
+    }
+
+    private func keepFresh(provider index: Int) async {
+        var retryDelay = Self.firstRetry
+        while !Task.isCancelled {
+            let eventLoop = eventLoopGroup.next()
+            try? await keyStore.refresh(provider: index, on: eventLoop).get()
+            let delay: Duration
+            if keyStore.lastFetchFailed(provider: index) {
+                delay = Self.jittered(retryDelay)
+                retryDelay = min(retryDelay * 2, min(Self.maxRetry, max(minRefresh, Self.firstRetry)))
+            } else {
+                retryDelay = Self.firstRetry
+                let wait = keyStore.nextRefresh(provider: index) - NIODeadline.now()
+                delay = .nanoseconds(max(wait.nanoseconds, 0))
+            }
+            do {
+                try await Task.sleep(for: delay)
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// 75%..125% of `delay`, so replicas that failed together do not retry together.
+    static func jittered(_ delay: Duration) -> Duration {
+        delay * Double.random(in: 0.75...1.25)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+public import Logging
+public import NIOCore
+import NIOConcurrencyHelpers
+
+/// Every provider's current keys, read on each request without waiting, and the one place that
+/// fetches them: at most one fetch per provider in flight (single-flight), unknown-`kid` refetches
+/// at most once per cooldown, the last good set kept on failure until `max_stale`.
+///
+/// Reads take an uncontended per-provider lock for a snapshot copy; all fetch work is done outside it.
+public final class KeyStore: Sendable {
+    struct ProviderState {
+        var snapshot: KeySnapshot?
+        var lastError: String?
+        var inFlight: EventLoopFuture<Void>?
+        var lastUnscheduledFetch: NIODeadline?
+        /// When the scheduled refresher should fetch next.
+        var nextRefresh: NIODeadline = .now()
+    }
+
+    public let providers: [Provider]
+    private let states: [NIOLockedValueBox<ProviderState>]
+    private let fetcher: JWKSFetcher
+    private let settings: JWKSSettings
+    private let logger: Logger
+    private let onFetch: @Sendable (_ provider: String, _ result: Result<Int, JWKSFetcher.FetchError>) -> Void
+
+    public init(
+        providers: [Provider],
+        fetcher: JWKSFetcher,
+        settings: JWKSSettings,
+        logger: Logger,
+        onFetch: @escaping @Sendable (_ provider: String, _ result: Result<Int, JWKSFetcher.FetchError>) -> Void = { _, _ in }
+    ) {
+        self.providers = providers
+        self.states = providers.map { _ in NIOLockedValueBox(ProviderState()) }
+        self.fetcher = fetcher
+        self.settings = settings
+        self.logger = logger
+        self.onFetch = onFetch
+    }
+
+    /// The provider's keys if it has a set younger than `max_stale`; nil means answer 503.
+    public func usableKeys(provider index: Int, now: NIODeadline = .now()) -> KeySnapshot? {
+        guard let snapshot = states[index].withLockedValue({ $0.snapshot }) else { return nil }
+        return now - snapshot.fetchedAt <= TimeAmount(settings.maxStale) ? snapshot : nil
+    }
+
+    /// Starts (or joins) a refetch because a token named a key the set does not have.
+    /// Returns nil when the provider was refetched for this reason within `unknown_kid_cooldown`.
+    public func refetchForUnknownKey(provider index: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void>? {
+        let now = NIODeadline.now()
+        let cooldown = TimeAmount(settings.unknownKidCooldown)
+        return fetch(provider: index, on: eventLoop) { state in
+            if let last = state.lastUnscheduledFetch, now - last < cooldown { return false }
+            state.lastUnscheduledFetch = now
+            return true
+        }?.hop(to: eventLoop)
+    }
+
+    /// Starts (or joins) a fetch for the scheduled refresher or start-up.
+    func refresh(provider index: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        fetch(provider: index, on: eventLoop) { _ in true } ?? eventLoop.makeSucceededVoidFuture()
+    }
+
+    /// When the refresher should fetch this provider next.
+    func nextRefresh(provider index: Int) -> NIODeadline {
+        states[index].withLockedValue { $0.nextRefresh }
+    }
+
+    /// Whether the most recent fetch for this provider failed (the refresher then retries sooner).
+    func lastFetchFailed(provider index: Int) -> Bool {
+        states[index].withLockedValue { $0.lastError != nil }
+    }
+
+    public func status() -> [ProviderKeyStatus] {
+        let now = NIODeadline.now()
+        return providers.indices.map { index in
+            let state = states[index].withLockedValue { $0 }
+            return ProviderKeyStatus(
+                provider: providers[index].name,
+                keyCount: state.snapshot?.keySet.keys.count ?? 0,
+                usable: usableKeys(provider: index, now: now) != nil,
+                lastFetch: state.snapshot?.fetchedAtDate,
+                lastError: state.lastError
+            )
+        }
+    }
+
+    /// Single-flight: joins the fetch in flight, or starts one if `mayStart` agrees (decided under the lock).
+    private func fetch(
+        provider index: Int,
+        on eventLoop: any EventLoop,
+        mayStart: (inout ProviderState) -> Bool
+    ) -> EventLoopFuture<Void>? {
+        let promise = eventLoop.makePromise(of: Void.self)
+        enum Action { case join(EventLoopFuture<Void>), start, refuse }
+        let action: Action = states[index].withLockedValue { state in
+            if let inFlight = state.inFlight { return .join(inFlight) }
+            guard mayStart(&state) else { return .refuse }
+            state.inFlight = promise.futureResult
+            return .start
+        }
+        switch action {
+        case .join(let future):
+            promise.succeed()
+            return future
+        case .refuse:
+            promise.succeed()
+            return nil
+        case .start:
+            let provider = providers[index]
+            fetcher.fetch(provider, on: eventLoop).whenComplete { result in
+                self.record(result, provider: index)
+                promise.succeed()
+            }
+            return promise.futureResult
+        }
+    }
+
+    private func record(_ result: Result<JWKSFetcher.Fetched, any Error>, provider index: Int) {
+        let name = providers[index].name
+        switch result {
+        case .success(let fetched):
+            let interval = CacheLifetime.refreshInterval(
+                freshFor: fetched.freshFor, minimum: settings.minRefresh, maximum: settings.maxRefresh)
+            let now = NIODeadline.now()
+            let snapshot = KeySnapshot(keySet: fetched.keySet, fetchedAt: now, fetchedAtDate: Date())
+            states[index].withLockedValue { state in
+                state.snapshot = snapshot
+                state.lastError = nil
+                state.inFlight = nil
+                state.nextRefresh = now + TimeAmount(interval)
+            }
+            for skipped in fetched.keySet.skipped {
+                logger.warning("skipped unusable JWKS key", metadata: [
+                    "gatehouse.provider": "\(name)", "gatehouse.kid": "\(skipped.keyID ?? "-")", "gatehouse.reason": "\(skipped.reason)",
+                ])
+            }
+            logger.info("fetched JWKS", metadata: [
+                "gatehouse.provider": "\(name)", "gatehouse.keys": "\(fetched.keySet.keys.count)", "gatehouse.next_refresh": "\(interval)",
+            ])
+            onFetch(name, .success(fetched.keySet.keys.count))
+        case .failure(let error):
+            let message = (error as? JWKSFetcher.FetchError)?.description ?? "\(error)"
+            states[index].withLockedValue { state in
+                state.lastError = message
+                state.inFlight = nil
+            }
+            logger.warning("JWKS fetch failed; keeping the last good keys", metadata: [
+                "gatehouse.provider": "\(name)", "gatehouse.error": "\(message)",
+            ])
+            onFetch(name, .failure(JWKSFetcher.FetchError(message)))
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Crypto
+import Foundation
+
+/// One line of the failure log (INTERFACE.md §7), before rate limiting.
+struct FailureEvent: Sendable {
+    var timestamp: Date
+    var status: Int
+    var failure: AuthFailure
+    var requestID: String
+    var clientIP: String
+    var method: String
+    /// The normalized path only: never the query string.
+    var path: String
+    var userAgent: String?
+    /// `sha256:` + the first 12 hex digits of SHA-256 of the token, when there was one.
+    var tokenFingerprint: String?
+
+    static func fingerprint(of token: Substring) -> String {
+        let digest = SHA256.hash(data: Array(token.utf8))
+        return "sha256:" + digest.prefix(6).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    /// The JSON line, fields in the documented order; absent fields are left out.
+    func jsonLine(subject: String?) -> String {
+        var fields: [(String, String)] = [
+            ("ts", Self.timestamp(timestamp).jsonQuoted),
+            ("event", "\"auth_failure\""),
+            ("status", String(status)),
+            ("reason", failure.reason.rawValue.jsonQuoted),
+            ("request_id", LogText.truncated(requestID).jsonQuoted),
+            ("client_ip", clientIP.jsonQuoted),
+            ("method", LogText.truncated(method).jsonQuoted),
+            ("path", LogText.truncated(path, maxBytes: 2048).jsonQuoted),
+        ]
+        let optional: [(String, String?)] = [
+            ("provider", failure.provider),
+            ("iss", failure.issuer.map { LogText.truncated($0) }),
+            ("kid", failure.keyID.map { LogText.truncated($0) }),
+            ("alg", failure.algorithm.map { LogText.truncated($0) }),
+            ("sub", subject.map { LogText.truncated($0) }),
+            ("token_fingerprint", tokenFingerprint),
+            ("user_agent", userAgent.map { LogText.truncated($0) }),
+            ("detail", LogText.truncated(failure.detail, maxBytes: 1024)),
+        ]
+        for (name, value) in optional {
+            if let value { fields.append((name, value.jsonQuoted)) }
+        }
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+public import Prometheus
+
+/// The Prometheus series of INTERFACE.md §8, kept in a registry of this instance's own (not the
+/// process-global MetricsSystem), so tests and several servers in one process stay apart.
+public struct GatehouseMetrics: Sendable {
+    /// `outcome` values of `gatehouse_requests_total`.
+    enum Outcome: String, CaseIterable {
+        case forwarded, unauthorized, forbidden, unavailable
+        case badRequest = "bad_request"
+        case upstreamError = "upstream_error"
+        case endpoint
+    }
+
+    public let registry: PrometheusCollectorRegistry
+    private let requests: [String: Counter]
+    private let cacheHits: Counter
+    private let cacheMisses: Counter
+    let upstreamDuration: DurationHistogram
+    let authDuration: DurationHistogram
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        var requests: [String: Counter] = [:]
+        for auth in ["public", "optional", "required", "none"] {
+            for outcome in Outcome.allCases {
+                requests[auth + "/" + outcome.rawValue] = registry.makeCounter(
+                    name: "gatehouse_requests_total", labels: [("route_auth", auth), ("outcome", outcome.rawValue)])
+            }
+        }
+        self.requests = requests
+        cacheHits = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "hit")])
+        cacheMisses = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "miss")])
+        let buckets: [Duration] = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+            .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+        ]
+        upstreamDuration = registry.makeDurationHistogram(name: "gatehouse_upstream_request_duration_seconds", buckets: buckets)
+        authDuration = registry.makeDurationHistogram(name: "gatehouse_auth_duration_seconds", buckets: buckets)
+    }
+
+    /// - Parameter routeAuth: the matched route's `auth`, or "none" for requests answered before routing.
+    func request(routeAuth: String, outcome: Outcome) {
+        requests[routeAuth + "/" + outcome.rawValue]?.increment()
+    }
+
+    func authFailure(reason: FailureReason, provider: String?) {
+        registry.makeCounter(
+            name: "gatehouse_auth_failures_total", labels: [("reason", reason.rawValue), ("provider", provider ?? "")]
+        ).increment()
+    }
+
+    func verifyCache(hit: Bool) {
+        (hit ? cacheHits : cacheMisses).increment()
+    }
+
+    func jwksFetch(provider: String, succeeded: Bool, keyCount: Int?) {
+        registry.makeCounter(
+            name: "gatehouse_jwks_fetches_total", labels: [("provider", provider), ("result", succeeded ? "success" : "failure")]
+        ).increment()
+        if let keyCount {
+            registry.makeGauge(name: "gatehouse_jwks_keys", labels: [("provider", provider)]).set(Double(keyCount))
+        }
+    }
+
+    /// Prometheus text, with the key ages brought up to date first.
+    func exposition(keyStatus: [ProviderKeyStatus], now: Double) -> [UInt8] {
+        for status in keyStatus {
+            let age = status.lastFetch.map { now - $0.timeIntervalSince1970 } ?? -1
+            registry.makeGauge(name: "gatehouse_jwks_age_seconds", labels: [("provider", status.provider)]).set(age)
+        }
+        return registry.emitToBuffer()
+    }
+}

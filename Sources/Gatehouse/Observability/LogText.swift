@@ -1,0 +1,41 @@
+/// Text that came from a client, made safe to put in a log line.
+enum LogText {
+    /// Cuts to at most `maxBytes` UTF-8 bytes on a character boundary (INTERFACE.md §7: 256).
+    static func truncated(_ text: String, maxBytes: Int = 256) -> String {
+        guard text.utf8.count > maxBytes else { return text }
+        var result = ""
+        var used = 0
+        for character in text {
+            let size = character.utf8.count
+            if used + size > maxBytes { break }
+            result.append(character)
+            used += size
+        }
+        return result
+    }
+}
+
+extension String {
+    /// This string as a JSON string literal (quotes included). Every control character, DEL and the
+    /// Unicode line separators are escaped, so a value can never break a log line (SECURITY.md J45).
+    var jsonQuoted: String {
+        var out = "\""
+        out.reserveCapacity(utf8.count + 2)
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+        return out
+    }
+}

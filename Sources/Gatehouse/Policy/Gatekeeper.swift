@@ -1,0 +1,81 @@
+import NIOCore
+import NIOHTTP1
+
+/// Decides one request: route -> token -> verification -> the route's requirements.
+struct Gatekeeper: Sendable {
+    /// Who the request is forwarded as.
+    enum Admission {
+        /// A public route, or a CORS preflight let through by configuration: no identity headers.
+        case anonymous
+        /// An optional route without a token: `X-Auth-Guest: true`.
+        case guest
+        case verified(VerifiedIdentity)
+    }
+
+    enum Decision {
+        case admit(Admission)
+        case reject(AuthFailure)
+        case pending(EventLoopFuture<Decision>)
+    }
+
+    let routes: RouteTable
+    let verifier: TokenVerifier
+    let verification: VerificationSettings
+
+    func decide(
+        _ head: HTTPRequestHead,
+        path: String,
+        rule: RouteRule,
+        token: BearerToken,
+        now: Int64,
+        on eventLoop: any EventLoop
+    ) -> Decision {
+        if rule.auth == .public || isAllowedPreflight(head) { return .admit(.anonymous) }
+        let presented: Substring
+        switch token {
+        case .absent:
+            return rule.auth == .optional ? .admit(.guest) : .reject(AuthFailure(.missingToken, "no bearer token"))
+        case .malformed(let detail):
+            return .reject(AuthFailure(.malformedToken, detail))
+        case .present(let value):
+            presented = value
+        }
+        switch verifier.verify(presented, allowedProviders: rule.providers, now: now, on: eventLoop) {
+        case .done(let result):
+            return Self.apply(rule, to: result)
+        case .pending(let future):
+            return .pending(future.map { Self.apply(rule, to: $0) })
+        }
+    }
+
+    private static func apply(_ rule: RouteRule, to result: Result<VerifiedIdentity, AuthFailure>) -> Decision {
+        switch result {
+        case .failure(let failure):
+            return .reject(failure)
+        case .success(let identity):
+            guard var failure = rule.checkRequirements(claims: identity.claims) else { return .admit(.verified(identity)) }
+            failure.provider = identity.providerName
+            failure.issuer = identity.claims["iss"]?.stringValue
+            failure.keyID = identity.keyID
+            failure.subject = identity.subject
+            return .reject(failure)
+        }
+    }
+
+    /// `bypass_cors_preflight`: OPTIONS with `Origin` and `Access-Control-Request-Method`.
+    private func isAllowedPreflight(_ head: HTTPRequestHead) -> Bool {
+        verification.bypassCORSPreflight && head.method == .OPTIONS
+            && head.headers.contains(name: "origin") && head.headers.contains(name: "access-control-request-method")
+    }
+}
+
+extension AuthFailure {
+    /// The HTTP status this failure is answered with (INTERFACE.md §4).
+    var status: HTTPResponseStatus {
+        switch reason {
+        case .insufficientScope, .forbidden: .forbidden
+        case .keysUnavailable: .serviceUnavailable
+        default: .unauthorized
+        }
+    }
+}

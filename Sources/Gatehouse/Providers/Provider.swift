@@ -1,0 +1,48 @@
+public import Foundation
+
+/// A configured identity provider as the verifier uses it: who may issue, which keys, which
+/// audiences, and the checks particular to its type.
+public struct Provider: Sendable {
+    public let name: String
+    public let type: ProviderType
+    /// Exact `iss` values this provider's tokens carry (Google has two).
+    public let issuers: [String]
+    public let audiences: Set<String>
+    public let algorithms: Set<JWSAlgorithm>
+    public let keySource: KeySource
+    /// `[headers]` with this provider's `[provider.headers]` applied.
+    public let headerMappings: [HeaderMapping]
+    /// Google Workspace domains accepted in `hd`; empty accepts any account.
+    public let hostedDomains: Set<String>
+    /// Cognito: which kind of token is accepted.
+    public let tokenUse: ProviderSettings.TokenUse
+
+    /// Where the provider's keys come from.
+    public enum KeySource: Sendable, Equatable {
+        case jwksURL(URL)
+        /// OIDC discovery: `<issuer>/.well-known/openid-configuration`, whose `issuer` must equal this one.
+        case discovery(issuer: String)
+    }
+
+    public init(
+        name: String,
+        type: ProviderType,
+        issuers: [String],
+        audiences: Set<String>,
+        algorithms: Set<JWSAlgorithm>,
+        keySource: KeySource,
+        headerMappings: [HeaderMapping],
+        hostedDomains: Set<String> = [],
+        tokenUse: ProviderSettings.TokenUse = .access
+    ) {
+        self.hostedDomains = hostedDomains
+        self.tokenUse = tokenUse
+        self.name = name
+        self.type = type
+        self.issuers = issuers
+        self.audiences = audiences
+        self.algorithms = algorithms
+        self.keySource = keySource
+        self.headerMappings = headerMappings
+    }
+}

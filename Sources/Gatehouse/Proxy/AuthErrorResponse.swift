@@ -1,0 +1,59 @@
+import NIOCore
+import NIOHTTP1
+
+/// The 401 / 403 / 503 answer of INTERFACE.md §4: status, `WWW-Authenticate` (RFC 6750 §3) and a JSON body.
+enum AuthErrorResponse {
+    static func make(_ failure: AuthFailure, requestID: String, retryAfterSeconds: Int) -> (HTTPResponseStatus, HTTPHeaders, String) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Cache-Control", value: "no-store")
+        let message = message(for: failure.reason)
+        switch failure.reason {
+        case .missingToken:
+            headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"gatehouse\"")
+        case .insufficientScope:
+            let scope = failure.requiredScopes.joined(separator: " ").filter { $0 != "\"" && $0 != "\\" }
+            headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"gatehouse\", error=\"insufficient_scope\", scope=\"\(scope)\"")
+        case .forbidden:
+            break
+        case .keysUnavailable:
+            headers.add(name: "Retry-After", value: String(retryAfterSeconds))
+        default:
+            headers.add(
+                name: "WWW-Authenticate", value: "Bearer realm=\"gatehouse\", error=\"invalid_token\", error_description=\"\(message)\"")
+        }
+        let body = "{\"error\":\(errorCode(for: failure.reason).jsonQuoted),\"reason\":\(failure.reason.rawValue.jsonQuoted),"
+            + "\"message\":\(message.jsonQuoted),\"request_id\":\(requestID.jsonQuoted)}"
+        return (failure.status, headers, body)
+    }
+
+    static func errorCode(for reason: FailureReason) -> String {
+        switch reason {
+        case .missingToken: "invalid_request"
+        case .insufficientScope: "insufficient_scope"
+        case .forbidden: "forbidden"
+        case .keysUnavailable: "temporarily_unavailable"
+        default: "invalid_token"
+        }
+    }
+
+    /// Messages are fixed texts (no client data), safe inside a quoted-string.
+    static func message(for reason: FailureReason) -> String {
+        switch reason {
+        case .missingToken: "A bearer token is required."
+        case .malformedToken: "The access token is malformed."
+        case .unsupportedAlgorithm: "The access token is signed with an algorithm that is not accepted."
+        case .unknownIssuer: "The access token was issued by an issuer that is not accepted."
+        case .unknownKey: "The access token is signed with an unknown key."
+        case .badSignature: "The access token signature is invalid."
+        case .expired: "The access token expired."
+        case .notYetValid: "The access token is not valid yet."
+        case .wrongAudience: "The access token was issued for another audience."
+        case .invalidClaims: "The access token claims are not accepted."
+        case .revoked: "The access token has been revoked."
+        case .insufficientScope: "The access token lacks a required scope."
+        case .forbidden: "This identity is not allowed to access this resource."
+        case .keysUnavailable: "Authentication service temporarily unavailable. Please try again."
+        }
+    }
+}

@@ -1,0 +1,313 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// One client connection: decides each request, answers it locally or streams it to a pooled
+/// upstream connection and the response back, with backpressure both ways (reads are manual).
+final class ClientConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    enum State {
+        case awaitingHead
+        /// Waiting on a JWKS refetch for an unknown `kid`.
+        case deciding(Exchange)
+        /// Rejected or answered locally; the answer waits for the request's end (or the read burst's end).
+        case answering(Exchange, LocalResponse)
+        case connecting(Exchange)
+        case forwarding(Exchange)
+        /// Answered before the request body ended: remaining body is ignored and the connection closes.
+        case discarding
+        case tunnelling
+    }
+
+    struct LocalResponse {
+        var status: HTTPResponseStatus
+        var headers: HTTPHeaders
+        var body: String
+        /// Close after answering even if the client could keep the connection (malformed requests).
+        var closeConnection = false
+    }
+
+    static let headTimeout = TimeAmount.seconds(60)
+
+    let services: ProxyServices
+    let pool: UpstreamConnectionPool
+    var state = State.awaitingHead
+    var context: ChannelHandlerContext?
+    var clientIP = "unknown"
+    private var headTimer: Scheduled<Void>?
+
+    init(services: ProxyServices, pool: UpstreamConnectionPool) {
+        self.services = services
+        self.pool = pool
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        clientIP = context.channel.remoteAddress?.ipAddress ?? "unknown"
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        headTimer?.cancel()
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        awaitNextRequest(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        headTimer?.cancel()
+        switch state {
+        case .deciding(let exchange), .connecting(let exchange), .answering(let exchange, _):
+            exchange.responseTimeout?.cancel()
+        case .forwarding(let exchange):
+            exchange.responseTimeout?.cancel()
+            if let connection = exchange.connection { pool.discard(connection) }
+        case .awaitingHead, .discarding, .tunnelling:
+            break
+        }
+        state = .discarding
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            receivedHead(head, context: context)
+        case .body(let buffer):
+            receivedBody(buffer)
+        case .end:
+            receivedEnd(context: context)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        switch state {
+        case .forwarding(let exchange):
+            exchange.connection?.channel.flush()
+            if !exchange.requestEnded, exchange.connection?.channel.isWritable == true { context.read() }
+        case .answering(let exchange, let response):
+            // The request body goes on beyond this read: answer now and close rather than read it all.
+            sendLocal(response, for: exchange, context: context)
+        case .awaitingHead:
+            context.read()
+        case .deciding, .connecting, .discarding, .tunnelling:
+            break
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if case .forwarding(let exchange) = state, context.channel.isWritable, let connection = exchange.connection {
+            connection.channel.read()
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // A request body that stalled while we were reading it: free the connection (slowloris).
+        if event is IdleStateHandler.IdleStateEvent, case .forwarding(let exchange) = state, !exchange.requestEnded,
+            exchange.connection?.channel.isWritable == true
+        {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    // MARK: - Request parts
+
+    private func receivedHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        headTimer?.cancel()
+        guard case .awaitingHead = state else { return }
+        let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
+        guard let target = PathNormalizer.normalize(head.uri), Self.hasValidHost(head) else {
+            let exchange = Exchange(
+                request: .init(head: head, target: NormalizedTarget.root, requestID: requestID, clientIP: clientIP,
+                               scheme: services.scheme, isWebSocket: false),
+                rule: services.routes.match(method: "", path: "/"), token: nil, startedAt: .now())
+            services.metrics.request(routeAuth: "none", outcome: .badRequest)
+            var response = LocalResponse.plain(.badRequest, "bad request target or Host")
+            response.closeConnection = true
+            answer(exchange, response, context: context)
+            return
+        }
+        let rule = services.routes.match(method: head.method.rawValue, path: target.path)
+        let token = BearerToken.extract(
+            from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
+        let exchange = Exchange(
+            request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
+                           isWebSocket: Self.isWebSocketUpgrade(head)),
+            rule: rule, token: token.presentedToken, startedAt: .now())
+        if target.path == "/.gatehouse" || target.path.hasPrefix("/.gatehouse/") {
+            services.metrics.request(routeAuth: "none", outcome: .endpoint)
+            answer(exchange, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), context: context)
+            return
+        }
+        let now = Int64(Date().timeIntervalSince1970)
+        decided(services.gatekeeper.decide(head, path: target.path, rule: rule, token: token, now: now, on: context.eventLoop),
+                exchange, context: context)
+    }
+
+    private func receivedBody(_ buffer: ByteBuffer) {
+        switch state {
+        case .deciding(let exchange), .connecting(let exchange):
+            exchange.bufferedBody.append(buffer)
+        case .forwarding(let exchange):
+            exchange.connection?.channel.write(HTTPClientRequestPart.body(.byteBuffer(buffer)), promise: nil)
+            exchange.bodyForwarded = true
+        case .answering, .discarding, .awaitingHead, .tunnelling:
+            break
+        }
+    }
+
+    private func receivedEnd(context: ChannelHandlerContext) {
+        switch state {
+        case .deciding(let exchange), .connecting(let exchange):
+            exchange.requestEnded = true
+        case .forwarding(let exchange):
+            exchange.requestEnded = true
+            exchange.connection?.channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        case .answering(let exchange, let response):
+            exchange.requestEnded = true
+            sendLocal(response, for: exchange, context: context)
+        case .discarding, .awaitingHead, .tunnelling:
+            break
+        }
+    }
+
+    // MARK: - Decisions
+
+    func decided(_ decision: Gatekeeper.Decision, _ exchange: Exchange, context: ChannelHandlerContext) {
+        switch decision {
+        case .admit(let admission):
+            exchange.upstreamHead = services.upstreamHead.make(exchange.request, admission: admission)
+            connect(exchange, context: context)
+        case .reject(let failure):
+            reject(exchange, failure, context: context)
+        case .pending(let future):
+            state = .deciding(exchange)
+            future.assumeIsolated().whenComplete { result in
+                guard case .deciding(let current) = self.state, current === exchange, let context = self.context else { return }
+                switch result {
+                case .success(let decision):
+                    self.decided(decision, exchange, context: context)
+                case .failure:
+                    self.reject(exchange, AuthFailure(.keysUnavailable, "key refetch failed"), context: context)
+                }
+            }
+        }
+    }
+
+    private func reject(_ exchange: Exchange, _ failure: AuthFailure, context: ChannelHandlerContext) {
+        services.failureLog.record(FailureEvent(
+            timestamp: Date(), status: Int(failure.status.code), failure: failure, requestID: exchange.requestID,
+            clientIP: clientIP, method: exchange.head.method.rawValue, path: exchange.request.target.path,
+            userAgent: exchange.head.headers.first(name: "user-agent"),
+            tokenFingerprint: exchange.token.map(FailureEvent.fingerprint)))
+        services.metrics.authFailure(reason: failure.reason, provider: failure.provider)
+        let outcome: GatehouseMetrics.Outcome = switch failure.status {
+        case .forbidden: .forbidden
+        case .serviceUnavailable: .unavailable
+        default: .unauthorized
+        }
+        services.metrics.request(routeAuth: exchange.routeAuth, outcome: outcome)
+        let (status, headers, body) = AuthErrorResponse.make(
+            failure, requestID: exchange.requestID, retryAfterSeconds: services.retryAfterSeconds)
+        answer(exchange, LocalResponse(status: status, headers: headers, body: body), context: context)
+    }
+
+    /// Answers locally once the request has ended, or at the end of this read burst if it has not.
+    func answer(_ exchange: Exchange, _ response: LocalResponse, context: ChannelHandlerContext) {
+        if exchange.requestEnded {
+            sendLocal(response, for: exchange, context: context)
+        } else {
+            state = .answering(exchange, response)
+        }
+    }
+
+    private func sendLocal(_ response: LocalResponse, for exchange: Exchange, context: ChannelHandlerContext) {
+        let keepAlive = exchange.requestEnded && exchange.clientKeepAlive && !response.closeConnection
+        var headers = response.headers
+        var body = context.channel.allocator.buffer(capacity: response.body.utf8.count)
+        body.writeString(response.body)
+        headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
+        headers.replaceOrAdd(name: "X-Request-Id", value: exchange.requestID)
+        let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
+            .keepingAlive(keepAlive)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        finishResponse(keepAlive: keepAlive, context: context)
+    }
+
+    /// Ends the response; then either waits for the next request or closes.
+    func finishResponse(keepAlive: Bool, context: ChannelHandlerContext) {
+        if keepAlive {
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            awaitNextRequest(context: context)
+        } else {
+            state = .discarding
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    private func awaitNextRequest(context: ChannelHandlerContext) {
+        state = .awaitingHead
+        headTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.headTimeout) { [weak self] in
+            guard let self, case .awaitingHead = self.state else { return }
+            self.context?.close(promise: nil)
+        }
+        context.read()
+    }
+
+    // MARK: - Request checks
+
+    /// HTTP/1.1 needs exactly one Host; any version may not send two (SECURITY.md P18-19).
+    private static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
+        var count = 0
+        for header in head.headers where header.name.utf8.count == 4 && header.name.lowercased() == "host" {
+            count += 1
+            if header.value.isEmpty || header.value.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) { return false }
+        }
+        return count == 1 || (count == 0 && head.version == .http1_0)
+    }
+
+    private static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        guard head.method == .GET, let upgrade = head.headers.first(name: "upgrade"), upgrade.lowercased() == "websocket" else {
+            return false
+        }
+        return head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+    }
+}
+
+extension ClientConnectionHandler.LocalResponse {
+    static func plain(_ status: HTTPResponseStatus, _ text: String) -> Self {
+        Self(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: text + "\n")
+    }
+
+    static func json(_ status: HTTPResponseStatus, _ body: String) -> Self {
+        Self(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+}
+
+extension BearerToken {
+    var presentedToken: Substring? {
+        if case .present(let token) = self { return token }
+        return nil
+    }
+}
+
+extension NormalizedTarget {
+    static let root = PathNormalizer.normalize("/")!  // safe: a constant valid target
+}
+
+extension ClientConnectionHandler: RemovableChannelHandler {}

@@ -1,0 +1,34 @@
+import NIOCore
+import NIOHTTP1
+
+/// One request/response passing through a client connection. Lives on the connection's event loop.
+final class Exchange {
+    let request: UpstreamRequestHead.Request
+    let rule: RouteRule
+    let token: Substring?
+    let startedAt: NIODeadline
+    var upstreamHead: HTTPRequestHead?
+    var bufferedBody = CircularBuffer<ByteBuffer>()
+    var requestEnded = false
+    var bodyForwarded = false
+    var connection: UpstreamConnection?
+    var responseHeadSent = false
+    var responseKeepAlive = true
+    var upstreamKeepAlive = true
+    var responseTimeout: Scheduled<Void>?
+    var hasRetried = false
+
+    init(request: UpstreamRequestHead.Request, rule: RouteRule, token: Substring?, startedAt: NIODeadline) {
+        self.request = request
+        self.rule = rule
+        self.token = token
+        self.startedAt = startedAt
+    }
+
+    var head: HTTPRequestHead { request.head }
+    var requestID: String { request.requestID }
+    var routeAuth: String { rule.auth.rawValue }
+
+    /// Whether the client wants this connection kept open after the response.
+    var clientKeepAlive: Bool { request.head.isKeepAlive }
+}

@@ -1,0 +1,16 @@
+import NIOHTTP1
+
+extension HTTPResponseHead {
+    /// This head with its `Connection` header saying whether the connection stays open,
+    /// in the form the response's HTTP version needs.
+    func keepingAlive(_ keepAlive: Bool) -> HTTPResponseHead {
+        var head = self
+        head.headers.remove(name: "connection")
+        if !keepAlive {
+            head.headers.add(name: "Connection", value: "close")
+        } else if version.major == 1 && version.minor == 0 {
+            head.headers.add(name: "Connection", value: "keep-alive")
+        }
+        return head
+    }
+}

@@ -1,0 +1,74 @@
+public import NIOHTTP1
+
+/// Removal of request headers the upstream must not receive from the client (INTERFACE.md §5,
+/// SECURITY.md P01-P05, P26). Both functions act on the headers they are given only, so the caller adds its
+/// own headers (identity, `X-Forwarded-*`) afterwards and nothing the client sent can remove them.
+public enum HeaderHygiene {
+    /// Removes hop-by-hop headers: `Connection` and every name it lists, `Keep-Alive`, `TE`, `Trailer`,
+    /// `Transfer-Encoding`, `Upgrade`, and every `Proxy-*` header (`Proxy-Connection`, `Proxy-Authorization`,
+    /// `Proxy-Authenticate`, …) together with a bare `Proxy` header (httpoxy: CGI upstreams turn it into
+    /// `HTTP_PROXY`). Names are compared lower-cased with `_` read as `-`, like identity headers.
+    ///
+    /// `Content-Length` and `Host` are kept even when `Connection` lists them: they frame and address the
+    /// request, and the forwarder needs them intact. Framing of a chunked body (its `Transfer-Encoding` is
+    /// removed here) is the forwarder's to re-establish.
+    ///
+    /// - Parameter keepWebSocketUpgrade: the caller has decided this is a WebSocket upgrade to proxy; then
+    ///   exactly `Upgrade: websocket` and `Connection: upgrade` are sent (never `h2c` or other protocols).
+    public static func removeHopByHop(_ headers: inout HTTPHeaders, keepWebSocketUpgrade: Bool) {
+        var nominated: [[UInt8]] = []
+        for (name, value) in headers where IdentityHeaderNames.foldedHasPrefix(name, connection) && name.utf8.count == connection.count {
+            for token in value.utf8.split(separator: ASCIIByte.comma) {
+                let folded = trimmed(token).map(ASCIIByte.foldedHeaderNameByte)
+                if !folded.isEmpty, !protectedNames.contains(folded) { nominated.append(folded) }
+            }
+        }
+        var doomed: [String] = []
+        for (name, _) in headers where isHopByHop(name, nominated: nominated) && !doomed.contains(name) {
+            doomed.append(name)
+        }
+        for name in doomed {
+            headers.remove(name: name)
+        }
+        if keepWebSocketUpgrade {
+            headers.add(name: "Upgrade", value: "websocket")
+            headers.add(name: "Connection", value: "upgrade")
+        }
+    }
+
+    /// Removes every header whose name `names` says is an identity header, on every route (public ones too).
+    public static func removeIdentityHeaders(_ headers: inout HTTPHeaders, names: IdentityHeaderNames) {
+        var doomed: [String] = []
+        for (name, _) in headers where names.isIdentityHeader(name) && !doomed.contains(name) {
+            doomed.append(name)
+        }
+        for name in doomed {
+            headers.remove(name: name)
+        }
+    }
+
+    private static let connection: [UInt8] = Array("connection".utf8)
+    private static let proxyPrefix: [UInt8] = Array("proxy-".utf8)
+    private static let proxy: [UInt8] = Array("proxy".utf8)
+    private static let fixedHopByHop: [[UInt8]] = ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"]
+        .map { Array($0.utf8) }
+    private static let protectedNames: [[UInt8]] = ["content-length", "host"].map { Array($0.utf8) }
+
+    private static func isHopByHop(_ name: String, nominated: [[UInt8]]) -> Bool {
+        let count = name.utf8.count
+        func equals(_ folded: [UInt8]) -> Bool {
+            folded.count == count && IdentityHeaderNames.foldedHasPrefix(name, folded)
+        }
+        return IdentityHeaderNames.foldedHasPrefix(name, proxyPrefix) || equals(proxy)
+            || fixedHopByHop.contains(where: equals) || nominated.contains(where: equals)
+    }
+
+    /// The token without the optional whitespace (spaces, tabs) around it.
+    private static func trimmed(_ token: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
+        let isWhitespace = { (byte: UInt8) in byte == ASCIIByte.space || byte == UInt8(ascii: "\t") }
+        guard let first = token.firstIndex(where: { !isWhitespace($0) }),
+            let last = token.lastIndex(where: { !isWhitespace($0) })
+        else { return token[token.endIndex...] }
+        return token[first...last]
+    }
+}

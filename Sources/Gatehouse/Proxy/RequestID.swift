@@ -1,0 +1,32 @@
+/// `X-Request-Id`: a client's own is kept if it is a sane identifier, else one is generated.
+enum RequestID {
+    static let maxLength = 128
+
+    static func acceptOrGenerate(_ presented: String?) -> String {
+        if let presented, isAcceptable(presented) { return presented }
+        return generate()
+    }
+
+    /// 1-128 characters of `A-Z a-z 0-9 - _ . :` (nothing that could break a log or header).
+    static func isAcceptable(_ value: String) -> Bool {
+        let utf8 = value.utf8
+        guard !utf8.isEmpty, utf8.count <= maxLength else { return false }
+        return utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x5F || byte == 0x2E || byte == 0x3A
+        }
+    }
+
+    /// 32 random hex digits.
+    static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        return hex(high) + hex(low)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

@@ -1,0 +1,93 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Keep-alive connections to the upstream owned by one event loop, used only from it: a request
+/// is forwarded on its client connection's loop with no cross-thread hop.
+final class UpstreamConnectionPool {
+    struct Target: Sendable {
+        var host: String
+        var port: Int
+        var connectTimeout: TimeAmount
+        /// Idle connections kept per event loop.
+        var maxIdle = 64
+    }
+
+    struct ConnectError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let eventLoop: any EventLoop
+    private let target: Target
+    private var idle: [UpstreamConnection] = []
+    private var isClosed = false
+
+    init(eventLoop: any EventLoop, target: Target) {
+        self.eventLoop = eventLoop
+        self.target = target
+    }
+
+    /// An idle connection if one is still open, else a new one.
+    func acquire() -> EventLoopFuture<UpstreamConnection> {
+        while let connection = idle.popLast() {
+            connection.onIdleClose = nil
+            if connection.channel.isActive {
+                connection.isReused = true
+                return eventLoop.makeSucceededFuture(connection)
+            }
+        }
+        return connect()
+    }
+
+    /// Back to the pool if still open and there is room; closed otherwise.
+    func release(_ connection: UpstreamConnection) {
+        connection.delegate = nil
+        guard !isClosed, connection.channel.isActive, idle.count < target.maxIdle else {
+            connection.channel.close(promise: nil)
+            return
+        }
+        connection.onIdleClose = { [weak self] closed in
+            self?.idle.removeAll { $0 === closed }
+        }
+        idle.append(connection)
+        // Keep a read pending so an upstream close of an idle connection is noticed at once.
+        connection.channel.read()
+    }
+
+    func discard(_ connection: UpstreamConnection) {
+        connection.delegate = nil
+        connection.channel.close(promise: nil)
+    }
+
+    func closeAll() {
+        isClosed = true
+        let connections = idle
+        idle.removeAll()
+        for connection in connections { connection.channel.close(promise: nil) }
+    }
+
+    private func connect() -> EventLoopFuture<UpstreamConnection> {
+        let target = self.target
+        return ClientBootstrap(group: eventLoop)
+            .connectTimeout(target.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.autoRead, value: false)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    var encoderConfiguration = HTTPRequestEncoder.Configuration()
+                    encoderConfiguration.automaticallySetFramingHeaders = false
+                    try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))
+                    try sync.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)))
+                    try sync.addHandler(UpstreamConnection(channel: channel))
+                }
+            }
+            .connect(host: target.host, port: target.port)
+            .flatMapErrorThrowing { error in
+                throw ConnectError(description: "connect to \(target.host):\(target.port) failed: \(error)")
+            }
+            .flatMapThrowing { channel in
+                try channel.pipeline.syncOperations.handler(type: UpstreamConnection.self)
+            }
+    }
+}

@@ -1,0 +1,40 @@
+/// Why a request was not let through, as written in the response body and the failure log
+/// (INTERFACE.md §4). The raw value is the machine-readable `reason`.
+public enum FailureReason: String, Sendable, Equatable, CaseIterable {
+    case missingToken = "missing_token"
+    case malformedToken = "malformed_token"
+    case unsupportedAlgorithm = "unsupported_algorithm"
+    case unknownIssuer = "unknown_issuer"
+    case unknownKey = "unknown_key"
+    case badSignature = "bad_signature"
+    case expired = "expired"
+    case notYetValid = "not_yet_valid"
+    case wrongAudience = "wrong_audience"
+    case invalidClaims = "invalid_claims"
+    case revoked = "revoked"
+    case insufficientScope = "insufficient_scope"
+    case forbidden = "forbidden"
+    case keysUnavailable = "keys_unavailable"
+}
+
+/// A rejected token or request, with what the failure log may say about it.
+///
+/// `detail` is a human-readable explanation for the security team's log (never the token).
+/// The diagnostic fields follow INTERFACE.md §7: `iss`, `kid`, `alg` come from the unverified
+/// header/payload for diagnosis only; `subject` is set only once the signature verified.
+public struct AuthFailure: Error, Sendable, Equatable {
+    public var reason: FailureReason
+    public var detail: String
+    public var provider: String?
+    public var issuer: String?
+    public var keyID: String?
+    public var algorithm: String?
+    public var subject: String?
+    /// For `insufficient_scope`: the scopes the route requires.
+    public var requiredScopes: [String] = []
+
+    public init(_ reason: FailureReason, _ detail: String) {
+        self.reason = reason
+        self.detail = detail
+    }
+}

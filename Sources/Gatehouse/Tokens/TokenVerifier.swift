@@ -1,0 +1,157 @@
+import NIOCore
+
+/// The token half of a request: parse -> provider by `iss` -> key by `kid` -> signature -> claims.
+/// Everything is synchronous except a refetch for an unknown `kid`, which the caller waits on.
+struct TokenVerifier: Sendable {
+    enum Verdict {
+        case done(Result<VerifiedIdentity, AuthFailure>)
+        case pending(EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>)
+    }
+
+    let keyStore: KeyStore
+    let providers: [Provider]
+    let providerByIssuer: [String: Int]
+    let leeway: Int64
+    let tokenMaxBytes: Int
+    let cache: VerifiedTokenCache
+    let onCacheLookup: @Sendable (_ hit: Bool) -> Void
+
+    init(keyStore: KeyStore, verification: VerificationSettings, tokenMaxBytes: Int, onCacheLookup: @escaping @Sendable (Bool) -> Void) {
+        self.keyStore = keyStore
+        self.providers = keyStore.providers
+        var byIssuer: [String: Int] = [:]
+        for (index, provider) in keyStore.providers.enumerated() {
+            for issuer in provider.issuers where byIssuer[issuer] == nil { byIssuer[issuer] = index }
+        }
+        self.providerByIssuer = byIssuer
+        self.leeway = verification.leeway.components.seconds
+        self.tokenMaxBytes = tokenMaxBytes
+        self.cache = VerifiedTokenCache(capacity: verification.cacheSize)
+        self.onCacheLookup = onCacheLookup
+    }
+
+    /// - Parameter allowedProviders: the route's providers; empty allows every provider.
+    func verify(_ token: Substring, allowedProviders: Set<String>, now: Int64, on eventLoop: any EventLoop) -> Verdict {
+        if let cached = cache.lookup(token, now: now), isStillPublished(cached) {
+            onCacheLookup(true)
+            return .done(restrict(.success(cached), to: allowedProviders))
+        }
+        onCacheLookup(false)
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes)
+        } catch {
+            return .done(.failure(error))
+        }
+        let index: Int
+        switch select(jws, allowedProviders: allowedProviders) {
+        case .failure(let failure): return .done(.failure(failure))
+        case .success(let selected): index = selected
+        }
+        guard let snapshot = keyStore.usableKeys(provider: index) else {
+            return .done(.failure(keysUnavailable(jws, index)))
+        }
+        let keys = snapshot.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
+        if keys.isEmpty && !isKeyIDKnown(jws.keyID, in: snapshot) {
+            guard let refetch = keyStore.refetchForUnknownKey(provider: index, on: eventLoop) else {
+                return .done(.failure(unknownKey(jws, index, afterRefetch: false)))
+            }
+            return .pending(refetch.map {
+                guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
+                let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
+                guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
+                return check(token, jws, provider: index, keys: keys, now: now)
+            })
+        }
+        return .done(check(token, jws, provider: index, keys: keys, now: now))
+    }
+
+    /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
+    private func select(_ jws: CompactJWS, allowedProviders: Set<String>) -> Result<Int, AuthFailure> {
+        guard let issuer = jws.claims["iss"]?.stringValue, let index = providerByIssuer[issuer] else {
+            let failure = AuthFailure(.unknownIssuer, "iss is not the issuer of any configured provider")
+            return .failure(diagnosed(failure, jws, nil))
+        }
+        let provider = providers[index]
+        if !allowedProviders.isEmpty && !allowedProviders.contains(provider.name) {
+            return .failure(diagnosed(AuthFailure(.unknownIssuer, "provider \(provider.name) is not allowed on this route"), jws, index))
+        }
+        guard provider.algorithms.contains(jws.algorithm) else {
+            let failure = AuthFailure(.unsupportedAlgorithm, "\(jws.algorithm.rawValue) is not allowed for provider \(provider.name)")
+            return .failure(diagnosed(failure, jws, index))
+        }
+        return .success(index)
+    }
+
+    private func check(_ token: Substring, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], now: Int64)
+        -> Result<VerifiedIdentity, AuthFailure>
+    {
+        guard !keys.isEmpty else {
+            let detail = "key \(jws.keyID ?? "(no kid)") does not allow \(jws.algorithm.rawValue)"
+            return .failure(diagnosed(AuthFailure(.unsupportedAlgorithm, detail), jws, index))
+        }
+        guard keys.contains(where: { $0.isValidSignature(jws.signature, for: jws.signingInput, algorithm: jws.algorithm) }) else {
+            return .failure(diagnosed(AuthFailure(.badSignature, "signature does not verify"), jws, index))
+        }
+        let provider = providers[index]
+        do {
+            try ClaimChecks.checkTimes(jws.claims, now: now, leeway: leeway)
+            try provider.checkAudience(jws.claims)
+            try provider.checkPresetRules(jws.claims, now: now, leeway: leeway)
+        } catch {
+            var failure = diagnosed(error, jws, index)
+            failure.subject = jws.claims["sub"]?.stringValue  // authentic: the signature verified
+            return .failure(failure)
+        }
+        let identity = VerifiedIdentity(
+            providerIndex: index,
+            providerName: provider.name,
+            claims: jws.claims,
+            encodedPayload: String(jws.encodedPayload),
+            keyID: jws.keyID,
+            expiry: jws.claims["exp"]?.integerValue ?? now
+        )
+        cache.insert(token, identity, now: now)
+        return .success(identity)
+    }
+
+    private func restrict(_ result: Result<VerifiedIdentity, AuthFailure>, to allowed: Set<String>) -> Result<VerifiedIdentity, AuthFailure> {
+        guard case .success(let identity) = result, !allowed.isEmpty, !allowed.contains(identity.providerName) else { return result }
+        var failure = AuthFailure(.unknownIssuer, "provider \(identity.providerName) is not allowed on this route")
+        failure.provider = identity.providerName
+        failure.issuer = identity.claims["iss"]?.stringValue
+        failure.keyID = identity.keyID
+        return .failure(failure)
+    }
+
+    /// A cached identity stays good only while its provider still publishes the key that signed it.
+    private func isStillPublished(_ identity: VerifiedIdentity) -> Bool {
+        guard let snapshot = keyStore.usableKeys(provider: identity.providerIndex) else { return false }
+        return snapshot.keySet.keys.contains { $0.keyID == identity.keyID }
+    }
+
+    /// A token without `kid` counts as naming an unknown key: only a set with one fitting key can serve it.
+    private func isKeyIDKnown(_ keyID: String?, in snapshot: KeySnapshot) -> Bool {
+        guard let keyID else { return false }
+        return snapshot.keySet.keys.contains { $0.keyID == keyID }
+    }
+
+    private func keysUnavailable(_ jws: CompactJWS, _ index: Int) -> AuthFailure {
+        diagnosed(AuthFailure(.keysUnavailable, "provider \(providers[index].name) has no usable keys"), jws, index)
+    }
+
+    private func unknownKey(_ jws: CompactJWS, _ index: Int, afterRefetch: Bool) -> AuthFailure {
+        let detail = afterRefetch ? "no key with this kid, even after a refetch" : "no key with this kid (refetch cooldown active)"
+        return diagnosed(AuthFailure(.unknownKey, detail), jws, index)
+    }
+
+    /// Adds what the failure log may say about a token whose signature has not (yet) verified.
+    private func diagnosed(_ failure: AuthFailure, _ jws: CompactJWS, _ index: Int?) -> AuthFailure {
+        var failure = failure
+        failure.provider = index.map { providers[$0].name }
+        failure.issuer = failure.issuer ?? jws.claims["iss"]?.stringValue.map { LogText.truncated($0) }
+        failure.keyID = failure.keyID ?? jws.keyID.map { LogText.truncated($0) }
+        failure.algorithm = failure.algorithm ?? jws.algorithm.rawValue
+        return failure
+    }
+}

@@ -1,0 +1,13 @@
+/// A token that passed every check: who, by which provider, with which claims.
+public struct VerifiedIdentity: Sendable {
+    public let providerIndex: Int
+    public let providerName: String
+    public let claims: [String: JSONValue]
+    /// The payload segment as the issuer signed it: forwarded as `X-Auth-Claims`.
+    public let encodedPayload: String
+    public let keyID: String?
+    /// `exp` in Unix seconds; a cached entry is never used past it.
+    public let expiry: Int64
+
+    public var subject: String? { claims["sub"]?.stringValue }
+}

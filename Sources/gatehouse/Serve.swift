@@ -1,0 +1,27 @@
+import ArgumentParser
+import Gatehouse
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the sidecar.")
+
+    @OptionGroup var options: ConfigOption
+
+    func run() async throws {
+        let configuration = try options.load()
+        OperationalLog.bootstrap(configuration.log)
+        let logger = Logger(label: "gatehouse")
+        let gatehouse: Gatehouse
+        do {
+            gatehouse = try Gatehouse(configuration: configuration, logger: logger)
+        } catch {
+            logger.critical("cannot start", metadata: ["gatehouse.error": "\(error)"])
+            throw ExitCode(1)
+        }
+        let group = ServiceGroup(
+            services: [gatehouse], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        try await group.run()
+    }
+}

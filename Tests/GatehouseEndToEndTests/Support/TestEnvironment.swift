@@ -1,0 +1,110 @@
+import AsyncHTTPClient
+import Foundation
+@testable import Gatehouse
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+/// A real Gatehouse on loopback port 0, in front of a real upstream, verifying against a real
+/// JWKS server, with its failure log captured line by line.
+struct TestEnvironment: Sendable {
+    let jwks: TestJWKSServer
+    let upstream: TestUpstream
+    let gatehouse: Gatehouse
+    let client: HTTPClient
+    private let lines: NIOLockedValueBox<[String]>
+
+    var port: Int { gatehouse.proxyAddress?.port ?? 0 }
+    var adminPort: Int { gatehouse.adminAddress?.port ?? 0 }
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The failure log so far, one parsed JSON object per line.
+    var failureLog: [[String: JSONValue]] {
+        lines.withLockedValue { $0 }.compactMap { try? StrictJSON.parse(Array($0.utf8)).objectValue }
+    }
+    var failureLogLines: [String] { lines.withLockedValue { $0 } }
+
+    static func run<T: Sendable>(
+        signers: [TestSigner] = [.rsa, .ec, .ed],
+        waitForKeys: Bool = true,
+        configure: (inout Configuration, _ jwks: TestJWKSServer) -> Void = { _, _ in },
+        _ body: (TestEnvironment) async throws -> T
+    ) async throws -> T {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks(signers))
+        let upstream = try await TestUpstream()
+        var provider = ProviderSettings(name: "test", type: .jwks)
+        provider.issuer = Claims.issuer
+        provider.jwksURI = jwks.jwksURL
+        provider.audiences = [Claims.audience]
+        var configuration = Configuration(
+            upstream: UpstreamSettings(url: URL(string: "http://127.0.0.1:\(upstream.port)")!), providers: [provider])
+        configuration.listen.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
+        configuration.admin.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
+        configuration.upstream.timeout = .milliseconds(800)
+        configuration.jwks.fetchTimeout = .seconds(1)
+        configure(&configuration, jwks)
+        let lines = NIOLockedValueBox<[String]>([])
+        var logger = Logger(label: "gatehouse.test")
+        logger.logLevel = .critical
+        let gatehouse = try Gatehouse(
+            configuration: configuration, logger: logger, failureLog: .custom { line in lines.withLockedValue { $0.append(line) } })
+        var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        clientConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(10))
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
+        let environment = TestEnvironment(jwks: jwks, upstream: upstream, gatehouse: gatehouse, client: client, lines: lines)
+        try await gatehouse.start()
+        let outcome: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await gatehouse.runBackgroundWork() }
+            defer { group.cancelAll() }
+            do {
+                if waitForKeys { try await environment.waitUntilReady() }
+                return .success(try await body(environment))
+            } catch {
+                return .failure(error)
+            }
+        }
+        await gatehouse.stop(drainTimeout: .seconds(1))
+        try? await client.shutdown()
+        await jwks.close()
+        await upstream.close()
+        return try outcome.get()
+    }
+
+    /// Waits until every provider has usable keys (at most 5 s).
+    func waitUntilReady() async throws {
+        for _ in 0..<500 {
+            if gatehouse.keyStore.status().allSatisfy(\.usable) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("providers never became ready")
+    }
+
+    struct Response: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: String
+        var json: [String: JSONValue]? { try? StrictJSON.parse(Array(body.utf8)).objectValue }
+    }
+
+    /// A real HTTP request through the sidecar (redirects are not followed).
+    func request(
+        _ path: String, method: HTTPMethod = .GET, token: String? = nil, headers: [(String, String)] = [], body: String? = nil,
+        port: Int? = nil
+    ) async throws -> Response {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port ?? self.port)\(path)")
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        return Response(status: Int(response.status.code), headers: response.headers, body: String(buffer: bytes))
+    }
+
+    func admin(_ path: String) async throws -> Response {
+        try await request(path, port: adminPort)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+@testable import Gatehouse
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The unmodified upstream of the tests: records every request it receives and answers by path.
+///
+/// - `/redirect`: 302 to the cloud metadata address (never to be followed).
+/// - `/slow`: answers after 2 s.
+/// - `/ws`: WebSocket-style 101, then echoes raw bytes.
+/// - `/early`: 413 at once, without reading the body.
+/// - `/chunked`: a chunked response in three parts.
+/// - anything else: 200 with JSON describing the request.
+final class TestUpstream: Sendable {
+    struct Received: Sendable {
+        var method: String
+        var uri: String
+        var headers: [(String, String)]
+        var bodyBytes: Int
+
+        func values(_ name: String) -> [String] {
+            headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
+        }
+        func value(_ name: String) -> String? { values(name).first }
+    }
+
+    private let received = NIOLockedValueBox<[Received]>([])
+    private let channel: any Channel
+
+    init() async throws {
+        let received = self.received
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: false)
+                    try sync.addHandler(Handler(received: received))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+
+    var port: Int { channel.localAddress?.port ?? 0 }
+    var requests: [Received] { received.withLockedValue { $0 } }
+    var requestCount: Int { received.withLockedValue { $0.count } }
+    var last: Received? { received.withLockedValue { $0.last } }
+
+    func reset() { received.withLockedValue { $0.removeAll() } }
+
+    func close() async {
+        try? await channel.close()
+    }
+
+    private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        let received: NIOLockedValueBox<[Received]>
+        var head: HTTPRequestHead?
+        var bodyBytes = 0
+        var answeredEarly = false
+
+        init(received: NIOLockedValueBox<[Received]>) { self.received = received }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head):
+                self.head = head
+                bodyBytes = 0
+                answeredEarly = false
+                if head.uri.hasPrefix("/early") {
+                    answeredEarly = true
+                    respond(context, status: .payloadTooLarge, body: "too large", keepAlive: false)
+                }
+            case .body(let buffer):
+                bodyBytes += buffer.readableBytes
+            case .end:
+                guard let head else { return }
+                self.head = nil
+                received.withLockedValue {
+                    $0.append(Received(method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: bodyBytes))
+                }
+                if answeredEarly { return }
+                answer(head, context: context)
+            }
+        }
+
+        private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+            switch head.uri {
+            case let uri where uri.hasPrefix("/redirect"):
+                respond(context, status: .found, body: "", extraHeaders: [("Location", "http://169.254.169.254/latest/meta-data/")], keepAlive: head.isKeepAlive)
+            case let uri where uri.hasPrefix("/slow"):
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) {
+                    self.respond(loopBound.value, status: .ok, body: "slow", keepAlive: head.isKeepAlive)
+                }
+            case let uri where uri.hasPrefix("/ws"):
+                startEcho(context)
+            case let uri where uri.hasPrefix("/chunked"):
+                let response = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Type": "text/plain"])
+                context.write(wrapOutboundOut(.head(response)), promise: nil)
+                for part in ["one,", "two,", "three"] {
+                    var buffer = context.channel.allocator.buffer(capacity: 8)
+                    buffer.writeString(part)
+                    context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            default:
+                let echo = JSONValue.object([
+                    "method": .string(head.method.rawValue), "uri": .string(head.uri), "body_bytes": .number(String(bodyBytes)),
+                ]).compactJSON
+                respond(context, status: .ok, body: echo, keepAlive: head.isKeepAlive)
+            }
+        }
+
+        private func respond(
+            _ context: ChannelHandlerContext, status: HTTPResponseStatus, body: String, extraHeaders: [(String, String)] = [],
+            keepAlive: Bool
+        ) {
+            var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
+            buffer.writeString(body)
+            var headers = HTTPHeaders([("Content-Length", String(buffer.readableBytes)), ("X-Upstream", "test")] + extraHeaders)
+            if !keepAlive { headers.add(name: "Connection", value: "close") }
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+                if !keepAlive { context.close(promise: nil) }
+            }
+        }
+
+        /// 101, then every byte received is sent back.
+        private func startEcho(_ context: ChannelHandlerContext) {
+            let headers: HTTPHeaders = ["Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Accept": "test"]
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: headers))))
+                .assumeIsolated().whenComplete { _ in
+                    let sync = context.pipeline.syncOperations
+                    try? sync.addHandler(ByteEchoHandler())
+                    if let encoder = try? sync.handler(type: HTTPResponseEncoder.self) { _ = sync.removeHandler(encoder) }
+                    if let decoder = try? sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) { _ = sync.removeHandler(decoder) }
+                    _ = sync.removeHandler(self)
+                }
+        }
+    }
+
+    private final class ByteEchoHandler: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            context.writeAndFlush(data, promise: nil)
+        }
+    }
+}
