@@ -4,19 +4,24 @@ import NIOHTTP1
 
 /// WebSocket: authenticated like any request; tunnelled only after the upstream's own 101.
 extension ClientConnectionHandler {
-    func startTunnel(_ exchange: Exchange, response: HTTPResponseHead, context: ChannelHandlerContext) {
-        guard let connection = exchange.connection else { return }
+    /// Passes the upstream's 101 to the client; the tunnel starts when that response ends.
+    func acceptUpgrade(_ exchange: Exchange, response: HTTPResponseHead, context: ChannelHandlerContext) {
         exchange.responseTimeout?.cancel()
-        exchange.connection = nil
-        connection.delegate = nil
-        state = .tunnelling
-        services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
-
+        state = .upgrading(exchange)
         var headers = response.headers
         HeaderHygiene.removeHopByHop(&headers, keepWebSocketUpgrade: true)
         headers.replaceOrAdd(name: "X-Request-Id", value: exchange.requestID)
         let head = HTTPResponseHead(version: exchange.head.version, status: .switchingProtocols, headers: headers)
         context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+    }
+
+    /// Both HTTP codecs out, raw byte relays in; bytes either decoder held beyond the upgrade are relayed.
+    func startTunnel(_ exchange: Exchange, context: ChannelHandlerContext) {
+        guard let connection = exchange.connection else { return }
+        exchange.connection = nil
+        connection.delegate = nil
+        state = .tunnelling
+        services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
 
         let (clientSide, upstreamSide) = TunnelHandler.matchedPair()
         do {
@@ -28,6 +33,7 @@ extension ClientConnectionHandler {
             try Self.replaceHTTPHandlers(on: context.channel, with: clientSide, removing: [
                 { try $0.handler(type: ClientConnectionHandler.self) },
                 { try $0.handler(type: HTTPRequestErrorHandler.self) },
+                { try $0.handler(type: NIOHTTPResponseHeadersValidator.self) },
                 { try $0.handler(type: IdleStateHandler.self) },
                 { try $0.handler(type: HTTPServerPipelineHandler.self) },
                 { try $0.handler(type: HTTPResponseEncoder.self) },
@@ -39,6 +45,9 @@ extension ClientConnectionHandler {
             context.close(promise: nil)
             return
         }
+        // Bytes the decoders held beyond the upgrade were relayed during removal: send them now.
+        connection.channel.flush()
+        context.channel.flush()
         connection.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
     }

@@ -48,6 +48,10 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
     // MARK: UpstreamConnectionDelegate
 
     func upstreamReceived(_ part: HTTPClientResponsePart) {
+        if case .upgrading(let exchange) = state, case .end = part, let context {
+            startTunnel(exchange, context: context)
+            return
+        }
         guard case .forwarding(let exchange) = state, let context else { return }
         switch part {
         case .head(let response):
@@ -56,7 +60,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
                     answerUpstreamFailure(exchange, status: .badGateway, context: context)
                     return
                 }
-                startTunnel(exchange, response: response, context: context)
+                acceptUpgrade(exchange, response: response, context: context)
                 return
             }
             exchange.responseHeadSent = true

@@ -18,6 +18,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case forwarding(Exchange)
         /// Answered before the request body ended: remaining body is ignored and the connection closes.
         case discarding
+        /// The upstream answered 101: the tunnel is set up when that response's end arrives.
+        case upgrading(Exchange)
         case tunnelling
     }
 
@@ -66,6 +68,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .forwarding(let exchange):
             exchange.responseTimeout?.cancel()
             if let connection = exchange.connection { pool.discard(connection) }
+        case .upgrading(let exchange):
+            if let connection = exchange.connection { pool.discard(connection) }
         case .awaitingHead, .discarding, .tunnelling:
             break
         }
@@ -94,7 +98,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             sendLocal(response, for: exchange, context: context)
         case .awaitingHead:
             context.read()
-        case .deciding, .connecting, .discarding, .tunnelling:
+        case .deciding, .connecting, .discarding, .upgrading, .tunnelling:
             break
         }
         context.fireChannelReadComplete()
@@ -163,7 +167,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .forwarding(let exchange):
             exchange.connection?.channel.write(HTTPClientRequestPart.body(.byteBuffer(buffer)), promise: nil)
             exchange.bodyForwarded = true
-        case .answering, .discarding, .awaitingHead, .tunnelling:
+        case .answering, .discarding, .awaitingHead, .upgrading, .tunnelling:
             break
         }
     }
@@ -178,7 +182,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .answering(let exchange, let response):
             exchange.requestEnded = true
             sendLocal(response, for: exchange, context: context)
-        case .discarding, .awaitingHead, .tunnelling:
+        case .discarding, .awaitingHead, .upgrading, .tunnelling:
             break
         }
     }
@@ -250,8 +254,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Ends the response; then either waits for the next request or closes.
     func finishResponse(keepAlive: Bool, context: ChannelHandlerContext) {
         if keepAlive {
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            // Ready first: writing the end may hand us the next pipelined request at once.
             awaitNextRequest(context: context)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         } else {
             state = .discarding
             context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in

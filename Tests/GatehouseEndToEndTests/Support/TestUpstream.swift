@@ -36,7 +36,8 @@ final class TestUpstream: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: false)
+                    try sync.configureHTTPServerPipeline(
+                        withPipeliningAssistance: false, withServerUpgrade: nil, withErrorHandling: false, withOutboundHeaderValidation: false)
                     try sync.addHandler(Handler(received: received))
                 }
             }

@@ -1,0 +1,141 @@
+import Foundation
+@testable import Gatehouse
+import NIOHTTP1
+import Testing
+
+/// The proxy itself, on a public route: streaming, keep-alive, hop-by-hop hygiene, timeouts.
+@Suite(.serialized)
+struct ForwardingTests {
+    static func publicEverywhere(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
+        var route = RouteSettings(match: .prefix("/"))
+        route.auth = .public
+        configuration.routes = [route]
+    }
+
+    @Test func publicRouteIsForwardedWithForwardedHeadersAndRequestID() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let response = try await env.request("/hello?x=1", headers: [("X-Forwarded-For", "203.0.113.9"), ("X-Request-Id", "abc-123")])
+            #expect(response.status == 200)
+            #expect(response.headers.first(name: "x-request-id") == "abc-123")
+            let received = try #require(env.upstream.last)
+            #expect(received.uri == "/hello?x=1")
+            #expect(received.value("x-forwarded-for") == "203.0.113.9, 127.0.0.1")
+            #expect(received.value("x-forwarded-proto") == "http")
+            #expect(received.value("x-forwarded-host") == "127.0.0.1:\(env.port)")
+            #expect(received.value("x-request-id") == "abc-123")
+            #expect(env.failureLog.isEmpty)
+        }
+    }
+
+    @Test func generatedRequestIDIsEchoedAndForwarded() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let response = try await env.request("/x", headers: [("X-Request-Id", "bad id with spaces")])
+            let id = try #require(response.headers.first(name: "x-request-id"))
+            #expect(id.count == 32)
+            #expect(env.upstream.last?.value("x-request-id") == id)
+        }
+    }
+
+    @Test func upstreamRedirectIsPassedThroughNeverFollowed() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let response = try await env.request("/redirect")
+            #expect(response.status == 302)
+            #expect(response.headers.first(name: "location") == "http://169.254.169.254/latest/meta-data/")
+            #expect(env.upstream.requestCount == 1)
+        }
+    }
+
+    @Test func chunkedUpstreamResponseStreamsThrough() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let response = try await env.request("/chunked")
+            #expect(response.status == 200)
+            #expect(response.body == "one,two,three")
+        }
+    }
+
+    @Test func slowUpstreamGets504() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let started = ContinuousClock.now
+            let response = try await env.request("/slow")
+            #expect(response.status == 504)
+            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(env.failureLog.isEmpty)
+        }
+    }
+
+    @Test func unreachableUpstreamGets502() async throws {
+        try await TestEnvironment.run(configure: { configuration, jwks in
+            Self.publicEverywhere(&configuration, jwks)
+            configuration.upstream.url = URL(string: "http://127.0.0.1:9")!
+        }) { env in
+            let response = try await env.request("/anything")
+            #expect(response.status == 502)
+            #expect(env.failureLog.isEmpty)
+        }
+    }
+
+    @Test func requestBodyStreamsToUpstream() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let body = String(repeating: "x", count: 3 << 20)
+            let response = try await env.request("/upload", method: .POST, body: body)
+            #expect(response.status == 200)
+            #expect(env.upstream.last?.bodyBytes == 3 << 20)
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let request = "GET /one HTTP/1.1\r\nHost: a\r\n\r\nGET /two HTTP/1.1\r\nHost: a\r\n\r\nGET /three HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+            let text = RawHTTP.exchange(port: env.port, request)
+            #expect(RawHTTP.statuses(text) == [200, 200, 200])
+            let one = try #require(text.range(of: "\"uri\":\"/one\""))
+            let two = try #require(text.range(of: "\"uri\":\"/two\""))
+            let three = try #require(text.range(of: "\"uri\":\"/three\""))
+            #expect(one.lowerBound < two.lowerBound && two.lowerBound < three.lowerBound)
+        }
+    }
+
+    @Test func hopByHopHeadersAreNotForwarded() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            _ = try await env.request("/x", headers: [("Connection", "X-Secret"), ("X-Secret", "1"), ("Keep-Alive", "timeout=5"), ("Proxy-Authorization", "Basic x")])
+            let received = try #require(env.upstream.last)
+            #expect(received.value("x-secret") == nil)
+            #expect(received.value("keep-alive") == nil)
+            #expect(received.value("proxy-authorization") == nil)
+        }
+    }
+
+    @Test func webSocketUpgradeIsTunnelledAfterUpstream101() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))
+            connection.send("GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            let handshake = connection.receive(until: "\r\n\r\n")
+            #expect(handshake.hasPrefix("HTTP/1.1 101"))
+            connection.send("ping-bytes")
+            #expect(connection.receive(until: "ping-bytes") == "ping-bytes")
+            connection.send("second")
+            #expect(connection.receive(until: "second") == "second")
+            #expect(env.upstream.last?.value("upgrade") == "websocket")
+        }
+    }
+
+    @Test func h2cUpgradeIsNeverTunnelled() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let request = "GET /plain HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
+            let text = RawHTTP.exchange(port: env.port, request, timeout: .seconds(1))
+            #expect(RawHTTP.statuses(text) == [200])
+            let received = try #require(env.upstream.last)
+            #expect(received.value("upgrade") == nil)
+            #expect(received.value("http2-settings") == nil)
+        }
+    }
+
+    @Test func oversizedRequestHeadGets431() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+            let big = String(repeating: "a", count: 20_000)
+            let text = RawHTTP.exchange(port: env.port, "GET / HTTP/1.1\r\nHost: a\r\nX-Big: \(big)\r\n\r\n")
+            #expect(RawHTTP.statuses(text) == [431])
+            #expect(env.upstream.requestCount == 0)
+        }
+    }
+}
