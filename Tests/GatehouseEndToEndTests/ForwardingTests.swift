@@ -13,7 +13,7 @@ struct ForwardingTests {
     }
 
     @Test func publicRouteIsForwardedWithForwardedHeadersAndRequestID() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let response = try await env.request("/hello?x=1", headers: [("X-Forwarded-For", "203.0.113.9"), ("X-Request-Id", "abc-123")])
             #expect(response.status == 200)
             #expect(response.headers.first(name: "x-request-id") == "abc-123")
@@ -28,7 +28,7 @@ struct ForwardingTests {
     }
 
     @Test func generatedRequestIDIsEchoedAndForwarded() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let response = try await env.request("/x", headers: [("X-Request-Id", "bad id with spaces")])
             let id = try #require(response.headers.first(name: "x-request-id"))
             #expect(id.count == 32)
@@ -37,7 +37,7 @@ struct ForwardingTests {
     }
 
     @Test func upstreamRedirectIsPassedThroughNeverFollowed() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let response = try await env.request("/redirect")
             #expect(response.status == 302)
             #expect(response.headers.first(name: "location") == "http://169.254.169.254/latest/meta-data/")
@@ -46,7 +46,7 @@ struct ForwardingTests {
     }
 
     @Test func chunkedUpstreamResponseStreamsThrough() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let response = try await env.request("/chunked")
             #expect(response.status == 200)
             #expect(response.body == "one,two,three")
@@ -54,7 +54,7 @@ struct ForwardingTests {
     }
 
     @Test func slowUpstreamGets504() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let started = ContinuousClock.now
             let response = try await env.request("/slow")
             #expect(response.status == 504)
@@ -67,7 +67,7 @@ struct ForwardingTests {
         try await TestEnvironment.run(configure: { configuration, jwks in
             Self.publicEverywhere(&configuration, jwks)
             configuration.upstream.url = URL(string: "http://127.0.0.1:9")!
-        }) { env in
+        }) { (env: TestEnvironment) async throws in
             let response = try await env.request("/anything")
             #expect(response.status == 502)
             #expect(env.failureLog.isEmpty)
@@ -75,7 +75,7 @@ struct ForwardingTests {
     }
 
     @Test func requestBodyStreamsToUpstream() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let body = String(repeating: "x", count: 3 << 20)
             let response = try await env.request("/upload", method: .POST, body: body)
             #expect(response.status == 200)
@@ -84,7 +84,7 @@ struct ForwardingTests {
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let request = "GET /one HTTP/1.1\r\nHost: a\r\n\r\nGET /two HTTP/1.1\r\nHost: a\r\n\r\nGET /three HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
             let text = RawHTTP.exchange(port: env.port, request)
             #expect(RawHTTP.statuses(text) == [200, 200, 200])
@@ -96,7 +96,7 @@ struct ForwardingTests {
     }
 
     @Test func hopByHopHeadersAreNotForwarded() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             _ = try await env.request("/x", headers: [("Connection", "X-Secret"), ("X-Secret", "1"), ("Keep-Alive", "timeout=5"), ("Proxy-Authorization", "Basic x")])
             let received = try #require(env.upstream.last)
             #expect(received.value("x-secret") == nil)
@@ -106,7 +106,7 @@ struct ForwardingTests {
     }
 
     @Test func webSocketUpgradeIsTunnelledAfterUpstream101() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))
             connection.send("GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
             let handshake = connection.receive(until: "\r\n\r\n")
@@ -120,7 +120,7 @@ struct ForwardingTests {
     }
 
     @Test func h2cUpgradeIsNeverTunnelled() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let request = "GET /plain HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"
             let text = RawHTTP.exchange(port: env.port, request, timeout: .seconds(1))
             #expect(RawHTTP.statuses(text) == [200])
@@ -131,7 +131,7 @@ struct ForwardingTests {
     }
 
     @Test func oversizedRequestHeadGets431() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { env in
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let big = String(repeating: "a", count: 20_000)
             let text = RawHTTP.exchange(port: env.port, "GET / HTTP/1.1\r\nHost: a\r\nX-Big: \(big)\r\n\r\n")
             #expect(RawHTTP.statuses(text) == [431])

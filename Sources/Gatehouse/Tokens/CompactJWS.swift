@@ -1,0 +1,222 @@
+/// A compact-serialized JWS (RFC 7515 §7.1) carrying a JWT, parsed strictly and not yet verified.
+///
+/// Parsing never looks at keys and never trusts the header beyond choosing among the algorithms
+/// Gatehouse supports: `jwk`, `jku`, `x5u` and `x5c` are ignored, `crit` and `b64` are refused
+/// (we implement no extensions), and the algorithm must be one of `JWSAlgorithm` spelled exactly.
+public struct CompactJWS: Sendable {
+    /// The header's `alg`, one of the supported asymmetric algorithms.
+    public let algorithm: JWSAlgorithm
+    /// The header's `kid`, a non-empty string when present.
+    public let keyID: String?
+    /// Every header member, as parsed (duplicates were rejected).
+    public let header: [String: JSONValue]
+    /// The payload's members, unverified until a key has checked `signature`.
+    public let claims: [String: JSONValue]
+    /// ASCII bytes of `<header>.<payload>`, the input the signature covers.
+    public let signingInput: [UInt8]
+    /// The decoded signature bytes.
+    public let signature: [UInt8]
+    /// The payload segment as received (base64url, no padding).
+    public let encodedPayload: Substring
+
+    /// Parses a compact JWS whose payload is a JWT claims object.
+    ///
+    /// - Parameters:
+    ///   - token: The token as received, without the `Bearer ` prefix.
+    ///   - maxBytes: Tokens longer than this are refused before anything else is looked at.
+    /// - Throws: `AuthFailure` with reason `malformed_token`, `unsupported_algorithm` or `bad_signature`,
+    ///   carrying `algorithm`, `keyID` and `issuer` (each at most 256 bytes) once they are known.
+    public static func parse(_ token: Substring, maxBytes: Int) throws(AuthFailure) -> CompactJWS {
+        try parse(token, maxBytes: maxBytes, payload: .claims)
+    }
+
+    /// What the payload must be. JWTs need a claims object; `opaque` takes any payload, even an empty
+    /// one, as plain RFC 7515 allows, and exists so generic JWS test vectors can reach the crypto.
+    enum PayloadRule {
+        case claims
+        case opaque
+    }
+
+    static func parse(_ token: Substring, maxBytes: Int, payload rule: PayloadRule) throws(AuthFailure) -> CompactJWS {
+        let utf8 = token.utf8
+        // O(1) for native strings; nothing else is read before this check.
+        let size = utf8.count
+        guard size <= maxBytes else {
+            throw AuthFailure(.malformedToken, "token is \(size) bytes, more than the limit of \(maxBytes)")
+        }
+        let result = utf8.withContiguousStorageIfAvailable { parseResult($0, token: token, rule: rule) }
+        if let result { return try result.get() }
+        return try Array(utf8).withUnsafeBufferPointer { parseResult($0, token: token, rule: rule) }.get()
+    }
+
+    private static func parseResult(
+        _ buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule
+    ) -> Result<CompactJWS, AuthFailure> {
+        do {
+            return .success(try parse(buffer: buffer, token: token, rule: rule))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule) throws(AuthFailure) -> CompactJWS {
+        guard !buffer.isEmpty else { throw AuthFailure(.malformedToken, "token is empty") }
+        if buffer[0] == UInt8(ascii: "{") {
+            throw AuthFailure(.malformedToken, "JWS JSON serialization is not accepted")
+        }
+
+        // Find the separators, giving up at the fifth: a token of 40 000 dots costs no more than one of six.
+        var firstDot = -1
+        var secondDot = -1
+        var dotCount = 0
+        for index in buffer.indices where buffer[index] == UInt8(ascii: ".") {
+            if dotCount == 0 { firstDot = index } else if dotCount == 1 { secondDot = index }
+            dotCount += 1
+            if dotCount == 5 { break }
+        }
+        switch dotCount {
+        case 2: break
+        case 4: throw AuthFailure(.malformedToken, "JWE is not accepted")
+        case 5: throw AuthFailure(.malformedToken, "expected 3 segments, found more than 5")
+        default: throw AuthFailure(.malformedToken, "expected 3 segments, found \(dotCount + 1)")
+        }
+
+        let headerSegment = UnsafeBufferPointer(rebasing: buffer[0..<firstDot])
+        let payloadSegment = UnsafeBufferPointer(rebasing: buffer[(firstDot + 1)..<secondDot])
+        let signatureSegment = UnsafeBufferPointer(rebasing: buffer[(secondDot + 1)...])
+        guard !headerSegment.isEmpty else { throw AuthFailure(.malformedToken, "empty header segment") }
+        guard !payloadSegment.isEmpty || rule == .opaque else { throw AuthFailure(.malformedToken, "empty payload segment") }
+        guard !signatureSegment.isEmpty else { throw AuthFailure(.malformedToken, "empty signature segment") }
+
+        guard let headerBytes = Base64URL.decode(buffer: headerSegment) else {
+            throw AuthFailure(.malformedToken, "header is not canonical base64url")
+        }
+        guard let payloadBytes = Base64URL.decode(buffer: payloadSegment) else {
+            throw AuthFailure(.malformedToken, "payload is not canonical base64url")
+        }
+        guard let signature = Base64URL.decode(buffer: signatureSegment) else {
+            throw AuthFailure(.malformedToken, "signature is not canonical base64url")
+        }
+
+        let header = try jsonObject(headerBytes, name: "header", diagnostics: Diagnostics())
+        let algValue = header["alg"]
+        let kidValue = header["kid"]
+        var diagnostics = Diagnostics()
+        diagnostics.algorithm = algValue?.stringValue
+        diagnostics.keyID = kidValue?.stringValue
+        let claims: [String: JSONValue]
+        switch rule {
+        case .claims:
+            claims = try jsonObject(payloadBytes, name: "payload", diagnostics: diagnostics)
+        case .opaque:
+            claims = (try? StrictJSON.parse(payloadBytes))?.objectValue ?? [:]
+        }
+        diagnostics.issuer = claims["iss"]?.stringValue
+
+        let algorithm = try checkAlgorithm(algValue, diagnostics: diagnostics)
+        let keyID = try checkHeaderMembers(header, kid: kidValue, diagnostics: diagnostics)
+
+        if let expected = algorithm.signatureByteCount, signature.count != expected {
+            throw diagnostics.failure(.badSignature, "\(algorithm.rawValue) signature must be \(expected) bytes, got \(signature.count)")
+        }
+
+        let utf8 = token.utf8
+        let payloadStart = utf8.index(utf8.startIndex, offsetBy: firstDot + 1)
+        let payloadEnd = utf8.index(utf8.startIndex, offsetBy: secondDot)
+        return CompactJWS(
+            algorithm: algorithm,
+            keyID: keyID,
+            header: header,
+            claims: claims,
+            signingInput: Array(UnsafeBufferPointer(rebasing: buffer[0..<secondDot])),
+            signature: signature,
+            encodedPayload: token[payloadStart..<payloadEnd]
+        )
+    }
+
+    private static func jsonObject(_ bytes: [UInt8], name: String, diagnostics: Diagnostics) throws(AuthFailure) -> [String: JSONValue] {
+        let value: JSONValue
+        do {
+            value = try bytes.withUnsafeBufferPointer { (buffer) throws(StrictJSONError) in try StrictJSON.parse(buffer: buffer) }
+        } catch {
+            throw diagnostics.failure(.malformedToken, "\(name) is not valid JSON: \(error)")
+        }
+        guard case .object(let members) = value else {
+            throw diagnostics.failure(.malformedToken, "\(name) is not a JSON object")
+        }
+        return members
+    }
+
+    private static func checkAlgorithm(_ value: JSONValue?, diagnostics: Diagnostics) throws(AuthFailure) -> JWSAlgorithm {
+        guard let value else { throw diagnostics.failure(.unsupportedAlgorithm, "alg missing") }
+        guard case .string(let name) = value else { throw diagnostics.failure(.unsupportedAlgorithm, "alg is not a string") }
+        // Exact, case-sensitive match (RFC 7515 §4.1.1): "rs256" or "RS256 " is not RS256.
+        if let algorithm = JWSAlgorithm(rawValue: name) { return algorithm }
+        if name.lowercased() == "none" {
+            throw diagnostics.failure(.unsupportedAlgorithm, "unsecured JWS (alg none) is never accepted")
+        }
+        if ["HS256", "HS384", "HS512"].contains(name) {
+            throw diagnostics.failure(.unsupportedAlgorithm, "HMAC algorithms are never accepted")
+        }
+        throw diagnostics.failure(.unsupportedAlgorithm, "alg is not a supported asymmetric JWS algorithm")
+    }
+
+    /// Checks `kid`, `crit`, `b64`, `cty` and `typ`, and returns the key ID.
+    private static func checkHeaderMembers(
+        _ header: [String: JSONValue], kid: JSONValue?, diagnostics: Diagnostics
+    ) throws(AuthFailure) -> String? {
+        var keyID: String?
+        if let value = kid {
+            guard case .string(let kid) = value else { throw diagnostics.failure(.malformedToken, "kid is not a string") }
+            guard !kid.isEmpty else { throw diagnostics.failure(.malformedToken, "kid is empty") }
+            keyID = kid
+        }
+        // RFC 7515 §4.1.11: a recipient must reject critical extensions it does not understand; we understand none.
+        if header["crit"] != nil { throw diagnostics.failure(.malformedToken, "crit header is not accepted") }
+        // RFC 7797 unencoded payloads change what the signature covers.
+        if header["b64"] != nil { throw diagnostics.failure(.malformedToken, "b64 header is not accepted") }
+        if let value = header["cty"] {
+            guard case .string(let contentType) = value else { throw diagnostics.failure(.malformedToken, "cty is not a string") }
+            // "JWT" and its full media type name both announce a nested token (RFC 7519 §5.2).
+            let lowered = contentType.lowercased()
+            if lowered == "jwt" || lowered == "application/jwt" {
+                throw diagnostics.failure(.malformedToken, "nested JWT (cty JWT) is not accepted")
+            }
+        }
+        if let value = header["typ"], value.stringValue == nil {
+            throw diagnostics.failure(.malformedToken, "typ is not a string")
+        }
+        return keyID
+    }
+}
+
+extension JWSAlgorithm {
+    /// The fixed signature length for algorithms that have one (JWA's `r || s` and Ed25519 forms).
+    /// RSA signatures are as long as the key's modulus, which the key checks.
+    var signatureByteCount: Int? {
+        switch self {
+        case .es256: 64
+        case .es384: 96
+        case .es512: 132
+        case .edDSA: 64
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: nil
+        }
+    }
+}
+
+/// The unverified header/payload fields a failure may carry for diagnosis (INTERFACE.md §7).
+private struct Diagnostics {
+    static let fieldLimit = 256
+
+    var algorithm: String?
+    var keyID: String?
+    var issuer: String?
+
+    func failure(_ reason: FailureReason, _ detail: String) -> AuthFailure {
+        var failure = AuthFailure(reason, detail)
+        failure.algorithm = algorithm.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
+        failure.keyID = keyID.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
+        failure.issuer = issuer.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
+        return failure
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+@testable import Gatehouse
+import NIOHTTP1
+import Testing
+
+/// The everyday flows: a valid token is forwarded with identity headers, a bad one is answered
+/// 401/403/503 in RFC 6750 form with exactly one failure-log line, and nothing reaches the upstream.
+@Suite(.serialized)
+struct AuthenticationTests {
+    @Test(arguments: [TestSigner.rsa, TestSigner.ec, TestSigner.ed])
+    func validTokenIsForwardedWithIdentityHeaders(signer: TestSigner) async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let token = signer.token(claims: Claims.valid(extra: ["name": .string("Ada Lovelace")]))
+            let response = try await env.request("/v1/orders", token: token)
+            #expect(response.status == 200)
+            let received = try #require(env.upstream.last)
+            #expect(received.value("x-auth-subject") == "user-1")
+            #expect(received.value("x-auth-email") == "ada@example.com")
+            #expect(received.value("x-auth-email-verified") == "true")
+            #expect(received.value("x-auth-name") == "Ada Lovelace")
+            #expect(received.value("x-auth-provider") == "test")
+            let claims = try #require(received.value("x-auth-claims"))
+            let decoded = try #require(Base64URL.decode(Array(claims.utf8)))
+            #expect(try StrictJSON.parse(decoded).objectValue?["sub"] == .string("user-1"))
+            #expect(received.value("authorization") == "Bearer \(token)")
+            #expect(env.failureLog.isEmpty)
+        }
+    }
+
+    @Test func missingTokenGets401WithBearerChallengeAndNothingReachesUpstream() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let response = try await env.request("/v1/orders")
+            #expect(response.status == 401)
+            #expect(response.headers.first(name: "www-authenticate") == "Bearer realm=\"gatehouse\"")
+            #expect(response.headers.first(name: "content-type") == "application/json")
+            let body = try #require(response.json)
+            #expect(body["error"] == .string("invalid_request"))
+            #expect(body["reason"] == .string("missing_token"))
+            #expect(body["message"] != nil)
+            #expect(body["request_id"]?.stringValue == response.headers.first(name: "x-request-id"))
+            #expect(env.upstream.requestCount == 0)
+            let lines = env.failureLog
+            #expect(lines.count == 1)
+            #expect(lines.first?["reason"] == .string("missing_token"))
+            #expect(lines.first?["status"] == .number("401"))
+            #expect(lines.first?["path"] == .string("/v1/orders"))
+        }
+    }
+
+    @Test func expiredTokenGets401WithReasonExpiredAndSubjectLogged() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let token = TestSigner.rsa.token(claims: Claims.valid(lifetime: -3600))
+            let response = try await env.request("/v1/orders?secret=1", token: token, headers: [("User-Agent", "MovieSwipe/1.4 iOS")])
+            #expect(response.status == 401)
+            let challenge = try #require(response.headers.first(name: "www-authenticate"))
+            #expect(challenge.hasPrefix("Bearer realm=\"gatehouse\", error=\"invalid_token\", error_description=\""))
+            #expect(response.json?["reason"] == .string("expired"))
+            #expect(response.json?["message"] == .string("The access token expired."))
+            let line = try #require(env.failureLog.first)
+            #expect(line["event"] == .string("auth_failure"))
+            #expect(line["sub"] == .string("user-1"))
+            #expect(line["kid"] == .string("rsa-1"))
+            #expect(line["alg"] == .string("RS256"))
+            #expect(line["iss"] == .string(Claims.issuer))
+            #expect(line["provider"] == .string("test"))
+            #expect(line["user_agent"] == .string("MovieSwipe/1.4 iOS"))
+            #expect(line["client_ip"] == .string("127.0.0.1"))
+            #expect(line["path"] == .string("/v1/orders"))
+            let fingerprint = try #require(line["token_fingerprint"]?.stringValue)
+            #expect(fingerprint == FailureEvent.fingerprint(of: token[...]))
+            #expect(fingerprint.count == "sha256:".count + 12)
+            let raw = try #require(env.failureLogLines.first)
+            #expect(!raw.contains(token))
+            #expect(!raw.contains("secret=1"))
+            #expect(env.upstream.requestCount == 0)
+        }
+    }
+
+    @Test func badSignatureIsNotAuthenticAndLogsNoSubject() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let forged = TestSigner.otherRSA.with(keyID: "rsa-1").token(claims: Claims.valid())
+            let response = try await env.request("/v1/orders", token: forged)
+            #expect(response.status == 401)
+            #expect(response.json?["reason"] == .string("bad_signature"))
+            #expect(env.failureLog.first?["sub"] == nil)
+        }
+    }
+
+    @Test func wrongAudienceAndUnknownIssuerAreRejected() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let otherAudience = TestSigner.ec.token(claims: Claims.valid(extra: ["aud": .string("someone-else")]))
+            #expect(try await env.request("/x", token: otherAudience).json?["reason"] == .string("wrong_audience"))
+            let otherIssuer = TestSigner.ec.token(claims: Claims.valid(extra: ["iss": .string("https://evil.test")]))
+            #expect(try await env.request("/x", token: otherIssuer).json?["reason"] == .string("unknown_issuer"))
+            #expect(env.upstream.requestCount == 0)
+            #expect(env.failureLog.count == 2)
+        }
+    }
+
+    @Test func audienceArrayContainingOursIsAccepted() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let token = TestSigner.ec.token(claims: Claims.valid(extra: ["aud": .array([.string("x"), .string(Claims.audience)])]))
+            #expect(try await env.request("/x", token: token).status == 200)
+        }
+    }
+
+    @Test func optionalRouteForwardsGuestsAndStillRejectsBadTokens() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in
+            var route = RouteSettings(match: .prefix("/v1/events"))
+            route.auth = .optional
+            configuration.routes = [route]
+        }) { (env: TestEnvironment) async throws in
+            let guest = try await env.request("/v1/events", headers: [("X-Auth-Subject", "admin")])
+            #expect(guest.status == 200)
+            let received = try #require(env.upstream.last)
+            #expect(received.value("x-auth-guest") == "true")
+            #expect(received.value("x-auth-subject") == nil)
+            let unknownIssuer = TestSigner.ec.token(claims: Claims.valid(extra: ["iss": .string("https://other.test")]))
+            #expect(try await env.request("/v1/events", token: unknownIssuer).status == 401)
+            let valid = try await env.request("/v1/events", token: TestSigner.ec.token(claims: Claims.valid()))
+            #expect(valid.status == 200)
+            #expect(env.upstream.last?.value("x-auth-guest") == nil)
+            #expect(env.upstream.last?.value("x-auth-subject") == "user-1")
+        }
+    }
+
+    @Test func routeRequirementsAnswer403() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in
+            var scoped = RouteSettings(match: .prefix("/v1/sync"))
+            scoped.scopes = ["sync:write"]
+            var grouped = RouteSettings(match: .prefix("/admin"))
+            grouped.groups = ["admins"]
+            configuration.routes = [scoped, grouped]
+        }) { (env: TestEnvironment) async throws in
+            let reader = TestSigner.ec.token(claims: Claims.valid(extra: ["scope": .string("sync:read")]))
+            let scoped = try await env.request("/v1/sync", token: reader)
+            #expect(scoped.status == 403)
+            #expect(scoped.json?["reason"] == .string("insufficient_scope"))
+            #expect(scoped.headers.first(name: "www-authenticate") == "Bearer realm=\"gatehouse\", error=\"insufficient_scope\", scope=\"sync:write\"")
+            let grouped = try await env.request("/admin", token: reader)
+            #expect(grouped.status == 403)
+            #expect(grouped.json?["reason"] == .string("forbidden"))
+            #expect(grouped.headers.first(name: "www-authenticate") == nil)
+            let writer = TestSigner.ec.token(claims: Claims.valid(extra: ["scope": .string("sync:read sync:write")]))
+            #expect(try await env.request("/v1/sync", token: writer).status == 200)
+            #expect(env.failureLog.map { $0["status"] } == [.number("403"), .number("403")])
+            #expect(env.upstream.requestCount == 1)
+        }
+    }
+
+    @Test func routeProviderListExcludesOtherProviders() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in
+            var route = RouteSettings(match: .prefix("/v1/sync"))
+            route.providers = ["someone-else"]
+            var other = ProviderSettings(name: "someone-else", type: .jwks)
+            other.issuer = "https://other.test"
+            other.jwksURI = configuration.providers[0].jwksURI
+            other.audiences = ["x"]
+            configuration.providers.append(other)
+            configuration.routes = [route]
+        }) { (env: TestEnvironment) async throws in
+            let response = try await env.request("/v1/sync", token: TestSigner.ec.token(claims: Claims.valid()))
+            #expect(response.status == 401)
+            #expect(response.json?["reason"] == .string("unknown_issuer"))
+        }
+    }
+
+    @Test func keysUnavailableGets503WithRetryAfterAndReadyzIs503() async throws {
+        try await TestEnvironment.run(waitForKeys: false, configure: { configuration, jwks in
+            jwks.update { $0.status = .internalServerError }
+        }) { (env: TestEnvironment) async throws in
+            let response = try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid()))
+            #expect(response.status == 503)
+            #expect(response.headers.first(name: "retry-after") != nil)
+            #expect(response.json?["reason"] == .string("keys_unavailable"))
+            #expect(response.json?["message"] == .string("Authentication service temporarily unavailable. Please try again."))
+            #expect(env.failureLog.first?["status"] == .number("503"))
+            let readiness = try await env.admin("/readyz")
+            #expect(readiness.status == 503)
+            #expect(readiness.json?["unavailable"] == .array([.string("test")]))
+            // The IdP comes back: no restart needed.
+            env.jwks.update { $0.status = .ok }
+            try await env.waitUntilReady()
+            #expect(try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid())).status == 200)
+            #expect(try await env.admin("/readyz").status == 200)
+        }
+    }
+
+    @Test func rotatedKeyIsPickedUpWithinOneRequest() async throws {
+        try await TestEnvironment.run(signers: [.rsa]) { (env: TestEnvironment) async throws in
+            let rotated = TestSigner.ec.with(keyID: "ec-rotated")
+            env.jwks.update { $0.body = TestSigner.jwks([.rsa, rotated]) }
+            let response = try await env.request("/v1/orders", token: rotated.token(claims: Claims.valid()))
+            #expect(response.status == 200)
+            #expect(env.jwks.fetchCount == 2)
+        }
+    }
+
+    @Test func unknownKidFloodCausesOneRefetchPerCooldown() async throws {
+        try await TestEnvironment.run(signers: [.rsa]) { (env: TestEnvironment) async throws in
+            let before = env.jwks.fetchCount
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        let token = TestSigner.ec.with(keyID: "random-\(index)").token(claims: Claims.valid())
+                        return try await env.request("/v1/orders", token: token).status
+                    }
+                }
+                for try await status in group { #expect(status == 401) }
+            }
+            #expect(env.jwks.fetchCount - before == 1)
+            #expect(env.failureLog.allSatisfy { $0["reason"] == .string("unknown_key") })
+        }
+    }
+
+    @Test func cachedTokenIsServedWithoutReverification() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let token = TestSigner.rsa.token(claims: Claims.valid())
+            for _ in 0..<3 { #expect(try await env.request("/x", token: token).status == 200) }
+            let metrics = try await env.admin("/metrics").body
+            #expect(metrics.contains("gatehouse_verify_cache_total{result=\"hit\"} 2"))
+            #expect(metrics.contains("gatehouse_verify_cache_total{result=\"miss\"} 1"))
+        }
+    }
+}
