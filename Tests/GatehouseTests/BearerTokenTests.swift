@@ -1,0 +1,38 @@
+@testable import Gatehouse
+import NIOHTTP1
+import Testing
+
+/// RFC 6750 §2.1 extraction (SECURITY.md J41-J44).
+struct BearerTokenTests {
+    private func extract(_ headers: [(String, String)], cookie: String? = nil, header: String? = nil) -> BearerToken {
+        BearerToken.extract(from: HTTPHeaders(headers), cookieName: cookie, headerName: header)
+    }
+
+    @Test(arguments: ["Bearer abc.def.ghi", "bearer abc.def.ghi", "BEARER abc.def.ghi", "Bearer  abc.def.ghi", " Bearer abc.def.ghi "])
+    func schemeIsCaseInsensitiveAndSpacesTolerated(value: String) {
+        #expect(extract([("Authorization", value)]) == .present("abc.def.ghi"))
+    }
+
+    @Test func tabAfterSchemeOrOtherSchemeIsNoBearerToken() {
+        #expect(extract([("Authorization", "Bearer\tabc")]) == .absent)
+        #expect(extract([("Authorization", "Basic dXNlcjpwYXNz")]) == .absent)
+    }
+
+    @Test func twoTokensOrEmptyTokenIsMalformed() {
+        guard case .malformed = extract([("Authorization", "Bearer a b")]) else { Issue.record("accepted two tokens"); return }
+        guard case .malformed = extract([("Authorization", "Bearer")]) else { Issue.record("accepted empty token"); return }
+    }
+
+    @Test func twoAuthorizationHeadersAreMalformed() {
+        guard case .malformed = extract([("Authorization", "Bearer a"), ("authorization", "Bearer b")]) else {
+            Issue.record("accepted two Authorization headers")
+            return
+        }
+    }
+
+    @Test func configuredCookieAndHeaderAreRead() {
+        #expect(extract([("Cookie", "a=1; id_token=tok.en.x; b=2")], cookie: "id_token") == .present("tok.en.x"))
+        #expect(extract([("X-Api-Token", "tok.en.y")], header: "X-Api-Token") == .present("tok.en.y"))
+        #expect(extract([("Cookie", "id_token=tok.en.x")]) == .absent)
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+@testable import Gatehouse
+import NIOHTTP1
+import Testing
+
+struct CacheLifetimeTests {
+    @Test func maxAgeIsReadAndClamped() {
+        let freshFor = CacheLifetime.freshness(of: ["Cache-Control": "public, max-age=19845, must-revalidate"])
+        #expect(freshFor == .seconds(19845))
+        #expect(CacheLifetime.refreshInterval(freshFor: .seconds(10), minimum: .seconds(300), maximum: .seconds(86400)) == .seconds(300))
+        #expect(CacheLifetime.refreshInterval(freshFor: .seconds(10 << 20), minimum: .seconds(300), maximum: .seconds(86400)) == .seconds(86400))
+        #expect(CacheLifetime.refreshInterval(freshFor: nil, minimum: .seconds(300), maximum: .seconds(86400)) == .seconds(86400))
+    }
+
+    @Test func expiresIsRelativeToDate() {
+        let headers: HTTPHeaders = ["Date": "Sun, 22 Nov 2026 10:00:00 GMT", "Expires": "Sun, 22 Nov 2026 11:00:00 GMT"]
+        #expect(CacheLifetime.freshness(of: headers) == .seconds(3600))
+    }
+
+    @Test func noCacheMeansRefreshAtTheFloor() {
+        #expect(CacheLifetime.freshness(of: ["Cache-Control": "no-cache"]) == .zero)
+        #expect(CacheLifetime.freshness(of: [:]) == nil)
+    }
+}
