@@ -43,7 +43,8 @@ struct Demo: AsyncParsableCommand {
             "scope": .string("read write"),
         ])
         let expired = try issuer.mint(subject: "demo-user-42", lifetime: .seconds(-3600))
-        print(Self.banner(port: port, adminPort: adminPort, token: token, expired: expired))
+        // Unbuffered, like the failure-log lines that follow it on stdout.
+        FileHandle.standardOutput.write(Data(Self.banner(port: port, adminPort: adminPort, token: token, expired: expired).utf8))
         let group2 = ServiceGroup(
             services: [gatehouse], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import Prometheus
 import NIOCore
 import NIOHTTP1
 
@@ -190,6 +191,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     // MARK: - Decisions
 
     func decided(_ decision: Gatekeeper.Decision, _ exchange: Exchange, context: ChannelHandlerContext) {
+        if case .pending = decision {} else if exchange.rule.auth != .public {
+            services.metrics.authDuration.recordNanoseconds((NIODeadline.now() - exchange.startedAt).nanoseconds)
+        }
         switch decision {
         case .admit(let admission):
             exchange.upstreamHead = services.upstreamHead.make(exchange.request, admission: admission)
