@@ -5,6 +5,7 @@ public import NIOCore
 import NIOConcurrencyHelpers
 import NIOHTTP1
 public import NIOPosix
+import NIOSSL
 public import ServiceLifecycle
 
 /// A running Gatehouse: the client listener, the admin listener, the key refresher.
@@ -101,10 +102,12 @@ public final class Gatehouse: Service, Sendable {
             retryAfterSeconds: 5,
             logger: logger)
         let upstreamURL = configuration.upstream.url
+        let isTLS = upstreamURL.scheme == "https"
         let target = UpstreamConnectionPool.Target(
             host: upstreamURL.host ?? "127.0.0.1",
-            port: upstreamURL.port ?? (upstreamURL.scheme == "https" ? 443 : 80),
-            connectTimeout: TimeAmount(configuration.upstream.connectTimeout))
+            port: upstreamURL.port ?? (isTLS ? 443 : 80),
+            connectTimeout: TimeAmount(configuration.upstream.connectTimeout),
+            tls: isTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil)
         let server = ProxyServer(services: services, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes)
         let listen = configuration.listen.address
         let (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)

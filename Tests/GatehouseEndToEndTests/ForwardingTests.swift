@@ -138,4 +138,43 @@ struct ForwardingTests {
             #expect(env.upstream.requestCount == 0)
         }
     }
+
+    @Test func headResponseHasNoBodyAndConnectionStaysUsable() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
+            let text = RawHTTP.exchange(port: env.port, "HEAD /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            #expect(RawHTTP.statuses(text) == [200, 200])
+            #expect(!text.contains("\"uri\":\"/a\""))
+            #expect(text.contains("\"uri\":\"/b\""))
+        }
+    }
+
+    @Test func expectContinueIsRelayedSoTheClientSendsItsBody() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))
+            connection.send("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            #expect(connection.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue"))
+            connection.send("hello")
+            let response = connection.receive(until: "}")
+            #expect(response.contains("HTTP/1.1 200 OK"))
+            #expect(response.contains("\"body_bytes\":5"))
+        }
+    }
+
+    @Test func http10ClientGetsAResponseItCanFrame() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
+            let text = RawHTTP.exchange(port: env.port, "GET /chunked HTTP/1.0\r\n\r\n")
+            #expect(text.hasPrefix("HTTP/1.0 200 OK"))
+            #expect(text.hasSuffix("one,two,three"))
+            #expect(!text.lowercased().contains("transfer-encoding"))
+        }
+    }
+
+    @Test func upstreamAnsweringBeforeTheBodyEndsClosesTheClientConnection() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))
+            connection.send("POST /early HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 1000))
+            let response = connection.receive()
+            #expect(RawHTTP.statuses(response) == [413])
+        }
+    }
 }

@@ -63,6 +63,14 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
                 acceptUpgrade(exchange, response: response, context: context)
                 return
             }
+            if (100..<200).contains(response.status.code) {
+                // 100 Continue and friends: the client may be waiting for it before sending its body.
+                var headers = response.headers
+                HeaderHygiene.removeHopByHop(&headers, keepWebSocketUpgrade: false)
+                let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
+                context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+                return
+            }
             exchange.responseHeadSent = true
             context.write(wrapOutboundOut(.head(clientResponseHead(response, exchange))), promise: nil)
         case .body(let buffer):

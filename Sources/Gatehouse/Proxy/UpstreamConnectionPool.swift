@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// Keep-alive connections to the upstream owned by one event loop, used only from it: a request
 /// is forwarded on its client connection's loop with no cross-thread hop.
@@ -9,8 +10,15 @@ final class UpstreamConnectionPool {
         var host: String
         var port: Int
         var connectTimeout: TimeAmount
+        /// Set for an https:// upstream.
+        var tls: NIOSSLContext?
         /// Idle connections kept per event loop.
         var maxIdle = 64
+
+        /// SNI name: the host unless it is an IP literal (SNI carries names only).
+        var serverName: String? {
+            (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
+        }
     }
 
     struct ConnectError: Error, CustomStringConvertible {
@@ -75,10 +83,14 @@ final class UpstreamConnectionPool {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    if let tls = target.tls {
+                        try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
+                    }
                     var encoderConfiguration = HTTPRequestEncoder.Configuration()
                     encoderConfiguration.automaticallySetFramingHeaders = false
                     try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))
-                    try sync.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes)))
+                    try sync.addHandler(ByteToMessageHandler(
+                        HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
                     try sync.addHandler(UpstreamConnection(channel: channel))
                 }
             }

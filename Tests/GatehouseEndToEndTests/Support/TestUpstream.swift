@@ -12,6 +12,7 @@ import NIOPosix
 /// - `/ws`: WebSocket-style 101, then echoes raw bytes.
 /// - `/early`: 413 at once, without reading the body.
 /// - `/chunked`: a chunked response in three parts.
+/// - `Expect: 100-continue` on any path: a `100 Continue` first.
 /// - anything else: 200 with JSON describing the request.
 final class TestUpstream: Sendable {
     struct Received: Sendable {
@@ -71,6 +72,10 @@ final class TestUpstream: Sendable {
                 self.head = head
                 bodyBytes = 0
                 answeredEarly = false
+                if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                    let informational = HTTPResponseHead(version: .http1_1, status: .continue)
+                    context.writeAndFlush(wrapOutboundOut(.head(informational)), promise: nil)
+                }
                 if head.uri.hasPrefix("/early") {
                     answeredEarly = true
                     respond(context, status: .payloadTooLarge, body: "too large", keepAlive: false)
