@@ -177,4 +177,15 @@ struct ForwardingTests {
             #expect(RawHTTP.statuses(response) == [413])
         }
     }
+
+    @Test func clientThatHalfClosesAfterItsRequestStillGetsTheResponse() async throws {
+        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))
+            connection.send("GET /half HTTP/1.1\r\nHost: a\r\n\r\n")
+            shutdown(connection.descriptor, Int32(SHUT_WR))
+            let response = connection.receive()
+            #expect(RawHTTP.statuses(response) == [200])
+            #expect(response.contains("\"uri\":\"/half\""))
+        }
+    }
 }

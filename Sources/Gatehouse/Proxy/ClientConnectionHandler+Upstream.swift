@@ -92,6 +92,11 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
     }
 
     func upstreamClosed() {
+        if case .upgrading = state {
+            state = .discarding
+            context?.close(promise: nil)
+            return
+        }
         guard case .forwarding(let exchange) = state, let context, let connection = exchange.connection else { return }
         connection.delegate = nil
         exchange.connection = nil

@@ -40,6 +40,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var context: ChannelHandlerContext?
     var clientIP = "unknown"
     private var headTimer: Scheduled<Void>?
+    /// Between a read and its read-complete: a local answer may wait for the request's end until then.
+    private var isInReadBurst = false
+    /// The client shut its sending side: finish the request in flight, then close.
+    private var clientHalfClosed = false
 
     init(services: ProxyServices, pool: UpstreamConnectionPool) {
         self.services = services
@@ -79,6 +83,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        isInReadBurst = true
         switch unwrapInboundIn(data) {
         case .head(let head):
             receivedHead(head, context: context)
@@ -90,6 +95,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        isInReadBurst = false
         switch state {
         case .forwarding(let exchange):
             exchange.connection?.channel.flush()
@@ -113,6 +119,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            clientHalfClosed = true
+            if case .awaitingHead = state { context.close(promise: nil) }
+            return
+        }
         // A request body that stalled while we were reading it: free the connection (slowloris).
         if event is IdleStateHandler.IdleStateEvent, case .forwarding(let exchange) = state, !exchange.requestEnded,
             exchange.connection?.channel.isWritable == true
@@ -232,9 +243,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         answer(exchange, LocalResponse(status: status, headers: headers, body: body), context: context)
     }
 
-    /// Answers locally once the request has ended, or at the end of this read burst if it has not.
+    /// Answers locally once the request has ended. Inside a read burst the end may still come in
+    /// it, so the answer waits for the burst's end; otherwise (and then) it goes now, closing the
+    /// connection if the request body is still unread.
     func answer(_ exchange: Exchange, _ response: LocalResponse, context: ChannelHandlerContext) {
-        if exchange.requestEnded {
+        if exchange.requestEnded || !isInReadBurst {
             sendLocal(response, for: exchange, context: context)
         } else {
             state = .answering(exchange, response)
@@ -257,7 +270,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Ends the response; then either waits for the next request or closes.
     func finishResponse(keepAlive: Bool, context: ChannelHandlerContext) {
-        if keepAlive {
+        if keepAlive && !clientHalfClosed {
             // Ready first: writing the end may hand us the next pipelined request at once.
             awaitNextRequest(context: context)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

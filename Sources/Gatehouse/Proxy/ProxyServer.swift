@@ -26,6 +26,7 @@ struct ProxyServer {
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.autoRead, value: false)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let pool = pools[ObjectIdentifier(channel.eventLoop)] else {
