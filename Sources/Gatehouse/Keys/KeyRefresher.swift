@@ -27,6 +27,7 @@ struct KeyRefresher: Sendable {
             try? await keyStore.refresh(provider: index, on: eventLoop).get()
             let delay: Duration
             if keyStore.lastFetchFailed(provider: index) {
+                keyStore.usePersistedKeys(provider: index)
                 delay = Self.jittered(retryDelay)
                 retryDelay = min(retryDelay * 2, min(Self.maxRetry, max(minRefresh, Self.firstRetry)))
             } else {

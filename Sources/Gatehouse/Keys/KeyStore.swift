@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 public import Logging
 public import NIOCore
@@ -7,19 +8,32 @@ import NIOConcurrencyHelpers
 /// fetches them: at most one fetch per provider in flight (single-flight), unknown-`kid` refetches
 /// at most once per cooldown, the last good set kept on failure until `max_stale`.
 ///
-/// Reads take an uncontended per-provider lock for a snapshot copy; all fetch work is done outside it.
+/// The request path reads an immutable snapshot through one atomic load (no lock, no actor hop);
+/// the fetch bookkeeping sits behind a per-provider lock that only fetches take.
 public final class KeyStore: Sendable {
+    /// What the request path reads: replaced whole, never mutated.
+    final class SnapshotBox: AtomicReference, Sendable {
+        let snapshot: KeySnapshot?
+        init(_ snapshot: KeySnapshot?) { self.snapshot = snapshot }
+    }
+
     struct ProviderState {
-        var snapshot: KeySnapshot?
         var lastError: String?
         var inFlight: EventLoopFuture<Void>?
         var lastUnscheduledFetch: NIODeadline?
+        /// When a fetch failure was last written to the operational log (they are rate limited).
+        var lastFailureLogged: NIODeadline?
         /// When the scheduled refresher should fetch next.
         var nextRefresh: NIODeadline = .now()
     }
 
+    /// The same fetch failure is logged at most this often per provider (the metrics count every one).
+    static let failureLogInterval = TimeAmount.seconds(60)
+
     public let providers: [Provider]
     private let states: [NIOLockedValueBox<ProviderState>]
+    private let snapshots: [ManagedAtomic<SnapshotBox>]
+    private let persistence: PersistedKeySets?
     private let fetcher: JWKSFetcher
     private let settings: JWKSSettings
     private let logger: Logger
@@ -34,6 +48,8 @@ public final class KeyStore: Sendable {
     ) {
         self.providers = providers
         self.states = providers.map { _ in NIOLockedValueBox(ProviderState()) }
+        self.snapshots = providers.map { _ in ManagedAtomic(SnapshotBox(nil)) }
+        self.persistence = settings.cacheDirectory.map(PersistedKeySets.init(directory:))
         self.fetcher = fetcher
         self.settings = settings
         self.logger = logger
@@ -42,7 +58,7 @@ public final class KeyStore: Sendable {
 
     /// The provider's keys if it has a set younger than `max_stale`; nil means answer 503.
     public func usableKeys(provider index: Int, now: NIODeadline = .now()) -> KeySnapshot? {
-        guard let snapshot = states[index].withLockedValue({ $0.snapshot }) else { return nil }
+        guard let snapshot = snapshots[index].load(ordering: .acquiring).snapshot else { return nil }
         return now - snapshot.fetchedAt <= TimeAmount(settings.maxStale) ? snapshot : nil
     }
 
@@ -73,15 +89,48 @@ public final class KeyStore: Sendable {
         states[index].withLockedValue { $0.lastError != nil }
     }
 
+    /// Start-up with the provider unreachable: use the set persisted by an earlier run, if it is
+    /// younger than `max_stale` and nothing fresher is loaded. Returns whether it was used.
+    @discardableResult
+    func usePersistedKeys(provider index: Int) -> Bool {
+        let provider = providers[index]
+        let current = snapshots[index].load(ordering: .acquiring)
+        guard current.snapshot == nil, let persistence, let persisted = persistence.load(provider: provider.name) else { return false }
+        let age = Date().timeIntervalSince(persisted.fetchedAt)
+        guard age >= 0, age <= Double(settings.maxStale.components.seconds),
+            let keySet = try? JWKSet.parse(persisted.body, allowedAlgorithms: provider.algorithms)
+        else { return false }
+        let fetchedAt = NIODeadline.now() - .nanoseconds(Int64(age * 1e9))
+        let loaded = SnapshotBox(KeySnapshot(keySet: keySet, fetchedAt: fetchedAt, fetchedAtDate: persisted.fetchedAt))
+        // A fetch that succeeded meanwhile wins.
+        guard snapshots[index].compareExchange(expected: current, desired: loaded, ordering: .acquiringAndReleasing).exchanged else {
+            return false
+        }
+        logger.warning("provider unreachable at start: using persisted JWKS", metadata: [
+            "gatehouse.provider": "\(provider.name)", "gatehouse.age_seconds": "\(Int(age))", "gatehouse.keys": "\(keySet.keys.count)",
+        ])
+        return true
+    }
+
+    private func persist(_ body: [UInt8], provider index: Int, at date: Date) {
+        guard let persistence else { return }
+        do {
+            try persistence.save(provider: providers[index].name, body: body, fetchedAt: date)
+        } catch {
+            logger.warning("could not persist JWKS", metadata: ["gatehouse.provider": "\(providers[index].name)", "gatehouse.error": "\(error)"])
+        }
+    }
+
     public func status() -> [ProviderKeyStatus] {
         let now = NIODeadline.now()
         return providers.indices.map { index in
             let state = states[index].withLockedValue { $0 }
+            let snapshot = snapshots[index].load(ordering: .acquiring).snapshot
             return ProviderKeyStatus(
                 provider: providers[index].name,
-                keyCount: state.snapshot?.keySet.keys.count ?? 0,
+                keyCount: snapshot?.keySet.keys.count ?? 0,
                 usable: usableKeys(provider: index, now: now) != nil,
-                lastFetch: state.snapshot?.fetchedAtDate,
+                lastFetch: snapshot?.fetchedAtDate,
                 lastError: state.lastError
             )
         }
@@ -126,8 +175,9 @@ public final class KeyStore: Sendable {
                 freshFor: fetched.freshFor, minimum: settings.minRefresh, maximum: settings.maxRefresh)
             let now = NIODeadline.now()
             let snapshot = KeySnapshot(keySet: fetched.keySet, fetchedAt: now, fetchedAtDate: Date())
+            snapshots[index].store(SnapshotBox(snapshot), ordering: .releasing)
+            persist(fetched.body, provider: index, at: snapshot.fetchedAtDate)
             states[index].withLockedValue { state in
-                state.snapshot = snapshot
                 state.lastError = nil
                 state.inFlight = nil
                 state.nextRefresh = now + TimeAmount(interval)
@@ -143,13 +193,20 @@ public final class KeyStore: Sendable {
             onFetch(name, .success(fetched.keySet.keys.count))
         case .failure(let error):
             let message = (error as? JWKSFetcher.FetchError)?.description ?? "\(error)"
-            states[index].withLockedValue { state in
-                state.lastError = message
-                state.inFlight = nil
+            let now = NIODeadline.now()
+            let shouldLog = states[index].withLockedValue { state -> Bool in
+                defer { state.lastError = message; state.inFlight = nil }
+                guard state.lastError != message || state.lastFailureLogged.map({ now - $0 >= Self.failureLogInterval }) ?? true else {
+                    return false
+                }
+                state.lastFailureLogged = now
+                return true
             }
-            logger.warning("JWKS fetch failed; keeping the last good keys", metadata: [
-                "gatehouse.provider": "\(name)", "gatehouse.error": "\(message)",
-            ])
+            if shouldLog {
+                logger.warning("JWKS fetch failed; keeping the last good keys", metadata: [
+                    "gatehouse.provider": "\(name)", "gatehouse.error": "\(message)",
+                ])
+            }
             onFetch(name, .failure(JWKSFetcher.FetchError(message)))
         }
     }

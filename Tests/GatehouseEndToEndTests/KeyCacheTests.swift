@@ -1,0 +1,132 @@
+import Foundation
+@testable import Gatehouse
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// The rotation-aware key cache, against a scriptable JWKS server: never a false 401, never a fetch storm.
+@Suite(.serialized)
+struct KeyCacheTests {
+    @Test func fiveHundredConcurrentUnknownKidsCauseOneFetch() async throws {
+        try await TestEnvironment.run(signers: [.rsa]) { (env: TestEnvironment) async throws in
+            let before = env.jwks.fetchCount
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<500 {
+                    group.addTask {
+                        let token = TestSigner.ec.with(keyID: "storm-\(index)").token(claims: Claims.valid())
+                        return try await env.request("/v1/orders", token: token).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.count == 500 && statuses.allSatisfy { $0 == 401 })
+            #expect(env.jwks.fetchCount - before == 1)
+            #expect(env.failureLog.count == 500)
+        }
+    }
+
+    @Test func unknownKidWithinTheCooldownIsAnsweredWithoutAFetch() async throws {
+        try await TestEnvironment.run(signers: [.rsa]) { (env: TestEnvironment) async throws in
+            let first = try await env.request("/x", token: TestSigner.ec.with(keyID: "new-1").token(claims: Claims.valid()))
+            #expect(first.json?["reason"] == .string("unknown_key"))
+            #expect(env.jwks.fetchCount == 2)
+            // The provider now publishes it, but the cooldown (30 s) has not passed: no second fetch.
+            env.jwks.update { $0.body = TestSigner.jwks([.rsa, TestSigner.ec.with(keyID: "new-2")]) }
+            let second = try await env.request("/x", token: TestSigner.ec.with(keyID: "new-2").token(claims: Claims.valid()))
+            #expect(second.json?["reason"] == .string("unknown_key"))
+            #expect(env.jwks.fetchCount == 2)
+        }
+    }
+
+    @Test func identityProviderDownAfterAGoodFetchKeepsServing() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, _ in
+            configuration.jwks.unknownKidCooldown = .zero
+        }) { (env: TestEnvironment) async throws in
+            env.jwks.update { $0.status = .internalServerError }
+            // An unknown kid forces a (failing) refetch; the last good keys stay.
+            _ = try await env.request("/x", token: TestSigner.ec.with(keyID: "force").token(claims: Claims.valid()))
+            #expect(env.jwks.fetchCount == 2)
+            let response = try await env.request("/x", token: TestSigner.rsa.token(claims: Claims.valid()))
+            #expect(response.status == 200)
+            let readiness = try await env.admin("/readyz")
+            #expect(readiness.status == 200)
+            #expect(readiness.json?["providers"]?.arrayValue?.first?.objectValue?["last_error"]?.stringValue?.contains("500") == true)
+        }
+    }
+
+    @Test func removedKeyIsRejectedAfterRefreshEvenIfCached() async throws {
+        try await TestEnvironment.run(signers: [.rsa, .ec], configure: { configuration, _ in
+            configuration.jwks.unknownKidCooldown = .zero
+        }) { (env: TestEnvironment) async throws in
+            let token = TestSigner.rsa.token(claims: Claims.valid())
+            #expect(try await env.request("/x", token: token).status == 200)
+            env.jwks.update { $0.body = TestSigner.jwks([.ec]) }
+            _ = try await env.request("/x", token: TestSigner.ec.with(keyID: "trigger").token(claims: Claims.valid()))
+            let response = try await env.request("/x", token: token)
+            #expect(response.status == 401)
+            #expect(response.json?["reason"] == .string("unknown_key"))
+        }
+    }
+
+    @Test func cacheControlMaxAgeIsHonouredAndClamped() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, jwks in
+            configuration.jwks.minRefresh = .milliseconds(300)
+            configuration.jwks.maxRefresh = .seconds(1)
+            jwks.update { $0.cacheControl = "public, max-age=3600" }
+        }) { (env: TestEnvironment) async throws in
+            // max-age 3600 clamped to max_refresh 1 s: about one fetch a second with no traffic at all.
+            try await Task.sleep(for: .milliseconds(2300))
+            #expect((2...4).contains(env.jwks.fetchCount))
+            env.jwks.update { $0.cacheControl = "max-age=0" }
+            try await Task.sleep(for: .milliseconds(1200))
+            let countAfterFloor = env.jwks.fetchCount
+            try await Task.sleep(for: .milliseconds(1000))
+            // max-age 0 clamped up to min_refresh 300 ms: about three more a second, not a storm.
+            #expect((2...5).contains(env.jwks.fetchCount - countAfterFloor))
+        }
+    }
+
+    @Test func persistedKeysServeAcrossARestartWhileTheProviderIsDown() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-jwks-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let token = TestSigner.rsa.token(claims: Claims.valid())
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, _ in
+            configuration.jwks.cacheDirectory = directory
+        }) { (env: TestEnvironment) async throws in
+            #expect(try await env.request("/x", token: token).status == 200)
+        }
+        #expect(FileManager.default.fileExists(atPath: directory + "/test.jwks"))
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, jwks in
+            configuration.jwks.cacheDirectory = directory
+            jwks.update { $0.status = .serviceUnavailable }
+        }) { (env: TestEnvironment) async throws in
+            #expect(try await env.request("/x", token: token).status == 200)
+            #expect(try await env.admin("/readyz").status == 200)
+        }
+    }
+
+    @Test func slowIdentityProviderIsAnswered503InBoundedTime() async throws {
+        try await TestEnvironment.run(waitForKeys: false, configure: { configuration, jwks in
+            configuration.jwks.fetchTimeout = .milliseconds(500)
+            jwks.update { $0.delay = .seconds(3) }
+        }) { (env: TestEnvironment) async throws in
+            let started = ContinuousClock.now
+            let response = try await env.request("/x", token: TestSigner.rsa.token(claims: Claims.valid()))
+            #expect(response.status == 503)
+            #expect(ContinuousClock.now - started < .seconds(1))
+        }
+    }
+
+    @Test func slowRefetchForAnUnknownKidIsBoundedByTheFetchTimeout() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, _ in
+            configuration.jwks.fetchTimeout = .milliseconds(500)
+        }) { (env: TestEnvironment) async throws in
+            env.jwks.update { $0.delay = .seconds(3) }
+            let started = ContinuousClock.now
+            let response = try await env.request("/x", token: TestSigner.ec.with(keyID: "late").token(claims: Claims.valid()))
+            #expect(response.status == 401)
+            #expect(response.json?["reason"] == .string("unknown_key"))
+            #expect(ContinuousClock.now - started < .milliseconds(1500))
+        }
+    }
+}

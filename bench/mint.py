@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Makes the benchmark's identity provider: an RSA-2048 key, its JWKS, and RS256 tokens.
+
+Usage: mint.py OUTDIR ISSUER AUDIENCE POOLSIZE
+Writes OUTDIR/jwks.json, OUTDIR/token (one valid token), OUTDIR/tokens (POOLSIZE distinct valid
+tokens, one per line), OUTDIR/bad-tokens (tokens with a wrong signature, one per line).
+"""
+import base64, json, sys, time
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+def uint(n: int) -> bytes:
+    return n.to_bytes((n.bit_length() + 7) // 8, "big")
+
+out, issuer, audience, pool = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+numbers = key.public_key().public_numbers()
+jwk = {"kty": "RSA", "kid": "bench-1", "alg": "RS256", "use": "sig", "n": b64(uint(numbers.n)), "e": b64(uint(numbers.e))}
+with open(f"{out}/jwks.json", "w") as f:
+    json.dump({"keys": [jwk]}, f)
+
+def token(subject: str, signer) -> str:
+    now = int(time.time())
+    header = b64(json.dumps({"alg": "RS256", "kid": "bench-1", "typ": "JWT"}, separators=(",", ":")).encode())
+    claims = {"iss": issuer, "aud": audience, "sub": subject, "iat": now, "exp": now + 7200,
+              "email": f"{subject}@example.com", "email_verified": True, "name": "Bench User"}
+    payload = b64(json.dumps(claims, separators=(",", ":")).encode())
+    signing_input = f"{header}.{payload}".encode()
+    signature = signer.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
+    return f"{header}.{payload}.{b64(signature)}"
+
+with open(f"{out}/token", "w") as f:
+    f.write(token("user-0", key))
+with open(f"{out}/tokens", "w") as f:
+    f.write("\n".join(token(f"user-{i}", key) for i in range(pool)) + "\n")
+with open(f"{out}/bad-tokens", "w") as f:
+    f.write("\n".join(token(f"user-{i}", other) for i in range(64)) + "\n")
