@@ -143,7 +143,8 @@ struct ProxyAttackTests {
             }
             #expect(!env.upstream.requests.contains { $0.uri == "/smuggled" })
             // Control: the same smuggled bytes behind an honest body are just the next pipelined request.
-            let honest = "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello" + smuggled.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n")
+            let honest = "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+                + "GET /smuggled HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
             #expect(env.sendRaw(honest) == [200, 200])
         }
     }
@@ -280,9 +281,6 @@ struct ProxyAttackTests {
                 ("//admin", 401, "/admin"),
                 ("/./admin", 401, "/admin"),
                 ("/admin;x", 401, "/admin;x"),
-                ("/public;x", 401, "/public;x"),
-                ("/public%2Fadmin", 401, "/public%2Fadmin"),
-                ("/public%2fadmin", 401, "/public%2Fadmin"),
                 ("/public/..;/admin", 400, nil),
                 ("/public/..;x/admin", 400, nil),
                 ("/public/..%3B/admin", 400, nil),
@@ -300,6 +298,12 @@ struct ProxyAttackTests {
                 ("/%70ublic/x", 200, "/public/x"),
                 ("//public//x", 200, "/public/x"),
                 ("/public/./x", 200, "/public/x"),
+                // Judged as the upstream will read them: `;` parameters ignored, `%2F` a boundary; forwarded as sent.
+                ("/public;x", 200, "/public;x"),
+                ("/public%2Fadmin", 200, "/public%2Fadmin"),
+                ("/public%2fadmin", 200, "/public%2Fadmin"),
+                ("/public;x/../admin", 401, "/admin"),
+                ("/publicity", 401, "/publicity"),
             ]
             for (target, withoutToken, forwardedAs) in cases {
                 let before = env.upstream.requestCount
@@ -474,26 +478,31 @@ struct ProxyAttackTests {
     @Test func stalledConnectionsDoNotStopOtherClients() async throws {
         #expect(ClientConnectionHandler.headTimeout <= .seconds(60))
         try await TestEnvironment.run(configure: Self.publicPrefix) { (env: TestEnvironment) async throws in
-            var stalled: [RawHTTP.Connection] = []
-            for index in 0..<50 {
-                let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .milliseconds(200)))
-                if index.isMultiple(of: 2) {
-                    connection.send("GET /v1/orders HTTP/1.1\r\nHost: a\r\nX-Slow: ")
-                } else {
-                    connection.send("POST /public/upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\nfirst bytes")
-                }
-                stalled.append(connection)
+            var heads: [RawHTTP.Connection] = []
+            var bodies: [RawHTTP.Connection] = []
+            for _ in 0..<25 {
+                let head = try #require(RawHTTP.Connection(port: env.port, timeout: .milliseconds(200)))
+                head.send("GET /v1/orders HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+                heads.append(head)
+                let body = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+                body.send("POST /public/upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\nfirst bytes")
+                bodies.append(body)
             }
             let token = Self.validToken()
             for _ in 0..<10 {
                 let started = ContinuousClock.now
                 #expect(try await env.request("/v1/orders", token: token).status == 200)
                 #expect(try await env.request("/public/page").status == 200)
-                #expect(ContinuousClock.now - started < .seconds(1))
+                #expect(ContinuousClock.now - started < .seconds(3), "a stalled connection must not hold up others")
             }
-            // None of the stalled requests was completed upstream or answered.
+            // None of the stalled requests was completed upstream.
             #expect(!env.upstream.requests.contains { $0.uri == "/public/upload" })
-            for connection in stalled.prefix(4) { #expect(connection.receive().isEmpty) }
+            // Half heads are not answered (the 60 s head timeout frees them); stalled bodies meet the upstream
+            // timeout (800 ms here): 504, and the connection is closed.
+            for head in heads.prefix(3) { #expect(head.receive().isEmpty) }
+            let started = ContinuousClock.now
+            for body in bodies.prefix(3) { #expect(RawHTTP.statuses(body.receive()) == [504]) }
+            #expect(ContinuousClock.now - started < .seconds(2))
         }
     }
 
@@ -504,12 +513,13 @@ struct ProxyAttackTests {
         try await TestEnvironment.run { (env: TestEnvironment) async throws in
             let webSocket = "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-            #expect(env.sendRaw(webSocket, timeout: .seconds(1)) == [401])
-            let h2c = "GET /plain HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"
-            #expect(env.sendRaw(h2c + "\r\n", timeout: .seconds(1)) == [401])
+            #expect(env.sendRaw(webSocket, timeout: .milliseconds(500)) == [401])
+            let h2c = "GET /plain HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                + "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"
+            #expect(env.sendRaw(h2c + "\r\n", timeout: .milliseconds(500)) == [401])
             #expect(env.upstream.requestCount == 0)
             let authenticated = h2c + "Authorization: Bearer \(Self.validToken())\r\n\r\n"
-            #expect(env.sendRaw(authenticated, timeout: .seconds(1)) == [200])
+            #expect(env.sendRaw(authenticated, timeout: .milliseconds(500)) == [200])
             #expect(env.upstream.last?.value("upgrade") == nil)
             #expect(env.upstream.last?.value("http2-settings") == nil)
         }

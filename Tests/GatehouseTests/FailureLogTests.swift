@@ -49,6 +49,11 @@ struct FailureLogTests {
         #expect(object["token_fingerprint"] == .string("sha256:0123456789ab"))
     }
 
+    @Test func c1ControlsAndLineSeparatorsAreEscaped() {
+        let quoted = "a\u{85}b\u{9B}c\u{2028}d\u{7F}".jsonQuoted
+        #expect(quoted == "\"a\\u0085b\\u009bc\\u2028d\\u007f\"")
+    }
+
     @Test func diagnosticFieldsAreCutTo256Bytes() throws {
         let (log, lines) = try makeLog()
         var failure = AuthFailure(.unknownKey, "no key")

@@ -16,7 +16,8 @@ enum LogText {
 }
 
 extension String {
-    /// This string as a JSON string literal (quotes included). Every control character, DEL and the
+    /// This string as a JSON string literal (quotes included). Every C0 and C1 control character
+    /// (U+0085 ends a line for some readers, U+009B starts a terminal escape), DEL and the
     /// Unicode line separators are escaped, so a value can never break a log line (SECURITY.md J45).
     var jsonQuoted: String {
         var out = "\""
@@ -28,7 +29,7 @@ extension String {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029:
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default:

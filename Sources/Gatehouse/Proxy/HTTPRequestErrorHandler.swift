@@ -16,7 +16,8 @@ final class HTTPRequestErrorHandler: ChannelDuplexHandler, RemovableChannelHandl
             context.fireErrorCaught(error)
             return
         }
-        if !hasUnterminatedResponse {
+        // A connection already closing (bytes left over at EOF) gets no answer: nobody would read it.
+        if !hasUnterminatedResponse && context.channel.isActive {
             let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
             let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)

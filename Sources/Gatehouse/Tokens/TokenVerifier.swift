@@ -96,6 +96,8 @@ struct TokenVerifier: Sendable {
         let provider = providers[index]
         do {
             try ClaimChecks.checkTimes(jws.claims, now: now, leeway: leeway)
+            // `sub` names the user upstream: it must be a string when present (SECURITY.md J32).
+            _ = try ClaimChecks.string("sub", in: jws.claims, required: false)
             try provider.checkAudience(jws.claims)
             try provider.checkPresetRules(jws.claims, now: now, leeway: leeway)
         } catch {

@@ -1,0 +1,38 @@
+import Foundation
+@testable import Gatehouse
+import Logging
+import Testing
+
+/// `gatehouse verify-token`: the same verdict `serve` gives, fetching keys from the real JWKS server.
+struct VerifyTokenTests {
+    private func configuration(_ jwks: TestJWKSServer) -> Configuration {
+        var provider = ProviderSettings(name: "test", type: .jwks)
+        provider.issuer = Claims.issuer
+        provider.jwksURI = jwks.jwksURL
+        provider.audiences = [Claims.audience]
+        return Configuration(upstream: UpstreamSettings(url: URL(string: "http://127.0.0.1:9")!), providers: [provider])
+    }
+
+    @Test func validTokenYieldsProviderAndClaims() async throws {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.rsa]))
+        let result = await TokenInspection.verify(
+            TestSigner.rsa.token(claims: Claims.valid()) + "\n", configuration: configuration(jwks), logger: Logger(label: "test"))
+        await jwks.close()
+        let identity = try result.get()
+        #expect(identity.providerName == "test")
+        #expect(identity.subject == "user-1")
+    }
+
+    @Test func expiredTokenYieldsReasonAndExplanation() async throws {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.rsa]))
+        let result = await TokenInspection.verify(
+            TestSigner.rsa.token(claims: Claims.valid(lifetime: -100)), configuration: configuration(jwks), logger: Logger(label: "test"))
+        await jwks.close()
+        guard case .failure(let failure) = result else {
+            Issue.record("an expired token verified")
+            return
+        }
+        #expect(failure.reason == .expired)
+        #expect(TokenInspection.explanation(failure).hasPrefix("The access token expired. (exp "))
+    }
+}
