@@ -68,15 +68,19 @@ final class StaticJSONHandler: ChannelInboundHandler {
 
     init(body: String) { self.body = body }
 
+    private var request: HTTPRequestHead?
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .end = unwrapInboundIn(data) else { return }
-        var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
-        buffer.writeString(body)
-        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: [
-            "Content-Type": "application/json", "Content-Length": String(buffer.readableBytes), "Cache-Control": "max-age=300",
-        ])
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            request = head
+        case .body:
+            break
+        case .end:
+            guard let request else { return }
+            self.request = nil
+            WholeResponse(status: .ok, headers: ["Content-Type": "application/json", "Cache-Control": "max-age=300"], body: Array(body.utf8))
+                .write(to: context, answering: request)
+        }
     }
 }

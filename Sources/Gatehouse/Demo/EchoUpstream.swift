@@ -46,17 +46,8 @@ final class EchoHandler: ChannelInboundHandler {
                 "method": .string(head.method.rawValue), "uri": .string(head.uri),
                 "headers": .array(headers), "body_bytes": .number(String(bodyBytes)),
             ]).compactJSON + "\n"
-            var buffer = context.channel.allocator.buffer(capacity: echo.utf8.count)
-            buffer.writeString(echo)
-            let response = HTTPResponseHead(version: head.version, status: .ok, headers: [
-                "Content-Type": "application/json", "Content-Length": String(buffer.readableBytes),
-            ]).keepingAlive(head.isKeepAlive)
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            let keepAlive = head.isKeepAlive
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-                if !keepAlive { context.close(promise: nil) }
-            }
+            WholeResponse(status: .ok, headers: ["Content-Type": "application/json"], body: Array(echo.utf8))
+                .write(to: context, answering: head)
             self.head = nil
         }
     }

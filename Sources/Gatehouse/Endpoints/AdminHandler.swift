@@ -26,17 +26,8 @@ final class AdminHandler: ChannelInboundHandler {
             guard let head = requestHead else { return }
             requestHead = nil
             let (status, contentType, body) = respond(to: head)
-            var buffer = context.channel.allocator.buffer(capacity: body.count)
-            buffer.writeBytes(body)
-            let response = HTTPResponseHead(version: head.version, status: status, headers: [
-                "Content-Type": contentType, "Content-Length": String(body.count), "Cache-Control": "no-store",
-            ]).keepingAlive(head.isKeepAlive)
-            context.write(wrapOutboundOut(.head(response)), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            let keepAlive = head.isKeepAlive
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-                if !keepAlive { context.close(promise: nil) }
-            }
+            WholeResponse(status: status, headers: ["Content-Type": contentType, "Cache-Control": "no-store"], body: body)
+                .write(to: context, answering: head)
         }
     }
 

@@ -1,0 +1,24 @@
+import NIOCore
+import NIOHTTP1
+
+/// A complete small response (admin endpoints, the demo's servers): head, body, end, and a close
+/// afterwards when the request did not ask to keep the connection.
+struct WholeResponse {
+    var status: HTTPResponseStatus
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    func write(to context: ChannelHandlerContext, answering request: HTTPRequestHead) {
+        var buffer = context.channel.allocator.buffer(capacity: body.count)
+        buffer.writeBytes(body)
+        var headers = self.headers
+        headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        let head = HTTPResponseHead(version: request.version, status: status, headers: headers).keepingAlive(request.isKeepAlive)
+        context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
+        context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)
+        let keepAlive = request.isKeepAlive
+        context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil))).assumeIsolated().whenComplete { _ in
+            if !keepAlive { context.close(promise: nil) }
+        }
+    }
+}
