@@ -1,6 +1,7 @@
 import ArgumentParser
 import Gatehouse
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import UnixSignals
 
@@ -15,7 +16,8 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "gatehouse")
         let gatehouse: Gatehouse
         do {
-            gatehouse = try Gatehouse(configuration: configuration, logger: logger)
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: AvailableCores.count())
+            gatehouse = try Gatehouse(configuration: configuration, eventLoopGroup: group, logger: logger)
         } catch {
             logger.critical("cannot start", metadata: ["gatehouse.error": "\(error)"])
             throw ExitCode(1)

@@ -1,3 +1,5 @@
+import Atomics
+
 /// `X-Request-Id`: a client's own is kept if it is a sane identifier, else one is generated.
 enum RequestID {
     static let maxLength = 128
@@ -17,13 +19,14 @@ enum RequestID {
         }
     }
 
-    /// 32 random hex digits.
+    /// 32 hex digits: a random per-process prefix and a counter. Unique without a `getrandom`
+    /// system call per request (request ids are correlation handles, not secrets).
     static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let high = generator.next() as UInt64
-        let low = generator.next() as UInt64
-        return hex(high) + hex(low)
+        hex(processPrefix) + hex(counter.loadThenWrappingIncrement(ordering: .relaxed))
     }
+
+    private static let processPrefix = UInt64.random(in: .min ... .max)
+    private static let counter = ManagedAtomic<UInt64>(UInt64.random(in: 0 ... UInt64(UInt32.max)))
 
     private static func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)

@@ -10,7 +10,7 @@ enum BearerToken: Equatable {
     static func extract(from headers: HTTPHeaders, cookieName: String?, headerName: String?) -> BearerToken {
         var authorization: String?
         var authorizationCount = 0
-        for header in headers where header.name.utf8.count == 13 && header.name.lowercased() == "authorization" {
+        for header in headers where header.name.utf8.count == 13 && header.name.utf8.elementsEqualIgnoringASCIICase("authorization".utf8) {
             authorizationCount += 1
             authorization = header.value
         }
@@ -27,14 +27,26 @@ enum BearerToken: Equatable {
     }
 
     /// nil when the scheme is not Bearer (the request then simply carries no bearer token).
+    /// Works on UTF-8 bytes: this runs on every request, and tokens are ~1 KiB of ASCII.
     private static func parseAuthorization(_ value: String) -> BearerToken? {
-        let trimmed = value.trimmingSpaces()
-        guard let space = trimmed.firstIndex(of: " ") else {
-            return trimmed.lowercased() == "bearer" ? .malformed("Bearer scheme without a token") : nil
+        let bytes = value.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == UInt8(ascii: " ") { start = bytes.index(after: start) }
+        while start < end, bytes[bytes.index(before: end)] == UInt8(ascii: " ") { end = bytes.index(before: end) }
+        let scheme = "bearer".utf8
+        var cursor = start
+        for expected in scheme {
+            guard cursor < end, bytes[cursor] | 0x20 == expected else { return nil }
+            cursor = bytes.index(after: cursor)
         }
-        guard trimmed[..<space].lowercased() == "bearer" else { return nil }
-        let token = trimmed[space...].trimmingSpaces()
-        guard !token.isEmpty, !token.contains(" ") else { return .malformed("Authorization is not \"Bearer <token>\"") }
+        if cursor == end { return .malformed("Bearer scheme without a token") }
+        guard bytes[cursor] == UInt8(ascii: " ") else { return nil }  // "Bearerx", "Bearer\t…": another scheme
+        while cursor < end, bytes[cursor] == UInt8(ascii: " ") { cursor = bytes.index(after: cursor) }
+        let token = Substring(value.utf8[cursor..<end])
+        guard !token.isEmpty, !token.utf8.contains(UInt8(ascii: " ")) else {
+            return .malformed("Authorization is not \"Bearer <token>\"")
+        }
         return .present(token)
     }
 
@@ -57,5 +69,15 @@ extension StringProtocol where SubSequence == Substring {
         while slice.first == " " { slice = slice.dropFirst() }
         while slice.last == " " { slice = slice.dropLast() }
         return slice
+    }
+}
+
+extension String.UTF8View {
+    /// ASCII case-insensitive comparison without allocating lowered copies.
+    func elementsEqualIgnoringASCIICase(_ other: String.UTF8View) -> Bool {
+        guard count == other.count else { return false }
+        return zip(self, other).allSatisfy { lhs, rhs in
+            lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (lhs | 0x20) >= UInt8(ascii: "a") && (lhs | 0x20) <= UInt8(ascii: "z"))
+        }
     }
 }
