@@ -110,4 +110,4 @@ echo "gatehouse RSS after load: $(ps -o rss= -p "${PIDS[-1]}") KiB" | tee -a "$R
 nginx_rps=$(awk '$1=="nginx" && $2=="a" {print $3}' "$RESULTS")
 echo
 echo "ratios to the nginx proxy (scenario a, $nginx_rps req/s):"
-awk -v base="$nginx_rps" '$1!="gatehouse" || NF<5 {next} {printf "  gatehouse %s: %.2fx\n", $2, $3/base}' "$RESULTS"
+awk -v base="$nginx_rps" '$1=="gatehouse" && $2 ~ /^[abc]$/ {printf "  gatehouse %s: %.2fx\n", $2, $3/base}' "$RESULTS"

@@ -60,18 +60,20 @@ public final class FailureLog: Sendable {
     }
 
     func record(_ event: FailureEvent) {
-        let subject = event.failure.subject.map(pseudonymized)
-        let line = event.jsonLine(subject: subject)
         let now = Int64(event.timestamp.timeIntervalSince1970)
-        state.withLockedValue { state in
+        // Decide under the lock, format outside it, and only lines that will be written.
+        let admitted = state.withLockedValue { state -> Bool in
             rollOver(&state, to: now)
             guard state.linesThisSecond < maxLinesPerSecond else {
                 state.suppressed += 1
-                return
+                return false
             }
             state.linesThisSecond += 1
-            emit(line, &state)
+            return true
         }
+        guard admitted else { return }
+        let line = event.jsonLine(subject: event.failure.subject.map(pseudonymized))
+        state.withLockedValue { emit(line, &$0) }
     }
 
     /// Writes the summary of a finished second that dropped lines; called once a second by the server.
