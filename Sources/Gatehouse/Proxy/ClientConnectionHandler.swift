@@ -148,7 +148,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             let exchange = Exchange(
                 request: .init(head: head, target: NormalizedTarget.root, requestID: requestID, clientIP: clientIP,
                                scheme: services.scheme, isWebSocket: false),
-                rule: services.routes.match(method: "", path: "/"), token: nil, startedAt: .now())
+                rule: RouteRule.defaultRule, token: nil, startedAt: .now())
             services.metrics.request(routeAuth: "none", outcome: .badRequest)
             var response = LocalResponse.plain(.badRequest, "bad request target or Host")
             response.closeConnection = true
