@@ -2,56 +2,32 @@ extension Provider {
     /// The audience check of this provider's type (INTERFACE.md §3, "audience check").
     func checkAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
         if type == .cognito {
-            try checkCognitoAudience(claims)
+            try CognitoPreset.checkAudience(claims, clientIDs: audiences, accepted: tokenUse, provider: name)
             return
         }
         let presented = try ClaimChecks.audiences(claims)
         guard presented.contains(where: audiences.contains) else {
-            throw AuthFailure(.wrongAudience, "aud \(Self.describe(presented)) is not accepted by provider \(name)")
+            let shown = presented.count == 1 ? presented[0] : "[" + presented.joined(separator: ",") + "]"
+            throw AuthFailure(.wrongAudience, "aud \(shown) is not accepted by provider \(name)")
         }
     }
 
-    /// Checks particular to a preset, after signature, time and audience checks passed.
-    func checkPresetRules(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) {
+    /// The preset's own checks, after signature, time and audience; returns the claims as they are
+    /// presented upstream and to route requirements (Apple's string booleans as booleans, …).
+    func checkPresetRules(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) -> [String: JSONValue] {
         switch type {
-        case .google where !hostedDomains.isEmpty:
-            let domain = try ClaimChecks.string("hd", in: claims, required: false)
-            guard let domain, hostedDomains.contains(domain) else {
-                throw AuthFailure(.invalidClaims, "hd \(domain ?? "(none)") is not an accepted hosted domain")
-            }
+        case .google:
+            try GooglePreset.checkClaims(claims, hostedDomains: hostedDomains)
+            return claims
+        case .apple:
+            return try ApplePreset.normalize(claims)
         case .firebase:
-            guard let subject = try ClaimChecks.string("sub", in: claims, required: false), !subject.isEmpty else {
-                throw AuthFailure(.invalidClaims, "sub is missing or empty")
-            }
-            if let authTime = claims["auth_time"] {
-                guard let seconds = authTime.integerValue, seconds <= now + leeway else {
-                    throw AuthFailure(.invalidClaims, "auth_time is not a past time")
-                }
-            }
-        default:
-            break
+            try FirebasePreset.checkClaims(claims, now: now, leeway: leeway)
+            return claims
+        case .cognito:
+            return CognitoPreset.normalize(claims)
+        case .oidc, .jwks:
+            return claims
         }
-    }
-
-    private func checkCognitoAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
-        let use = try ClaimChecks.string("token_use", in: claims, required: false)
-        switch (tokenUse, use) {
-        case (.access, "access"), (.any, "access"):
-            let clientID = try ClaimChecks.string("client_id", in: claims, required: false)
-            guard let clientID, audiences.contains(clientID) else {
-                throw AuthFailure(.wrongAudience, "client_id \(clientID ?? "(none)") is not accepted by provider \(name)")
-            }
-        case (.id, "id"), (.any, "id"):
-            let presented = try ClaimChecks.audiences(claims)
-            guard presented.contains(where: audiences.contains) else {
-                throw AuthFailure(.wrongAudience, "aud \(Self.describe(presented)) is not accepted by provider \(name)")
-            }
-        default:
-            throw AuthFailure(.invalidClaims, "token_use \(use ?? "(none)") is not accepted (expected \(tokenUse.rawValue))")
-        }
-    }
-
-    private static func describe(_ audiences: [String]) -> String {
-        audiences.count == 1 ? audiences[0] : "[" + audiences.joined(separator: ",") + "]"
     }
 }

@@ -3,35 +3,36 @@ public import Foundation
 extension Provider {
     /// Builds the runtime provider from validated settings.
     ///
-    /// Issue scope: `jwks` and `oidc` are complete; the presets (google, apple, firebase, cognito)
-    /// get their published issuer and JWKS URL here and their own claim rules in `Provider+Rules`.
+    /// Presets supply their published issuer and JWKS URL (each overridable for emulators and
+    /// tests), their default extra headers, and their claim rules (`Provider+Rules`).
     public init(settings: ProviderSettings, globalHeaders: [HeaderMapping]) {
         let issuers: [String]
         let keySource: KeySource
+        var presetHeaders: [HeaderMapping] = []
+        let unreachable = URL(fileURLWithPath: "/")  // only for settings validation already refused
         switch settings.type {
         case .jwks:
             issuers = [settings.issuer ?? ""]
-            keySource = .jwksURL(settings.jwksURI ?? URL(fileURLWithPath: "/"))
+            keySource = .jwksURL(settings.jwksURI ?? unreachable)
         case .oidc:
             let issuer = settings.issuer ?? ""
             issuers = [issuer]
             keySource = settings.jwksURI.map(KeySource.jwksURL) ?? .discovery(issuer: issuer)
         case .google:
-            issuers = settings.issuer.map { [$0] } ?? ["https://accounts.google.com", "accounts.google.com"]
-            keySource = .jwksURL(settings.jwksURI ?? URL(string: "https://www.googleapis.com/oauth2/v3/certs")!)  // safe: literal
+            issuers = settings.issuer.map { [$0] } ?? GooglePreset.issuers
+            keySource = .jwksURL(settings.jwksURI ?? GooglePreset.jwksURL)
         case .apple:
-            issuers = [settings.issuer ?? "https://appleid.apple.com"]
-            keySource = .jwksURL(settings.jwksURI ?? URL(string: "https://appleid.apple.com/auth/keys")!)  // safe: literal
+            issuers = [settings.issuer ?? ApplePreset.issuer]
+            keySource = .jwksURL(settings.jwksURI ?? ApplePreset.jwksURL)
         case .firebase:
-            let project = settings.projectID ?? ""
-            issuers = [settings.issuer ?? "https://securetoken.google.com/\(project)"]
-            let url = "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
-            keySource = .jwksURL(settings.jwksURI ?? URL(string: url)!)  // safe: literal
+            issuers = [settings.issuer ?? FirebasePreset.issuer(projectID: settings.projectID ?? "")]
+            keySource = .jwksURL(settings.jwksURI ?? FirebasePreset.jwksURL)
+            presetHeaders = FirebasePreset.defaultHeaders
         case .cognito:
-            let issuer = settings.issuer
-                ?? "https://cognito-idp.\(settings.region ?? "").amazonaws.com/\(settings.userPoolID ?? "")"
+            let issuer = settings.issuer ?? CognitoPreset.issuer(region: settings.region ?? "", userPoolID: settings.userPoolID ?? "")
             issuers = [issuer]
-            keySource = .jwksURL(settings.jwksURI ?? URL(string: issuer + "/.well-known/jwks.json") ?? URL(fileURLWithPath: "/"))
+            keySource = .jwksURL(settings.jwksURI ?? CognitoPreset.jwksURL(issuer: issuer) ?? unreachable)
+            presetHeaders = CognitoPreset.defaultHeaders
         }
         let audiences: Set<String> = switch settings.type {
         case .firebase: Set([settings.projectID].compactMap { $0 })
@@ -47,7 +48,8 @@ extension Provider {
             audiences: audiences,
             algorithms: algorithms,
             keySource: keySource,
-            headerMappings: HeaderMapping.merging(globalHeaders, overriddenBy: settings.headers),
+            headerMappings: HeaderMapping.merging(
+                HeaderMapping.merging(globalHeaders, overriddenBy: presetHeaders), overriddenBy: settings.headers),
             hostedDomains: Set(settings.hostedDomains),
             tokenUse: settings.tokenUse
         )

@@ -94,12 +94,13 @@ struct TokenVerifier: Sendable {
             return .failure(diagnosed(AuthFailure(.badSignature, "signature does not verify"), jws, index))
         }
         let provider = providers[index]
+        let presented: [String: JSONValue]
         do {
             try ClaimChecks.checkTimes(jws.claims, now: now, leeway: leeway)
             // `sub` names the user upstream: it must be a string when present (SECURITY.md J32).
             _ = try ClaimChecks.string("sub", in: jws.claims, required: false)
             try provider.checkAudience(jws.claims)
-            try provider.checkPresetRules(jws.claims, now: now, leeway: leeway)
+            presented = try provider.checkPresetRules(jws.claims, now: now, leeway: leeway)
         } catch {
             var failure = diagnosed(error, jws, index)
             failure.subject = jws.claims["sub"]?.stringValue  // authentic: the signature verified
@@ -108,7 +109,7 @@ struct TokenVerifier: Sendable {
         let identity = VerifiedIdentity(
             providerIndex: index,
             providerName: provider.name,
-            claims: jws.claims,
+            claims: presented,
             encodedPayload: String(jws.encodedPayload),
             keyID: jws.keyID,
             expiry: jws.claims["exp"]?.integerValue ?? now
