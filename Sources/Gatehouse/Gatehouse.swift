@@ -86,7 +86,8 @@ public final class Gatehouse: Service, Sendable {
         let routes = RouteTable(configuration.routes)
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
         let services = ProxyServices(
-            gatekeeper: Gatekeeper(routes: routes, verifier: verifier, verification: configuration.verification),
+            gatekeeper: Gatekeeper(
+                routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher()),
             routes: routes,
             upstreamHead: UpstreamRequestHead(
                 identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
@@ -126,6 +127,15 @@ public final class Gatehouse: Service, Sendable {
             "gatehouse.admin": "\(admin.localAddress.map { "\($0)" } ?? "?")",
             "gatehouse.upstream": "\(upstreamURL)",
         ])
+    }
+
+    /// Cognito userinfo enrichment when any provider has `userinfo = true`.
+    private func userinfoEnricher() -> UserinfoEnricher? {
+        let endpoints = UserinfoEnricher.endpoints(for: configuration.providers)
+        guard !endpoints.isEmpty else { return nil }
+        return UserinfoEnricher(
+            client: httpClient, endpoints: endpoints, timeout: configuration.jwks.fetchTimeout,
+            capacity: max(configuration.verification.cacheSize, 1000), logger: logger)
     }
 
     /// Fetches and refreshes keys, and writes the failure log's once-a-second summaries, until cancelled.

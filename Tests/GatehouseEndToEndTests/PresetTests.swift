@@ -1,5 +1,6 @@
 import Foundation
 @testable import Gatehouse
+import NIOHTTP1
 import Testing
 
 /// Google, Apple, Firebase and Cognito presets, end to end with a local JWKS server standing in for
@@ -236,6 +237,62 @@ struct PresetTests {
             #expect(try await env.request("/x", token: Self.cognitoAccessToken()).status == 200)
             let noUse = try await env.request("/x", token: Self.cognitoAccessToken(["token_use": .string("refresh")]))
             #expect(noUse.json?["reason"] == .string("invalid_claims"))
+        }
+    }
+
+    // MARK: Cognito userinfo
+
+    @Test func cognitoUserinfoEnrichesAccessTokensOnceForManyRequests() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, jwks in
+            Self.cognito(&configuration, jwks, tokenUse: .access)
+            configuration.providers[0].userinfo = true
+            configuration.providers[0].domain = jwks.baseURL
+            jwks.update {
+                $0.userinfo = "{\"sub\":\"8f2e-1111\",\"email\":\"ada@example.com\",\"email_verified\":\"true\",\"name\":\"Ada\",\"username\":\"evil\"}"
+            }
+        }) { (env: TestEnvironment) async throws in
+            let token = Self.cognitoAccessToken()
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 { group.addTask { try await env.request("/x", token: token).status } }
+                for try await status in group { #expect(status == 200) }
+            }
+            #expect(env.jwks.userinfoCount == 1)
+            let received = try #require(env.upstream.last)
+            #expect(received.value("x-auth-email") == "ada@example.com")
+            #expect(received.value("x-auth-email-verified") == "true")
+            #expect(received.value("x-auth-name") == "Ada")
+            #expect(received.value("x-auth-username") == "ada")  // the signed token wins
+        }
+    }
+
+    @Test func cognitoUserinfoFailureStillForwardsWithoutProfile() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, jwks in
+            Self.cognito(&configuration, jwks, tokenUse: .access)
+            configuration.providers[0].userinfo = true
+            configuration.providers[0].userinfoURI = jwks.baseURL.appendingPathComponent("oauth2/userInfo")
+            jwks.update { $0.userinfoStatus = .internalServerError }
+        }) { (env: TestEnvironment) async throws in
+            let token = Self.cognitoAccessToken()
+            let response = try await env.request("/x", token: token)
+            #expect(response.status == 200)
+            #expect(env.upstream.last?.value("x-auth-email") == nil)
+            #expect(env.upstream.last?.value("x-auth-subject") == "8f2e-1111")
+            #expect(env.failureLog.isEmpty)
+            // The failure is remembered for a while: the next requests do not wait on the endpoint again.
+            #expect(try await env.request("/x", token: token).status == 200)
+            #expect(env.jwks.userinfoCount == 1)
+        }
+    }
+
+    @Test func cognitoUserinfoForAnotherSubjectIsIgnored() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, jwks in
+            Self.cognito(&configuration, jwks, tokenUse: .access)
+            configuration.providers[0].userinfo = true
+            configuration.providers[0].domain = jwks.baseURL
+            jwks.update { $0.userinfo = "{\"sub\":\"someone-else\",\"email\":\"mallory@example.com\"}" }
+        }) { (env: TestEnvironment) async throws in
+            #expect(try await env.request("/x", token: Self.cognitoAccessToken()).status == 200)
+            #expect(env.upstream.last?.value("x-auth-email") == nil)
         }
     }
 

@@ -143,7 +143,10 @@ public struct ProviderSettings: Sendable, Equatable {
     public enum TokenUse: String, Sendable, Equatable { case access, id, any }
     public var tokenUse: TokenUse = .access
     public var userinfo = false
+    /// The pool's hosted-UI domain (userInfo, revoke).
     public var domain: URL?
+    /// Overrides `<domain>/oauth2/userInfo`.
+    public var userinfoURI: URL?
     public init(name: String, type: ProviderType) {
         self.name = name
         self.type = type

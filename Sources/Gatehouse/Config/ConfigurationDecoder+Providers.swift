@@ -8,7 +8,7 @@ extension ConfigurationDecoder {
         .google: ["audiences", "hosted_domains"],
         .apple: ["audiences"],
         .firebase: ["project_id"],
-        .cognito: ["region", "user_pool_id", "client_ids", "token_use", "userinfo", "domain"],
+        .cognito: ["region", "user_pool_id", "client_ids", "token_use", "userinfo", "domain", "userinfo_uri"],
         .oidc: ["audiences"],
         .jwks: ["audiences"],
     ]
@@ -112,8 +112,9 @@ extension ConfigurationDecoder {
         provider.tokenUse = table.choice("token_use", among: tokenUses) ?? provider.tokenUse
         provider.userinfo = table.bool("userinfo") ?? provider.userinfo
         provider.domain = table.parsed("domain", ConfigSyntax.baseURL)
-        if provider.userinfo, !table.contains("domain") {
-            table.sink.add(.required(table.keyPath("domain"), because: "when userinfo = true (the pool's /oauth2/userInfo lives there)"))
+        provider.userinfoURI = table.parsed("userinfo_uri", ConfigSyntax.baseURL)
+        if provider.userinfo, !table.contains("domain"), !table.contains("userinfo_uri") {
+            table.sink.add(.required(table.keyPath("domain"), because: "when userinfo = true without userinfo_uri (the pool's /oauth2/userInfo lives there)"))
         }
     }
 

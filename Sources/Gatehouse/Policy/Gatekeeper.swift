@@ -21,6 +21,8 @@ struct Gatekeeper: Sendable {
     let routes: RouteTable
     let verifier: TokenVerifier
     let verification: VerificationSettings
+    /// Cognito userinfo enrichment, for the providers that asked for it.
+    let userinfo: UserinfoEnricher?
 
     func decide(
         _ head: HTTPRequestHead,
@@ -42,9 +44,27 @@ struct Gatekeeper: Sendable {
         }
         switch verifier.verify(presented, allowedProviders: rule.providers, now: now, on: eventLoop) {
         case .done(let result):
-            return Self.apply(rule, to: result)
+            return enriched(result, token: presented, rule: rule, now: now, on: eventLoop)
         case .pending(let future):
-            return .pending(future.map { Self.apply(rule, to: $0) })
+            return .pending(future.flatMap { result in
+                switch enriched(result, token: presented, rule: rule, now: now, on: eventLoop) {
+                case .pending(let next): return next
+                case let decision: return eventLoop.makeSucceededFuture(decision)
+                }
+            })
+        }
+    }
+
+    /// Userinfo attributes (when configured) join the claims before the route's requirements see them.
+    private func enriched(
+        _ result: Result<VerifiedIdentity, AuthFailure>, token: Substring, rule: RouteRule, now: Int64, on eventLoop: any EventLoop
+    ) -> Decision {
+        guard case .success(let identity) = result, let userinfo else { return Self.apply(rule, to: result) }
+        switch userinfo.enrich(identity, token: token, now: now, on: eventLoop) {
+        case .done(let enrichedIdentity):
+            return Self.apply(rule, to: .success(enrichedIdentity))
+        case .pending(let future):
+            return .pending(future.map { Self.apply(rule, to: .success($0)) })
         }
     }
 

@@ -10,4 +10,11 @@ public struct VerifiedIdentity: Sendable {
     public let expiry: Int64
 
     public var subject: String? { claims["sub"]?.stringValue }
+
+    /// The same identity presenting other claims (enrichment); the signed payload is unchanged.
+    func with(claims: [String: JSONValue]) -> VerifiedIdentity {
+        VerifiedIdentity(
+            providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
+            expiry: expiry)
+    }
 }
