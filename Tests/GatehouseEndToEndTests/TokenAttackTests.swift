@@ -377,7 +377,7 @@ struct TokenAttackTests {
                 token(["iss": .string("https://accounts.google.com"), "aud": .string("ours.apps.googleusercontent.com")]),
                 token(["iss": .string("accounts.google.com"), "aud": .string("ours.apps.googleusercontent.com")]),
                 token(["iss": .string("https://appleid.apple.com"), "aud": .string("com.example.app")]),
-                token(["iss": .string(firebase), "aud": .string("my-project")]),
+                token(["iss": .string(firebase), "aud": .string("my-project"), "auth_time": .number(String(Int64(Date().timeIntervalSince1970) - 60))]),
             ]
             for control in controls {
                 #expect(try await env.request("/v1/orders", token: control).status == 200)
