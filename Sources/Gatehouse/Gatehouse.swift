@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import Foundation
+import Foundation
 public import Logging
 public import NIOCore
 import NIOConcurrencyHelpers

@@ -1,5 +1,5 @@
 import Foundation
-public import Logging
+import Logging
 
 /// The operational log (stderr): startup, JWKS fetches, reloads. Never the failure log.
 public enum OperationalLog {

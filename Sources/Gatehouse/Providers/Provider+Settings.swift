@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension Provider {
     /// Builds the runtime provider from validated settings.

@@ -12,9 +12,12 @@ struct ProxyServer {
     func bind(host: String, port: Int, group: any EventLoopGroup) async throws -> (any Channel, ConnectionDrainer, [NIOLoopBound<UpstreamConnectionPool>]) {
         let pools = try await Self.makePools(group: group, target: upstream)
         let quiesce = ConnectionDrainer()
-        var limits = NIOHTTPDecoderLimitConfiguration()
-        limits.maxHeaderListSize = maxHeaderBytes
-        limits.maxHeaderFieldSize = maxHeaderBytes
+        let limits = {
+            var limits = NIOHTTPDecoderLimitConfiguration()
+            limits.maxHeaderListSize = maxHeaderBytes
+            limits.maxHeaderFieldSize = maxHeaderBytes
+            return limits
+        }()
         let services = self.services
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)

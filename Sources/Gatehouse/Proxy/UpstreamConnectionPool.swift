@@ -41,7 +41,7 @@ final class UpstreamConnectionPool {
             connection.onIdleClose = nil
             if connection.channel.isActive {
                 connection.isReused = true
-                return eventLoop.makeSucceededFuture(connection)
+                return eventLoop.assumeIsolated().makeSucceededFuture(connection)
             }
         }
         return connect()
