@@ -16,6 +16,7 @@ public final class Gatehouse: Service, Sendable {
     public let configuration: Configuration
     public let metrics: GatehouseMetrics
     let keyStore: KeyStore
+    let revocations = RevocationList()
     private let failureLog: FailureLog
     private let httpClient: HTTPClient
     private let group: any EventLoopGroup
@@ -87,7 +88,8 @@ public final class Gatehouse: Service, Sendable {
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
         let services = ProxyServices(
             gatekeeper: Gatekeeper(
-                routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher()),
+                routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher(),
+                revocations: revocations),
             routes: routes,
             upstreamHead: UpstreamRequestHead(
                 identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
@@ -96,6 +98,7 @@ public final class Gatehouse: Service, Sendable {
                 forwardToken: configuration.upstream.forwardToken,
                 tokenHeaderName: configuration.verification.tokenHeader),
             failureLog: failureLog,
+            revocations: revocations,
             metrics: metrics,
             responseTimeout: TimeAmount(configuration.upstream.timeout),
             verification: configuration.verification,

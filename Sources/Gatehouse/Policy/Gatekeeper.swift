@@ -23,6 +23,8 @@ struct Gatekeeper: Sendable {
     let verification: VerificationSettings
     /// Cognito userinfo enrichment, for the providers that asked for it.
     let userinfo: UserinfoEnricher?
+    /// Signed-out tokens and subjects.
+    let revocations: RevocationList
 
     func decide(
         _ head: HTTPRequestHead,
@@ -59,7 +61,11 @@ struct Gatekeeper: Sendable {
     private func enriched(
         _ result: Result<VerifiedIdentity, AuthFailure>, token: Substring, rule: RouteRule, now: Int64, on eventLoop: any EventLoop
     ) -> Decision {
-        guard case .success(let identity) = result, let userinfo else { return Self.apply(rule, to: result) }
+        guard case .success(let identity) = result else { return Self.apply(rule, to: result) }
+        if revocations.isRevoked(identity, token: token) {
+            return .reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity))
+        }
+        guard let userinfo else { return Self.apply(rule, to: result) }
         switch userinfo.enrich(identity, token: token, now: now, on: eventLoop) {
         case .done(let enrichedIdentity):
             return Self.apply(rule, to: .success(enrichedIdentity))
@@ -73,13 +79,19 @@ struct Gatekeeper: Sendable {
         case .failure(let failure):
             return .reject(failure)
         case .success(let identity):
-            guard var failure = rule.checkRequirements(claims: identity.claims) else { return .admit(.verified(identity)) }
-            failure.provider = identity.providerName
-            failure.issuer = identity.claims["iss"]?.stringValue
-            failure.keyID = identity.keyID
-            failure.subject = identity.subject
-            return .reject(failure)
+            guard let failure = rule.checkRequirements(claims: identity.claims) else { return .admit(.verified(identity)) }
+            return .reject(authentic(failure, identity))
         }
+    }
+
+    /// A failure of a token whose signature verified: the log may name its subject.
+    private static func authentic(_ failure: AuthFailure, _ identity: VerifiedIdentity) -> AuthFailure {
+        var failure = failure
+        failure.provider = identity.providerName
+        failure.issuer = identity.claims["iss"]?.stringValue
+        failure.keyID = identity.keyID
+        failure.subject = identity.subject
+        return failure
     }
 
     /// `bypass_cors_preflight`: OPTIONS with `Origin` and `Access-Control-Request-Method`.

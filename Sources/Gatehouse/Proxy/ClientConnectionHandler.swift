@@ -162,9 +162,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
                            isWebSocket: Self.isWebSocketUpgrade(head)),
             rule: rule, token: token.presentedToken, startedAt: .now())
-        if target.path == "/.gatehouse" || target.path.hasPrefix("/.gatehouse/") {
-            services.metrics.request(routeAuth: "none", outcome: .endpoint)
-            answer(exchange, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), context: context)
+        if OwnEndpoint.isOwn(target.path) {
+            startEndpoint(target.path, head: head, requestID: requestID, token: token, context: context)
             return
         }
         let now = Int64(Date().timeIntervalSince1970)
@@ -207,6 +206,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
         switch decision {
         case .admit(let admission):
+            if let endpoint = exchange.endpoint {
+                answerEndpoint(endpoint, admission, exchange, context: context)
+                return
+            }
             exchange.upstreamHead = services.upstreamHead.make(exchange.request, admission: admission)
             connect(exchange, context: context)
         case .reject(let failure):

@@ -17,6 +17,8 @@ final class Exchange {
     var upstreamKeepAlive = true
     var responseTimeout: Scheduled<Void>?
     var hasRetried = false
+    /// Set for `/.gatehouse/*`: answered locally once admitted.
+    var endpoint: OwnEndpoint?
 
     init(request: UpstreamRequestHead.Request, rule: RouteRule, token: Substring?, startedAt: NIODeadline) {
         self.request = request

@@ -7,6 +7,7 @@ struct ProxyServices: Sendable {
     let routes: RouteTable
     let upstreamHead: UpstreamRequestHead
     let failureLog: FailureLog
+    let revocations: RevocationList
     let metrics: GatehouseMetrics
     let responseTimeout: TimeAmount
     let verification: VerificationSettings

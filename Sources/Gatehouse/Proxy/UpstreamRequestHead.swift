@@ -34,14 +34,7 @@ struct UpstreamRequestHead {
             headers.add(name: "transfer-encoding", value: "chunked")
         }
         appendForwarded(&headers, request)
-        switch admission {
-        case .anonymous:
-            break
-        case .guest:
-            headers.add(name: "X-Auth-Guest", value: "true")
-        case .verified(let identity):
-            addIdentity(&headers, identity)
-        }
+        addIdentityHeaders(for: admission, to: &headers)
         return HTTPRequestHead(version: .http1_1, method: request.head.method, uri: request.target.requestURI, headers: headers)
     }
 
@@ -55,6 +48,19 @@ struct UpstreamRequestHead {
             headers.add(name: "X-Forwarded-Host", value: host)
         }
         headers.replaceOrAdd(name: "X-Request-Id", value: request.requestID)
+    }
+
+    /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or
+    /// `X-Auth-Guest` for a guest; nothing for a public route. Also the answer of `/.gatehouse/check`.
+    func addIdentityHeaders(for admission: Gatekeeper.Admission, to headers: inout HTTPHeaders) {
+        switch admission {
+        case .anonymous:
+            break
+        case .guest:
+            headers.add(name: "X-Auth-Guest", value: "true")
+        case .verified(let identity):
+            addIdentity(&headers, identity)
+        }
     }
 
     private func addIdentity(_ headers: inout HTTPHeaders, _ identity: VerifiedIdentity) {

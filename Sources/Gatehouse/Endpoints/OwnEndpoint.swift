@@ -1,0 +1,47 @@
+import NIOHTTP1
+
+/// Gatehouse's own endpoints on the client port, under `/.gatehouse/` (INTERFACE.md §6).
+/// They are answered by Gatehouse and never forwarded.
+enum OwnEndpoint: Equatable {
+    /// The verified identity as JSON.
+    case userinfo
+    /// Revokes the presented token until its `exp`.
+    case signout
+    /// Revokes every token of the subject issued before now.
+    case signoutEverywhere
+    /// The decision endpoint for nginx `auth_request`, Traefik ForwardAuth, Envoy ext_authz.
+    case check
+
+    static let prefix = "/.gatehouse"
+
+    init?(path: String) {
+        switch path {
+        case "/.gatehouse/userinfo": self = .userinfo
+        case "/.gatehouse/signout": self = .signout
+        case "/.gatehouse/signout-everywhere": self = .signoutEverywhere
+        case "/.gatehouse/check": self = .check
+        default: return nil
+        }
+    }
+
+    static func isOwn(_ path: String) -> Bool {
+        path == prefix || path.hasPrefix(prefix + "/")
+    }
+
+    /// `check` takes any method: proxies send their subrequest with the original one or GET.
+    func allows(_ method: HTTPMethod) -> Bool {
+        switch self {
+        case .userinfo: method == .GET || method == .HEAD
+        case .signout, .signoutEverywhere: method == .POST
+        case .check: true
+        }
+    }
+
+    var allowHeader: String {
+        switch self {
+        case .userinfo: "GET, HEAD"
+        case .signout, .signoutEverywhere: "POST"
+        case .check: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+        }
+    }
+}

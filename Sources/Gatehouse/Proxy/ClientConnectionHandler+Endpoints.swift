@@ -1,0 +1,80 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// `/.gatehouse/*`: judged by the same gatekeeper as proxied requests (same answers, same failure
+/// log), then answered here instead of forwarded.
+extension ClientConnectionHandler {
+    func startEndpoint(
+        _ path: String, head: HTTPRequestHead, requestID: String, token: BearerToken, context: ChannelHandlerContext
+    ) {
+        services.metrics.request(routeAuth: "none", outcome: .endpoint)
+        let request = UpstreamRequestHead.Request(
+            head: head, target: NormalizedTarget.root, requestID: requestID, clientIP: clientIP, scheme: services.scheme, isWebSocket: false)
+        let plain = Exchange(request: request, rule: RouteRule.defaultRule, token: token.presentedToken, startedAt: .now())
+        guard let endpoint = OwnEndpoint(path: path) else {
+            answer(plain, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), context: context)
+            return
+        }
+        guard endpoint.allows(head.method) else {
+            var response = LocalResponse.json(.methodNotAllowed, "{\"error\":\"method_not_allowed\"}")
+            response.headers.add(name: "Allow", value: endpoint.allowHeader)
+            answer(plain, response, context: context)
+            return
+        }
+        var judged = request
+        var rule = RouteRule.defaultRule
+        if endpoint == .check {
+            // The request being judged is the one the fronting proxy describes.
+            let method = head.headers.first(name: "x-forwarded-method") ?? head.headers.first(name: "x-original-method") ?? "GET"
+            let uri = head.headers.first(name: "x-forwarded-uri") ?? head.headers.first(name: "x-original-uri") ?? "/"
+            guard let target = PathNormalizer.normalize(uri) else {
+                answer(plain, LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), context: context)
+                return
+            }
+            judged.head = HTTPRequestHead(version: head.version, method: HTTPMethod(rawValue: method), uri: uri, headers: head.headers)
+            judged.target = target
+            rule = services.routes.match(method: method, path: target.path)
+        }
+        let exchange = Exchange(request: judged, rule: rule, token: token.presentedToken, startedAt: .now())
+        exchange.endpoint = endpoint
+        let now = Int64(Date().timeIntervalSince1970)
+        decided(services.gatekeeper.decide(judged.head, path: judged.target.path, rule: rule, token: token, now: now, on: context.eventLoop),
+                exchange, context: context)
+    }
+
+    /// The request passed: answer it here.
+    func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ exchange: Exchange, context: ChannelHandlerContext) {
+        let now = Int64(Date().timeIntervalSince1970)
+        switch (endpoint, admission) {
+        case (.check, _):
+            var response = LocalResponse.json(.ok, "{\"allowed\":true}")
+            services.upstreamHead.addIdentityHeaders(for: admission, to: &response.headers)
+            answer(exchange, response, context: context)
+        case (.userinfo, .verified(let identity)):
+            answer(exchange, LocalResponse.json(.ok, Self.userinfoJSON(identity)), context: context)
+        case (.signout, .verified(let identity)):
+            if let token = exchange.token { services.revocations.revokeToken(identity, token: token, now: now) }
+            answer(exchange, LocalResponse.json(.ok, "{\"signed_out\":true}"), context: context)
+        case (.signoutEverywhere, .verified(let identity)):
+            services.revocations.revokeSubject(identity, now: now)
+            answer(exchange, LocalResponse.json(.ok, "{\"signed_out\":true,\"everywhere\":true}"), context: context)
+        case (.userinfo, _), (.signout, _), (.signoutEverywhere, _):
+            // Their rule is `required`: only a verified identity gets here.
+            answer(exchange, LocalResponse.json(.unauthorized, "{\"error\":\"invalid_token\"}"), context: context)
+        }
+    }
+
+    /// `{"provider","sub","email","name","picture","claims":{…}}`
+    static func userinfoJSON(_ identity: VerifiedIdentity) -> String {
+        let claims = identity.claims
+        return JSONValue.object([
+            "provider": .string(identity.providerName),
+            "sub": claims["sub"] ?? .null,
+            "email": claims["email"] ?? .null,
+            "name": claims["name"] ?? .null,
+            "picture": claims["picture"] ?? .null,
+            "claims": .object(claims),
+        ]).compactJSON
+    }
+}
