@@ -162,6 +162,7 @@ public final class Gatehouse: Service, Sendable {
         let deadline = group.next().scheduleTask(in: timeout) { drained.succeed() }
         try? await drained.futureResult.get()
         deadline.cancel()
+        running.quiesce.closeRemaining()
         try? await running.admin.close()
         for pool in running.pools {
             try? await pool.eventLoop.submit { pool.value.closeAll() }.get()

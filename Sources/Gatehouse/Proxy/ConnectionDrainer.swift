@@ -34,6 +34,12 @@ final class ConnectionDrainer: Sendable {
         }
     }
 
+    /// After the drain timeout: close whatever is still open.
+    func closeRemaining() {
+        let connections = state.withLockedValue { Array($0.connections.values) }
+        for connection in connections { connection.close(promise: nil) }
+    }
+
     fileprivate func serverActive(_ channel: any Channel) {
         state.withLockedValue { $0.serverChannel = channel }
     }

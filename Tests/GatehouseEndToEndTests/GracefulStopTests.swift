@@ -1,0 +1,45 @@
+import Foundation
+@testable import Gatehouse
+import NIOCore
+import Testing
+
+/// Stopping (SIGTERM through the ServiceGroup ends in `stop()`): no new connections, in-flight
+/// requests finish within the drain timeout, idle keep-alive connections are closed.
+@Suite(.serialized)
+struct GracefulStopTests {
+    static func slowAndPublic(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
+        var route = RouteSettings(match: .prefix("/"))
+        route.auth = .public
+        configuration.routes = [route]
+        configuration.upstream.timeout = .seconds(5)
+    }
+
+    @Test func inFlightRequestFinishesWhileStopping() async throws {
+        try await TestEnvironment.run(configure: Self.slowAndPublic) { (env: TestEnvironment) async throws in
+            let port = env.port
+            async let slow = env.request("/slow")
+            try await Task.sleep(for: .milliseconds(300))
+            let started = ContinuousClock.now
+            await env.gatehouse.stop(drainTimeout: .seconds(5))
+            let response = try await slow
+            #expect(response.status == 200)
+            #expect(response.body == "slow")
+            #expect(ContinuousClock.now - started < .seconds(4))
+            // The listener is closed: a new connection is refused.
+            #expect(RawHTTP.Connection(port: port, timeout: .milliseconds(500)) == nil)
+        }
+    }
+
+    @Test func drainTimeoutBoundsTheStop() async throws {
+        try await TestEnvironment.run(configure: Self.slowAndPublic) { (env: TestEnvironment) async throws in
+            async let slow: TestEnvironment.Response? = try? env.request("/slow")
+            try await Task.sleep(for: .milliseconds(300))
+            let started = ContinuousClock.now
+            await env.gatehouse.stop(drainTimeout: .milliseconds(500))
+            #expect(ContinuousClock.now - started < .milliseconds(1500))
+            // Past the drain timeout the connection is closed: the client gets no response.
+            #expect(await slow == nil)
+            #expect(ContinuousClock.now - started < .milliseconds(1800))
+        }
+    }
+}
