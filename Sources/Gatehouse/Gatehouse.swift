@@ -7,6 +7,7 @@ import NIOHTTP1
 public import NIOPosix
 import NIOSSL
 public import ServiceLifecycle
+import UnixSignals
 
 /// A running Gatehouse: the client listener, the admin listener, the key refresher.
 ///
@@ -155,7 +156,10 @@ public final class Gatehouse: Service, Sendable {
 
     /// Stops accepting, lets in-flight requests finish for up to `drainTimeout`, then closes everything.
     public func stop(drainTimeout: Duration? = nil) async {
-        guard let running = running.withLockedValue({ state -> Running? in defer { state = nil }; return state }) else { return }
+        guard let running = running.withLockedValue({ state -> Running? in defer { state = nil }; return state }) else {
+            try? await httpClient.shutdown()
+            return
+        }
         let drained = group.next().makePromise(of: Void.self)
         running.quiesce.initiateShutdown(promise: drained)
         let timeout = TimeAmount(drainTimeout ?? configuration.listen.drainTimeout)
@@ -170,10 +174,33 @@ public final class Gatehouse: Service, Sendable {
         try? await httpClient.shutdown()
     }
 
+    /// SIGHUP: reopen the failure-log file (logrotate moved it). Re-reading the configuration on
+    /// SIGHUP is not built yet: the operational log says so, and a restart applies a new one.
+    private func reopenFailureLogOnHangup() async {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            do {
+                try failureLog.reopen()
+                logger.notice("SIGHUP: failure log reopened; configuration changes need a restart")
+            } catch {
+                logger.error("SIGHUP: cannot reopen the failure log", metadata: ["gatehouse.error": "\(error)"])
+            }
+        }
+    }
+
     /// `Service`: serve until graceful shutdown (SIGTERM/SIGINT through the ServiceGroup), then drain.
     public func run() async throws {
-        try await start()
-        await cancelWhenGracefulShutdown { await self.runBackgroundWork() }
+        do {
+            try await start()
+        } catch {
+            try? await httpClient.shutdown()
+            throw error
+        }
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.runBackgroundWork() }
+                group.addTask { await self.reopenFailureLogOnHangup() }
+            }
+        }
         logger.info("gatehouse stopping: draining in-flight requests")
         await stop()
     }

@@ -24,7 +24,7 @@ struct KeyRefresher: Sendable {
         var retryDelay = Self.firstRetry
         while !Task.isCancelled {
             let eventLoop = eventLoopGroup.next()
-            try? await keyStore.refresh(provider: index, on: eventLoop).get()
+            await keyStore.refresh(provider: index, on: eventLoop).waitUnlessCancelled()
             let delay: Duration
             if keyStore.lastFetchFailed(provider: index) {
                 keyStore.usePersistedKeys(provider: index)
