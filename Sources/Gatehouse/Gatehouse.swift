@@ -18,6 +18,11 @@ public final class Gatehouse: Service, Sendable {
     public let metrics: GatehouseMetrics
     let keyStore: KeyStore
     let revocations = RevocationList()
+    /// The services new requests use (after `start()`); a reload swaps them, requests in flight keep theirs.
+    private let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
+    /// The configuration in force (the one given at start, or the last good reload).
+    private let activeConfiguration: NIOLockedValueBox<Configuration>
+    private let configurationPath: String?
     private let failureLog: FailureLog
     private let httpClient: HTTPClient
     private let group: any EventLoopGroup
@@ -31,14 +36,19 @@ public final class Gatehouse: Service, Sendable {
         var pools: [NIOLoopBound<UpstreamConnectionPool>]
     }
 
-    /// - Parameter failureLog: overrides `[failure_log] path` (tests, embedding).
+    /// - Parameters:
+    ///   - failureLog: overrides `[failure_log] path` (tests, embedding).
+    ///   - configurationPath: the file SIGHUP re-reads.
     public init(
         configuration: Configuration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger,
-        failureLog destination: FailureLogDestination? = nil
+        failureLog destination: FailureLogDestination? = nil,
+        configurationPath: String? = nil
     ) throws {
         self.configuration = configuration
+        self.activeConfiguration = NIOLockedValueBox(configuration)
+        self.configurationPath = configurationPath
         self.group = eventLoopGroup
         self.logger = logger
         let metrics = GatehouseMetrics()
@@ -82,12 +92,45 @@ public final class Gatehouse: Service, Sendable {
     public func start() async throws {
         let configuration = self.configuration
         let providers = keyStore.providers
+        let handle = ServicesHandle(makeServices(activeConfiguration.withLockedValue { $0 }))
+        servicesHandle.withLockedValue { $0 = handle }
+        let upstreamURL = configuration.upstream.url
+        let isTLS = upstreamURL.scheme == "https"
+        let target = UpstreamConnectionPool.Target(
+            host: upstreamURL.host ?? "127.0.0.1",
+            port: upstreamURL.port ?? (isTLS ? 443 : 80),
+            connectTimeout: TimeAmount(configuration.upstream.connectTimeout),
+            tls: isTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil)
+        let server = ProxyServer(services: handle, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes)
+        let listen = configuration.listen.address
+        let (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)
+        let admin: any Channel
+        do {
+            admin = try await AdminServer.bind(
+                host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
+                keyStore: keyStore, metrics: metrics)
+        } catch {
+            try? await proxy.close()
+            throw error
+        }
+        running.withLockedValue { $0 = Running(proxy: proxy, admin: admin, quiesce: quiesce, pools: pools) }
+        logger.info("gatehouse listening", metadata: [
+            "gatehouse.listen": "\(proxy.localAddress.map { "\($0)" } ?? "?")",
+            "gatehouse.admin": "\(admin.localAddress.map { "\($0)" } ?? "?")",
+            "gatehouse.upstream": "\(upstreamURL)",
+        ])
+    }
+
+    /// What every request is judged and forwarded with, from one configuration. Replaced whole on reload.
+    private func makeServices(_ configuration: Configuration) -> ProxyServices {
+        // Providers are rebuilt for their header mappings (a reload may change `[headers]`); their keys stay in the key store.
+        let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
         let verifier = TokenVerifier(
             keyStore: keyStore, verification: configuration.verification, tokenMaxBytes: configuration.listen.tokenMaxBytes,
             onCacheLookup: { [metrics] hit in metrics.verifyCache(hit: hit) })
         let routes = RouteTable(configuration.routes)
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
-        let services = ProxyServices(
+        return ProxyServices(
             gatekeeper: Gatekeeper(
                 routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher(),
                 revocations: revocations),
@@ -106,31 +149,6 @@ public final class Gatehouse: Service, Sendable {
             scheme: "http",
             retryAfterSeconds: 5,
             logger: logger)
-        let upstreamURL = configuration.upstream.url
-        let isTLS = upstreamURL.scheme == "https"
-        let target = UpstreamConnectionPool.Target(
-            host: upstreamURL.host ?? "127.0.0.1",
-            port: upstreamURL.port ?? (isTLS ? 443 : 80),
-            connectTimeout: TimeAmount(configuration.upstream.connectTimeout),
-            tls: isTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil)
-        let server = ProxyServer(services: services, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes)
-        let listen = configuration.listen.address
-        let (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)
-        let admin: any Channel
-        do {
-            admin = try await AdminServer.bind(
-                host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
-                keyStore: keyStore, metrics: metrics)
-        } catch {
-            try? await proxy.close()
-            throw error
-        }
-        running.withLockedValue { $0 = Running(proxy: proxy, admin: admin, quiesce: quiesce, pools: pools) }
-        logger.info("gatehouse listening", metadata: [
-            "gatehouse.listen": "\(proxy.localAddress.map { "\($0)" } ?? "?")",
-            "gatehouse.admin": "\(admin.localAddress.map { "\($0)" } ?? "?")",
-            "gatehouse.upstream": "\(upstreamURL)",
-        ])
     }
 
     /// Cognito userinfo enrichment when any provider has `userinfo = true`.
@@ -174,17 +192,62 @@ public final class Gatehouse: Service, Sendable {
         try? await httpClient.shutdown()
     }
 
-    /// SIGHUP: reopen the failure-log file (logrotate moved it). Re-reading the configuration on
-    /// SIGHUP is not built yet: the operational log says so, and a restart applies a new one.
+    /// SIGHUP: reopen the failure-log file (logrotate moved it) and re-read the configuration file.
     private func reopenFailureLogOnHangup() async {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             do {
                 try failureLog.reopen()
-                logger.notice("SIGHUP: failure log reopened; configuration changes need a restart")
             } catch {
                 logger.error("SIGHUP: cannot reopen the failure log", metadata: ["gatehouse.error": "\(error)"])
             }
+            guard let configurationPath else { continue }
+            do {
+                let needRestart = reload(try Configuration.load(fromFile: configurationPath))
+                logger.notice("SIGHUP: configuration reloaded", metadata: [
+                    "gatehouse.needs_restart": "\(needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ", "))",
+                ])
+            } catch {
+                logger.error("SIGHUP: new configuration refused; the running one stays", metadata: [
+                    "gatehouse.errors": "\(error.issues.map(\.description).joined(separator: "; "))",
+                ])
+            }
         }
+    }
+
+    /// Applies a validated configuration to new requests at once: routes, identity headers,
+    /// verification settings, upstream timeout and token forwarding. Requests in flight finish on
+    /// the old one. Returns the sections that changed but need a restart (listeners, upstream
+    /// address, providers and keys, logs, revocation store), which keep their running values.
+    @discardableResult
+    public func reload(_ new: Configuration) -> [String] {
+        let old = activeConfiguration.withLockedValue { $0 }
+        var needRestart: [String] = []
+        if new.listen != old.listen { needRestart.append("[listen]") }
+        if new.admin != old.admin { needRestart.append("[admin]") }
+        if new.upstream.url != old.upstream.url || new.upstream.connectTimeout != old.upstream.connectTimeout {
+            needRestart.append("[upstream] url/connect_timeout")
+        }
+        if new.providers != old.providers { needRestart.append("[[provider]]") }
+        if new.jwks != old.jwks { needRestart.append("[jwks]") }
+        if new.failureLog != old.failureLog { needRestart.append("[failure_log]") }
+        if new.log != old.log { needRestart.append("[log]") }
+        if new.revocation != old.revocation { needRestart.append("[revocation]") }
+        var applied = new
+        applied.listen = old.listen
+        applied.admin = old.admin
+        applied.upstream.url = old.upstream.url
+        applied.upstream.connectTimeout = old.upstream.connectTimeout
+        applied.providers = old.providers
+        applied.jwks = old.jwks
+        applied.failureLog = old.failureLog
+        applied.log = old.log
+        applied.revocation = old.revocation
+        activeConfiguration.withLockedValue { $0 = applied }
+        servicesHandle.withLockedValue { $0 }?.replace(makeServices(applied))
+        if !needRestart.isEmpty {
+            logger.warning("reload: these changes need a restart", metadata: ["gatehouse.sections": "\(needRestart.joined(separator: ", "))"])
+        }
+        return needRestart
     }
 
     /// `Service`: serve until graceful shutdown (SIGTERM/SIGINT through the ServiceGroup), then drain.

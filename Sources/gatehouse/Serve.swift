@@ -17,7 +17,8 @@ struct Serve: AsyncParsableCommand {
         let gatehouse: Gatehouse
         do {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: AvailableCores.count())
-            gatehouse = try Gatehouse(configuration: configuration, eventLoopGroup: group, logger: logger)
+            gatehouse = try Gatehouse(
+                configuration: configuration, eventLoopGroup: group, logger: logger, configurationPath: options.path)
         } catch {
             logger.critical("cannot start", metadata: ["gatehouse.error": "\(error)"])
             throw ExitCode(1)

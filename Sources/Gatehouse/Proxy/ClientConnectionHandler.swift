@@ -34,7 +34,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     static let headTimeout = TimeAmount.seconds(60)
 
-    let services: ProxyServices
+    private let handle: ServicesHandle
+    /// Read from the handle at each request head: a reload applies to the next request.
+    private(set) var services: ProxyServices
     let pool: UpstreamConnectionPool
     var state = State.awaitingHead
     var context: ChannelHandlerContext?
@@ -45,8 +47,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// The client shut its sending side: finish the request in flight, then close.
     private var clientHalfClosed = false
 
-    init(services: ProxyServices, pool: UpstreamConnectionPool) {
-        self.services = services
+    init(handle: ServicesHandle, pool: UpstreamConnectionPool) {
+        self.handle = handle
+        self.services = handle.services
         self.pool = pool
     }
 
@@ -143,6 +146,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private func receivedHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         headTimer?.cancel()
         guard case .awaitingHead = state else { return }
+        services = handle.services
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
         guard let target = PathNormalizer.normalize(head.uri), Self.hasValidHost(head) else {
             let exchange = Exchange(

@@ -4,7 +4,7 @@ import NIOPosix
 
 /// The client-facing listener: one HTTP/1.1 pipeline per connection, upstream pools per event loop.
 struct ProxyServer {
-    let services: ProxyServices
+    let services: ServicesHandle
     let upstream: UpstreamConnectionPool.Target
     let maxHeaderBytes: Int
 
@@ -41,7 +41,7 @@ struct ProxyServer {
                         withDecoderLimitConfiguration: limits)
                     try sync.addHandler(IdleStateHandler(readTimeout: ClientConnectionHandler.headTimeout))
                     try sync.addHandler(HTTPRequestErrorHandler())
-                    try sync.addHandler(ClientConnectionHandler(services: services, pool: pool.value))
+                    try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value))
                 }
             }
             .bind(host: host, port: port)

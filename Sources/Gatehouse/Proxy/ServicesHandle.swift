@@ -1,0 +1,22 @@
+import Atomics
+
+/// The `ProxyServices` new requests start with. A reload swaps in new ones atomically; each
+/// request reads them once, at its head, and keeps them to its end.
+final class ServicesHandle: Sendable {
+    final class Box: AtomicReference, Sendable {
+        let services: ProxyServices
+        init(_ services: ProxyServices) { self.services = services }
+    }
+
+    private let current: ManagedAtomic<Box>
+
+    init(_ services: ProxyServices) {
+        current = ManagedAtomic(Box(services))
+    }
+
+    var services: ProxyServices { current.load(ordering: .acquiring).services }
+
+    func replace(_ services: ProxyServices) {
+        current.store(Box(services), ordering: .releasing)
+    }
+}
