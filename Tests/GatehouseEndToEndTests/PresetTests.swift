@@ -240,6 +240,30 @@ struct PresetTests {
         }
     }
 
+    // MARK: Per-provider headers
+
+    @Test func providerHeadersOverrideAndExtendTheGlobalMap() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, jwks in
+            Self.google(&configuration, jwks)
+            configuration.providers[0].headers = [
+                HeaderMapping(name: "X-Auth-Email", claimPath: "alt_email"), HeaderMapping(name: "X-Auth-Domain", claimPath: "hd"),
+            ]
+            var apple = ProviderSettings(name: "apple", type: .apple)
+            apple.audiences = ["com.example.app"]
+            apple.jwksURI = jwks.jwksURL
+            configuration.providers.append(apple)
+        }) { (env: TestEnvironment) async throws in
+            let google = Self.googleToken(extra: ["alt_email": .string("ada@work.example"), "hd": .string("work.example")])
+            #expect(try await env.request("/x", token: google).status == 200)
+            #expect(env.upstream.last?.value("x-auth-email") == "ada@work.example")
+            #expect(env.upstream.last?.value("x-auth-domain") == "work.example")
+            // The other provider keeps the global map.
+            #expect(try await env.request("/x", token: Self.appleToken(["email_verified": .bool(true)])).status == 200)
+            #expect(env.upstream.last?.value("x-auth-email") == "x7@privaterelay.appleid.com")
+            #expect(env.upstream.last?.value("x-auth-domain") == nil)
+        }
+    }
+
     // MARK: Cognito userinfo
 
     @Test func cognitoUserinfoEnrichesAccessTokensOnceForManyRequests() async throws {
