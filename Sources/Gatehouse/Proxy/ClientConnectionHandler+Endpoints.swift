@@ -8,15 +8,16 @@ extension ClientConnectionHandler {
     func startEndpoint(
         _ path: String, head: HTTPRequestHead, requestID: String, token: BearerToken, context: ChannelHandlerContext
     ) {
-        services.metrics.request(routeAuth: "none", outcome: .endpoint)
         let request = UpstreamRequestHead.Request(
             head: head, target: NormalizedTarget.root, requestID: requestID, clientIP: clientIP, scheme: services.scheme, isWebSocket: false)
         let plain = Exchange(request: request, rule: RouteRule.defaultRule, token: token.presentedToken, startedAt: .now())
         guard let endpoint = OwnEndpoint(path: path) else {
+            services.metrics.request(routeAuth: "none", outcome: .endpoint)
             answer(plain, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), context: context)
             return
         }
         guard endpoint.allows(head.method) else {
+            services.metrics.request(routeAuth: "none", outcome: .endpoint)
             var response = LocalResponse.json(.methodNotAllowed, "{\"error\":\"method_not_allowed\"}")
             response.headers.add(name: "Allow", value: endpoint.allowHeader)
             answer(plain, response, context: context)
@@ -29,6 +30,7 @@ extension ClientConnectionHandler {
             let method = head.headers.first(name: "x-forwarded-method") ?? head.headers.first(name: "x-original-method") ?? "GET"
             let uri = head.headers.first(name: "x-forwarded-uri") ?? head.headers.first(name: "x-original-uri") ?? "/"
             guard let target = PathNormalizer.normalize(uri) else {
+                services.metrics.request(routeAuth: "none", outcome: .badRequest)
                 answer(plain, LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), context: context)
                 return
             }
@@ -44,7 +46,9 @@ extension ClientConnectionHandler {
     }
 
     /// The request passed: answer it here.
+    /// Rejections are counted (and logged) like any other; answered ones count as `endpoint`.
     func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ exchange: Exchange, context: ChannelHandlerContext) {
+        services.metrics.request(routeAuth: "none", outcome: .endpoint)
         let now = Int64(Date().timeIntervalSince1970)
         switch (endpoint, admission) {
         case (.check, _):
