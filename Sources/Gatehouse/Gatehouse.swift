@@ -83,6 +83,11 @@ public final class Gatehouse: Service, Sendable {
             })
     }
 
+    /// Why `start()` could not start, in words for the operator.
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
     /// The bound client-port address (after `start()`).
     public var proxyAddress: SocketAddress? { running.withLockedValue { $0?.proxy.localAddress } }
     /// The bound admin-port address (after `start()`).
@@ -103,7 +108,12 @@ public final class Gatehouse: Service, Sendable {
             tls: isTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil)
         let server = ProxyServer(services: handle, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes)
         let listen = configuration.listen.address
-        let (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)
+        let (proxy, quiesce, pools): (any Channel, ConnectionDrainer, [NIOLoopBound<UpstreamConnectionPool>])
+        do {
+            (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)
+        } catch {
+            throw StartError(description: "cannot listen on \(listen) ([listen] address): \(error)")
+        }
         let admin: any Channel
         do {
             admin = try await AdminServer.bind(
@@ -111,7 +121,7 @@ public final class Gatehouse: Service, Sendable {
                 keyStore: keyStore, metrics: metrics)
         } catch {
             try? await proxy.close()
-            throw error
+            throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")
         }
         running.withLockedValue { $0 = Running(proxy: proxy, admin: admin, quiesce: quiesce, pools: pools) }
         logger.info("gatehouse listening", metadata: [
