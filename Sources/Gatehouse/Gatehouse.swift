@@ -97,6 +97,7 @@ public final class Gatehouse: Service, Sendable {
     public func start() async throws {
         let configuration = self.configuration
         let providers = keyStore.providers
+        let tls = try Self.serverTLS(configuration.listen)
         let handle = ServicesHandle(makeServices(activeConfiguration.withLockedValue { $0 }))
         servicesHandle.withLockedValue { $0 = handle }
         let upstreamURL = configuration.upstream.url
@@ -106,7 +107,8 @@ public final class Gatehouse: Service, Sendable {
             port: upstreamURL.port ?? (isTLS ? 443 : 80),
             connectTimeout: TimeAmount(configuration.upstream.connectTimeout),
             tls: isTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil)
-        let server = ProxyServer(services: handle, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes)
+        let server = ProxyServer(
+            services: handle, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes, tls: tls)
         let listen = configuration.listen.address
         let (proxy, quiesce, pools): (any Channel, ConnectionDrainer, [NIOLoopBound<UpstreamConnectionPool>])
         do {
@@ -156,9 +158,23 @@ public final class Gatehouse: Service, Sendable {
             metrics: metrics,
             responseTimeout: TimeAmount(configuration.upstream.timeout),
             verification: configuration.verification,
-            scheme: "http",
+            scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
             retryAfterSeconds: 5,
             logger: logger)
+    }
+
+    /// `[listen] tls_cert` / `tls_key`: TLS on the client port (HTTP/1.1 only).
+    private static func serverTLS(_ listen: ListenSettings) throws -> NIOSSLContext? {
+        guard let certificatePath = listen.tlsCertificatePath, let keyPath = listen.tlsKeyPath else { return nil }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map(NIOSSLCertificateSource.certificate)
+            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+            tls.applicationProtocols = ["http/1.1"]
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw StartError(description: "cannot load [listen] tls_cert \(certificatePath) / tls_key \(keyPath): \(error)")
+        }
     }
 
     /// Cognito userinfo enrichment when any provider has `userinfo = true`.

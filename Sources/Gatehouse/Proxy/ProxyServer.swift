@@ -1,12 +1,15 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The client-facing listener: one HTTP/1.1 pipeline per connection, upstream pools per event loop.
 struct ProxyServer {
     let services: ServicesHandle
     let upstream: UpstreamConnectionPool.Target
     let maxHeaderBytes: Int
+    /// TLS on the client port, when configured.
+    let tls: NIOSSLContext?
 
     /// Binds and returns the server channel, the quiescing helper that drains it, and the pools to close.
     func bind(host: String, port: Int, group: any EventLoopGroup) async throws -> (any Channel, ConnectionDrainer, [NIOLoopBound<UpstreamConnectionPool>]) {
@@ -19,6 +22,7 @@ struct ProxyServer {
             return limits
         }()
         let services = self.services
+        let tls = self.tls
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -36,6 +40,7 @@ struct ProxyServer {
                         throw ChannelError.ioOnClosedChannel
                     }
                     let sync = channel.pipeline.syncOperations
+                    if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
                         withDecoderLimitConfiguration: limits)

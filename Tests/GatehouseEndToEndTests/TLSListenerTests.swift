@@ -1,0 +1,55 @@
+import AsyncHTTPClient
+import Foundation
+@testable import Gatehouse
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Testing
+
+/// `[listen] tls_cert` / `tls_key`: the client port speaks TLS, with a certificate made for the test.
+@Suite(.serialized)
+struct TLSListenerTests {
+    /// A self-signed certificate for 127.0.0.1 from the openssl command line (Debian's, on every machine here).
+    static func makeCertificate(in directory: String) throws -> (certificate: String, key: String) {
+        let certificate = directory + "/tls.crt"
+        let key = directory + "/tls.key"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate,
+        ]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        return (certificate, key)
+    }
+
+    @Test func clientPortServesTLSAndTellsTheUpstream() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try Self.makeCertificate(in: directory)
+        try await TestEnvironment.run(configure: { configuration, _ in
+            configuration.listen.tlsCertificatePath = files.certificate
+            configuration.listen.tlsKeyPath = files.key
+        }) { (env: TestEnvironment) async throws in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(files.certificate))
+            let client = HTTPClient(
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                configuration: HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow))
+            var request = HTTPClientRequest(url: "https://127.0.0.1:\(env.port)/v1/orders")
+            request.headers.add(name: "Authorization", value: "Bearer \(TestSigner.ec.token(claims: Claims.valid()))")
+            let response = try await client.execute(request, timeout: .seconds(10))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            try await client.shutdown()
+            #expect(response.status == .ok)
+            #expect(env.upstream.last?.value("x-forwarded-proto") == "https")
+            // Plain HTTP on the TLS port is not served.
+            #expect(RawHTTP.statuses(RawHTTP.exchange(port: env.port, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", timeout: .seconds(1))).isEmpty)
+        }
+    }
+}
