@@ -23,6 +23,9 @@ public final class Gatehouse: Service, Sendable {
     /// The configuration in force (the one given at start, or the last good reload).
     private let activeConfiguration: NIOLockedValueBox<Configuration>
     private let configurationPath: String?
+    /// The client port's TLS context: new connections take the current one, so a SIGHUP can
+    /// swap in renewed certificates without dropping any connection.
+    private let serverTLS = NIOLockedValueBox<NIOSSLContext?>(nil)
     private let failureLog: FailureLog
     private let httpClient: HTTPClient
     private let group: any EventLoopGroup
@@ -97,7 +100,9 @@ public final class Gatehouse: Service, Sendable {
     public func start() async throws {
         let configuration = self.configuration
         let providers = keyStore.providers
-        let tls = try Self.serverTLS(configuration.listen)
+        let initialTLS = try Self.serverTLS(configuration.listen)
+        serverTLS.withLockedValue { $0 = initialTLS }
+        let tls = initialTLS == nil ? nil : serverTLS
         let handle = ServicesHandle(makeServices(activeConfiguration.withLockedValue { $0 }))
         servicesHandle.withLockedValue { $0 = handle }
         let upstreamURL = configuration.upstream.url
@@ -161,6 +166,16 @@ public final class Gatehouse: Service, Sendable {
             scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
             retryAfterSeconds: 5,
             logger: logger)
+    }
+
+    /// Re-reads the certificate and key files (renewed in place); a pair that does not load keeps the old one.
+    private func reloadCertificates(_ listen: ListenSettings) {
+        guard serverTLS.withLockedValue({ $0 }) != nil else { return }
+        do {
+            if let context = try Self.serverTLS(listen) { serverTLS.withLockedValue { $0 = context } }
+        } catch {
+            logger.error("reload: TLS certificate not replaced", metadata: ["gatehouse.error": "\(error)"])
+        }
     }
 
     /// `[listen] tls_cert` / `tls_key`: TLS on the client port (HTTP/1.1 only).
@@ -270,6 +285,7 @@ public final class Gatehouse: Service, Sendable {
         applied.revocation = old.revocation
         activeConfiguration.withLockedValue { $0 = applied }
         servicesHandle.withLockedValue { $0 }?.replace(makeServices(applied))
+        reloadCertificates(old.listen)
         if !needRestart.isEmpty {
             logger.warning("reload: these changes need a restart", metadata: ["gatehouse.sections": "\(needRestart.joined(separator: ", "))"])
         }

@@ -27,6 +27,27 @@ struct TLSListenerTests {
         return (certificate, key)
     }
 
+    /// One request over a new connection that trusts only `certificates`.
+    static func status(port: Int, trusting certificates: [NIOSSLCertificate], timeout: TimeAmount = .seconds(5)) async throws -> UInt {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(certificates)
+        let client = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow))
+        var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)/v1/orders")
+        request.headers.add(name: "Authorization", value: "Bearer \(TestSigner.ec.token(claims: Claims.valid()))")
+        let result: Result<UInt, any Error>
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            _ = try await response.body.collect(upTo: 1 << 20)
+            result = .success(response.status.code)
+        } catch {
+            result = .failure(error)
+        }
+        try await client.shutdown()
+        return try result.get()
+    }
+
     @Test func clientPortServesTLSAndTellsTheUpstream() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -36,20 +57,17 @@ struct TLSListenerTests {
             configuration.listen.tlsCertificatePath = files.certificate
             configuration.listen.tlsKeyPath = files.key
         }) { (env: TestEnvironment) async throws in
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(files.certificate))
-            let client = HTTPClient(
-                eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-                configuration: HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow))
-            var request = HTTPClientRequest(url: "https://127.0.0.1:\(env.port)/v1/orders")
-            request.headers.add(name: "Authorization", value: "Bearer \(TestSigner.ec.token(claims: Claims.valid()))")
-            let response = try await client.execute(request, timeout: .seconds(10))
-            _ = try await response.body.collect(upTo: 1 << 20)
-            try await client.shutdown()
-            #expect(response.status == .ok)
+            let first = try NIOSSLCertificate.fromPEMFile(files.certificate)
+            #expect(try await Self.status(port: env.port, trusting: first) == 200)
             #expect(env.upstream.last?.value("x-forwarded-proto") == "https")
             // Plain HTTP on the TLS port is not served.
             #expect(RawHTTP.statuses(RawHTTP.exchange(port: env.port, "GET / HTTP/1.1\r\nHost: a\r\n\r\n", timeout: .seconds(1))).isEmpty)
+            // Renewed in place, then reloaded (SIGHUP): new connections present the new certificate.
+            _ = try Self.makeCertificate(in: directory)
+            let renewed = try NIOSSLCertificate.fromPEMFile(files.certificate)
+            env.gatehouse.reload(env.gatehouse.configuration)
+            #expect(try await Self.status(port: env.port, trusting: renewed) == 200)
+            #expect((try? await Self.status(port: env.port, trusting: first, timeout: .seconds(1))) == nil)
         }
     }
 }

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -8,8 +9,8 @@ struct ProxyServer {
     let services: ServicesHandle
     let upstream: UpstreamConnectionPool.Target
     let maxHeaderBytes: Int
-    /// TLS on the client port, when configured.
-    let tls: NIOSSLContext?
+    /// TLS on the client port, when configured; read for each new connection (SIGHUP may replace it).
+    let tls: NIOLockedValueBox<NIOSSLContext?>?
 
     /// Binds and returns the server channel, the quiescing helper that drains it, and the pools to close.
     func bind(host: String, port: Int, group: any EventLoopGroup) async throws -> (any Channel, ConnectionDrainer, [NIOLoopBound<UpstreamConnectionPool>]) {
@@ -40,7 +41,7 @@ struct ProxyServer {
                         throw ChannelError.ioOnClosedChannel
                     }
                     let sync = channel.pipeline.syncOperations
-                    if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+                    if let context = tls?.withLockedValue({ $0 }) { try sync.addHandler(NIOSSLServerHandler(context: context)) }
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
                         withDecoderLimitConfiguration: limits)
