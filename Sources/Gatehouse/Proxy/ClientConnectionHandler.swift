@@ -159,17 +159,17 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             answer(exchange, response, context: context)
             return
         }
-        let rule = services.routes.match(method: head.method.rawValue, path: target.path)
         let token = BearerToken.extract(
             from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
-        let exchange = Exchange(
-            request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
-                           isWebSocket: Self.isWebSocketUpgrade(head)),
-            rule: rule, token: token.presentedToken, startedAt: .now())
         if OwnEndpoint.isOwn(target.path) {
             startEndpoint(target.path, head: head, requestID: requestID, token: token, context: context)
             return
         }
+        let rule = services.routes.match(method: head.method.rawValue, path: target.path)
+        let exchange = Exchange(
+            request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
+                           isWebSocket: Self.isWebSocketUpgrade(head)),
+            rule: rule, token: token.presentedToken, startedAt: .now())
         let now = Int64(Date().timeIntervalSince1970)
         decided(services.gatekeeper.decide(head, path: target.path, rule: rule, token: token, now: now, on: context.eventLoop),
                 exchange, context: context)
