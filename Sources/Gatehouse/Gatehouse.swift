@@ -14,13 +14,14 @@ import UnixSignals
 /// As a `Service` it starts, serves until graceful shutdown, then stops accepting and drains
 /// in-flight requests for up to `drain_timeout`. Tests use `start()` / `runBackgroundWork()` / `stop()`.
 public final class Gatehouse: Service, Sendable {
-    public let configuration: Configuration
+    /// The configuration in force: the one given at start, or the last reload applied to it
+    /// (restart-only sections keep their starting values, so listeners and keys never disagree with it).
+    public var configuration: Configuration { activeConfiguration.withLockedValue { $0 } }
     public let metrics: GatehouseMetrics
     let keyStore: KeyStore
     let revocations = RevocationList()
     /// The services new requests use (after `start()`); a reload swaps them, requests in flight keep theirs.
     private let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
-    /// The configuration in force (the one given at start, or the last good reload).
     private let activeConfiguration: NIOLockedValueBox<Configuration>
     private let configurationPath: String?
     /// The client port's TLS context: new connections take the current one, so a SIGHUP can
@@ -49,7 +50,6 @@ public final class Gatehouse: Service, Sendable {
         failureLog destination: FailureLogDestination? = nil,
         configurationPath: String? = nil
     ) throws {
-        self.configuration = configuration
         self.activeConfiguration = NIOLockedValueBox(configuration)
         self.configurationPath = configurationPath
         self.group = eventLoopGroup
@@ -103,7 +103,7 @@ public final class Gatehouse: Service, Sendable {
         let initialTLS = try Self.serverTLS(configuration.listen)
         serverTLS.withLockedValue { $0 = initialTLS }
         let tls = initialTLS == nil ? nil : serverTLS
-        let handle = ServicesHandle(makeServices(activeConfiguration.withLockedValue { $0 }))
+        let handle = ServicesHandle(makeServices(configuration))
         servicesHandle.withLockedValue { $0 = handle }
         let upstreamURL = configuration.upstream.url
         let isTLS = upstreamURL.scheme == "https"
@@ -261,7 +261,7 @@ public final class Gatehouse: Service, Sendable {
     /// address, providers and keys, logs, revocation store), which keep their running values.
     @discardableResult
     public func reload(_ new: Configuration) -> [String] {
-        let old = activeConfiguration.withLockedValue { $0 }
+        let old = configuration
         var needRestart: [String] = []
         if new.listen != old.listen { needRestart.append("[listen]") }
         if new.admin != old.admin { needRestart.append("[admin]") }
