@@ -1,60 +1,303 @@
 #!/usr/bin/env bash
-# Gatehouse benchmark: runs the upstream, the reference proxies and Gatehouse side by side on this
-# machine and prints requests/s, p50, p99 and each contender's ratio to a plain nginx proxy.
+# Gatehouse benchmark: runs an upstream, the reference proxies and Gatehouse side by side on this
+# machine and prints requests/s, p50, p99 and each contender's ratio to a plain nginx proxy, then
+# checks the result against the performance targets.
 #
-#   bench/run.sh                 # every scenario, 10 s each
-#   DURATION=5s bench/run.sh     # shorter
+#   bench/run.sh                          # everything, 10 s per measurement
+#   DURATION=5s bench/run.sh              # shorter
+#   SKIP_BUILD=1 bench/run.sh             # use the existing .build-release/release/gatehouse
+#   CONTENDERS="nginx gatehouse" bench/run.sh   # a subset (targets that need a missing one: n/a)
 #
-# CPU layout (2 cores): wrk and the upstream nginx on CPU 0, the contender alone on CPU 1.
-# Scenarios: a = one valid RS256 token repeated; b = a different valid token per request
-# (verified-token cache misses: real signature checks); c = invalid tokens (401 path, failure log on).
+# CPU layout (2 cores): wrk, curl, the upstream nginx (and its TLS JWKS copy) and the upload sink on
+# CPU 0; the contender alone on CPU 1, one contender at a time. Every contender gets the same token
+# and the same JWKS (one RSA-2048 key, RS256 tokens minted by bench/mint.py).
+#
+# Contenders:
+#   direct    wrk straight at the upstream: no proxy, the ceiling.
+#   nginx     nginx as a plain reverse proxy, no auth: the ceiling for one proxy hop.
+#   openidc   Apache + mod_auth_openidc as an OAuth 2.0 resource server (AuthType oauth20), verifying
+#             the RS256 bearer JWT against the JWKS (fetched over https from a self-signed TLS copy),
+#             requiring iss and aud like Gatehouse does, claims passed upstream as OIDC_CLAIM_* headers.
+#   gatehouse the release build.
+#
+# Scenarios (50 keep-alive connections unless said otherwise):
+#   a  one valid token repeated
+#   b  a different valid token on every request (pool of 20000: the verified-token cache misses)
+#   c  invalid tokens (wrong signature): the 401 path, with the failure log on. nginx has no auth:
+#      its row is the plain forward of the same requests (200s), labelled as such.
+#   d  100 MiB uploads (POST, Content-Length, streamed) to bench/sink.py, which reads every byte
+#      before it answers: MiB/s, and the contender's RSS growth during the uploads.
+#   e  RSS idle (after start, after the warm-up) and with 1000 concurrent keep-alive connections
+#      (wrk -c 1000, each connection sending one request per second: bench/idle.lua).
+# Ratios "vs nginx" are to nginx in the same scenario (same wrk script, so the same client cost).
+#
+# Output: a table and the target checks on stdout, the same as Markdown in bench/out/summary.md,
+# raw numbers in bench/out/results.tsv, wrk outputs and server logs in bench/out/.
+# Exit status: 0 when every run behaved (targets missed or not), 1 when something misbehaved.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+
+# --- settings ------------------------------------------------------------------------------------
 OUT=${OUT:-$ROOT/bench/out}
-DURATION=${DURATION:-10s}
+DURATION=${DURATION:-10s}                 # each wrk measurement (scenarios a, b, c)
+WARMUP=${WARMUP:-2s}                      # a wrk run before each measurement, not counted
 CONNECTIONS=${CONNECTIONS:-50}
+IDLE_CONNECTIONS=${IDLE_CONNECTIONS:-1000}  # scenario e
+IDLE_DURATION=${IDLE_DURATION:-5s}
+UPLOAD_MIB=${UPLOAD_MIB:-100}             # scenario d: body size
+UPLOAD_MIN=${UPLOAD_MIN:-2}               # at least this many uploads per contender...
+UPLOAD_MAX=${UPLOAD_MAX:-50}              # ...at most this many...
+UPLOAD_SECONDS=${UPLOAD_SECONDS:-}        # ...repeated for this long (default: DURATION)
+POOL_SIZE=${POOL_SIZE:-20000}             # scenario b: distinct valid tokens (> the 10000-entry cache)
+CONTENDERS=${CONTENDERS:-direct nginx openidc gatehouse}
 UPSTREAM_PORT=18081; NGINX_PORT=18082; GATEHOUSE_PORT=18083; ADMIN_PORT=18084
+SINK_PORT=18085; APACHE_PORT=18086; JWKS_TLS_PORT=18443
 ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
-
-need() { command -v "$1" >/dev/null 2>&1; }
-if ! need nginx || ! need wrk; then
-  echo "installing nginx and wrk from Debian" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx wrk >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-
-echo "building gatehouse (release)" >&2
-swift build -c release --product gatehouse --scratch-path .build-release >/dev/null
 GATEHOUSE=$ROOT/.build-release/release/gatehouse
+APACHE=/usr/sbin/apache2
+OPENIDC_SO=/usr/lib/apache2/modules/mod_auth_openidc.so
+RESULTS=$OUT/results.tsv
+PROBLEMS=0                                # runs that did not behave (reported, exit 1 at the end)
 
-rm -rf "$OUT"; mkdir -p "$OUT/www"
-python3 bench/mint.py "$OUT" "$ISSUER" "$AUDIENCE" 20000
-cp "$OUT/jwks.json" "$OUT/www/jwks.json"
+# --- helpers -------------------------------------------------------------------------------------
+die() {
+  printf '\n*** BENCHMARK ABORTED: %s\n\n' "$*" >&2
+  exit 1
+}
+warn() {
+  printf '*** WARNING: %s\n' "$*" >&2
+  PROBLEMS=$((PROBLEMS + 1))
+}
+need() { command -v "$1" >/dev/null 2>&1; }
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$RESULTS"; }   # contender scenario key value
 
-cat > "$OUT/upstream.conf" <<CONF
+# "10s", "2m", "500ms" -> whole seconds (at least 1)
+seconds_of() {
+  awk -v d="$1" 'BEGIN { v = d + 0; if (d ~ /ms$/) v /= 1000; else if (d ~ /m$/) v *= 60;
+    else if (d ~ /h$/) v *= 3600; v = int(v + 0.5); print (v < 1 ? 1 : v) }'
+}
+
+# HTTP status of one request: http_code URL [curl args...]
+http_code() {
+  local url=$1; shift
+  curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@" "$url" || true
+}
+
+# wait_http URL LOG [curl args...]: waits until URL answers anything over HTTP; dies with LOG's
+# tail if it does not within 10 s.
+wait_http() {
+  local url=$1 log=$2
+  shift 2
+  for _ in $(seq 100); do
+    [[ $(http_code "$url" "$@") != 000 ]] && return 0
+    sleep 0.1
+  done
+  tail -n 20 "$log" >&2 || true
+  die "$url did not come up (log: $log)"
+}
+
+# --- processes -----------------------------------------------------------------------------------
+PIDS=()            # every background process this script started, killed on exit
+CONTENDER_PID=""   # the running contender's main process (nginx master, apache parent, gatehouse)
+UPLOAD_FILE=""
+
+start_bg() {  # start_bg LOG CMD...: runs CMD in the background, appends its pid to PIDS, sets LAST_PID
+  local log=$1; shift
+  "$@" >>"$log" 2>&1 &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+}
+stop_pid() {
+  local pid=$1 keep=() p
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  for p in "${PIDS[@]}"; do [[ $p == "$pid" ]] || keep+=("$p"); done
+  PIDS=("${keep[@]}")
+}
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [[ -n $UPLOAD_FILE ]]; then rm -f "$UPLOAD_FILE"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# RSS in KiB of a process and its children (nginx master + worker, apache parent + children).
+tree_rss_kib() {
+  local total=0 pid kb
+  for pid in "$1" $(pgrep -P "$1" || true); do
+    kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+    total=$((total + ${kb:-0}))
+  done
+  echo "$total"
+}
+# Background sampler: writes the peak tree RSS of ROOT seen so far (KiB) to FILE every 50 ms.
+sample_peak_rss() {
+  local root=$1 file=$2 peak=0 now
+  while :; do
+    now=$(tree_rss_kib "$root")
+    if ((now > peak)); then peak=$now; echo "$peak" >"$file"; fi
+    sleep 0.05
+  done
+}
+established() {  # number of established TCP connections to local PORT
+  ss -Htn state established "( sport = :$1 )" | wc -l
+}
+
+# --- setup ---------------------------------------------------------------------------------------
+install_missing() {
+  local missing=()
+  need nginx || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+  need wrk || missing+=(wrk)
+  [[ -x $APACHE ]] || missing+=(apache2)
+  [[ -f $OPENIDC_SO ]] || missing+=(libapache2-mod-auth-openidc)
+  need curl || missing+=(curl)
+  need openssl || missing+=(openssl)
+  need ss || missing+=(iproute2)
+  need pgrep || missing+=(procps)
+  need taskset || missing+=(util-linux)
+  if ((${#missing[@]})); then
+    echo "installing from Debian: ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  python3 -c 'import cryptography' 2>/dev/null ||
+    die "python3 needs the 'cryptography' package for bench/mint.py (pip install cryptography)"
+}
+
+build_gatehouse() {
+  if [[ ${SKIP_BUILD:-0} == 1 ]]; then
+    echo "SKIP_BUILD=1: using the existing $GATEHOUSE" >&2
+  else
+    echo "building gatehouse (release)" >&2
+    swift build -c release --product gatehouse --scratch-path .build-release >/dev/null
+  fi
+  [[ -x $GATEHOUSE ]] || die "no release binary at $GATEHOUSE"
+}
+
+check_ports_free() {
+  local port
+  for port in $UPSTREAM_PORT $NGINX_PORT $GATEHOUSE_PORT $ADMIN_PORT $SINK_PORT $APACHE_PORT $JWKS_TLS_PORT; do
+    [[ -z $(ss -Htln "( sport = :$port )") ]] || die "port $port is already in use (a previous run still alive?)"
+  done
+}
+
+# Tokens, JWKS, the self-signed certificate of the TLS JWKS copy, the upload body.
+make_material() {
+  rm -rf "$OUT"
+  mkdir -p "$OUT/www" "$OUT/apache-run"
+  : >"$RESULTS"
+  python3 bench/mint.py "$OUT" "$ISSUER" "$AUDIENCE" "$POOL_SIZE"
+  cp "$OUT/jwks.json" "$OUT/www/jwks.json"
+  TOKEN=$(cat "$OUT/token")
+  BAD_TOKEN=$(head -n 1 "$OUT/bad-tokens")
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+    -keyout "$OUT/jwks-tls.key" -out "$OUT/jwks-tls.crt" 2>/dev/null
+  UPLOAD_FILE=$(mktemp "${TMPDIR:-/tmp}/gatehouse-bench-upload.XXXXXX")
+  truncate -s "${UPLOAD_MIB}M" "$UPLOAD_FILE"   # sparse zeros: reading it costs no disk I/O
+}
+
+write_configs() {
+  # The upstream (CPU 0): a small 200 for everything; /whoami echoes the identity header a contender
+  # added (Gatehouse's X-Auth-Subject, mod_auth_openidc's OIDC_CLAIM_sub) so the checks can see the
+  # claims arrive; the JWKS over http (Gatehouse) and over https with a self-signed cert (openidc).
+  cat >"$OUT/upstream.conf" <<CONF
 worker_processes 1; daemon off; pid $OUT/upstream.pid; error_log $OUT/upstream-error.log;
-events { worker_connections 4096; }
-http { access_log off;
+events { worker_connections 8192; }
+http { access_log off; client_max_body_size 0; underscores_in_headers on;
   server { listen 127.0.0.1:$UPSTREAM_PORT; keepalive_requests 1000000;
     location = /jwks.json { root $OUT/www; default_type application/json; }
-    location / { return 200 "ok\n"; } } }
+    location = /whoami { return 200 "sub=\$http_x_auth_subject\$http_oidc_claim_sub\n"; }
+    location / { return 200 "ok\n"; } }
+  server { listen 127.0.0.1:$JWKS_TLS_PORT ssl;
+    ssl_certificate $OUT/jwks-tls.crt; ssl_certificate_key $OUT/jwks-tls.key;
+    location = /jwks.json { root $OUT/www; default_type application/json; } } }
 CONF
-cat > "$OUT/proxy.conf" <<CONF
+
+  # nginx, plain reverse proxy (CPU 1). /upload streams to the sink: proxy_request_buffering off.
+  cat >"$OUT/proxy.conf" <<CONF
 worker_processes 1; daemon off; pid $OUT/proxy.pid; error_log $OUT/proxy-error.log;
-events { worker_connections 4096; }
+events { worker_connections 8192; }
 http { access_log off;
   upstream backend { server 127.0.0.1:$UPSTREAM_PORT; keepalive 64; }
+  upstream sink { server 127.0.0.1:$SINK_PORT; keepalive 8; }
   server { listen 127.0.0.1:$NGINX_PORT; keepalive_requests 1000000;
-    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; } } }
+    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; }
+    location /upload { proxy_pass http://sink; proxy_http_version 1.1; proxy_set_header Connection "";
+      client_max_body_size 0; proxy_request_buffering off; } } }
 CONF
-cat > "$OUT/gatehouse.toml" <<CONF
+
+  # Apache + mod_auth_openidc (CPU 1). MPM choice: mpm_event with ONE child process
+  # (StartServers/ServerLimit 1) of 256 threads. That is the closest to "one core, one process" that
+  # stays fair: the event MPM parks idle keep-alive connections in its listener thread, so with
+  # AsyncRequestWorkerFactor 4 the one process accepts 256 + 4 x idle threads (> 1000) connections,
+  # and 256 threads are far more than one CPU can keep busy. prefork would need 1000 processes for
+  # scenario e. The parent (root) only supervises; RSS is the sum of parent and child.
+  # OAuth 2.0 resource server mode: every request's JWT is verified locally against the JWKS
+  # (mod_auth_openidc caches the JWKS, not verified tokens, in this mode). iss and aud are required
+  # like Gatehouse requires them. No access log (like nginx); the error log at "warn" records each
+  # rejected token (mod_auth_openidc logs it at "error"): the counterpart of Gatehouse's failure log.
+  cat >"$OUT/apache.conf" <<CONF
+ServerRoot /usr/lib/apache2
+DefaultRuntimeDir $OUT/apache-run
+PidFile $OUT/apache-run/apache.pid
+ServerName 127.0.0.1
+Listen 127.0.0.1:$APACHE_PORT
+User www-data
+Group www-data
+ErrorLog $OUT/apache-error.log
+LogLevel warn
+LoadModule mpm_event_module modules/mod_mpm_event.so
+LoadModule authn_core_module modules/mod_authn_core.so
+LoadModule authz_core_module modules/mod_authz_core.so
+LoadModule authz_user_module modules/mod_authz_user.so
+LoadModule proxy_module modules/mod_proxy.so
+LoadModule proxy_http_module modules/mod_proxy_http.so
+LoadModule auth_openidc_module modules/mod_auth_openidc.so
+StartServers 1
+ServerLimit 1
+ThreadLimit 256
+ThreadsPerChild 256
+MaxRequestWorkers 256
+MinSpareThreads 1
+MaxSpareThreads 256
+AsyncRequestWorkerFactor 4
+MaxConnectionsPerChild 0
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 75
+LimitRequestBody 0
+OIDCOAuthVerifyJwksUri https://127.0.0.1:$JWKS_TLS_PORT/jwks.json
+OIDCOAuthSSLValidateServer Off
+OIDCOAuthRemoteUserClaim sub
+OIDCPassClaimsAs headers
+<Location />
+  AuthType oauth20
+  <RequireAll>
+    Require valid-user
+    Require claim iss:$ISSUER
+    Require claim aud:$AUDIENCE
+  </RequireAll>
+  ProxyPass http://127.0.0.1:$UPSTREAM_PORT/
+</Location>
+<Location /upload>
+  ProxyPass http://127.0.0.1:$SINK_PORT/upload
+</Location>
+CONF
+
+  # Gatehouse (CPU 1): one config for a, b, c, e and one whose upstream is the sink, for d.
+  local upstream
+  for upstream in "gatehouse:$UPSTREAM_PORT" "gatehouse-upload:$SINK_PORT"; do
+    cat >"$OUT/${upstream%%:*}.toml" <<CONF
 [listen]
 address = "127.0.0.1:$GATEHOUSE_PORT"
 [admin]
 address = "127.0.0.1:$ADMIN_PORT"
 [upstream]
-url = "http://127.0.0.1:$UPSTREAM_PORT"
+url = "http://127.0.0.1:${upstream##*:}"
+timeout = "300s"
 [failure_log]
 path = "$OUT/failures.log"
 [[provider]]
@@ -64,50 +307,284 @@ issuer = "$ISSUER"
 jwks_uri = "http://127.0.0.1:$UPSTREAM_PORT/jwks.json"
 audiences = ["$AUDIENCE"]
 CONF
-
-PIDS=()
-cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
-
-taskset -c 0 "$NGINX" -c "$OUT/upstream.conf" -p "$OUT" & PIDS+=($!)
-sleep 0.5
-
-# run NAME PORT SCENARIO -> prints one result line "NAME SCENARIO rps p50 p99"
-run_wrk() {
-  local name=$1 port=$2 scenario=$3 args=()
-  case $scenario in
-    a) args=(-H "Authorization: Bearer $(cat "$OUT/token")") ;;
-    b) args=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
-    c) args=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
-  esac
-  taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d2s "${args[@]}" "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
-  local text
-  text=$(taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "${args[@]}" "http://127.0.0.1:$port/")
-  echo "$text" > "$OUT/wrk-$name-$scenario.txt"
-  local rps p50 p99 non2xx
-  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$text")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$text")
-  p99=$(awk '$1=="99%" {print $2}' <<<"$text")
-  non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$text")
-  printf "%-10s %-3s %10s %10s %10s %s\n" "$name" "$scenario" "$rps" "$p50" "$p99" "${non2xx:+non-2xx=$non2xx}"
+  done
 }
 
-RESULTS=$OUT/results.txt; : > "$RESULTS"
-printf "%-10s %-3s %10s %10s %10s\n" contender sc req/s p50 p99
-run_wrk direct $UPSTREAM_PORT a | tee -a "$RESULTS"
+record_versions() {
+  record meta - date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+  record meta - duration "$DURATION"
+  record meta - connections "$CONNECTIONS"
+  record meta - cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) x $(nproc)"
+  record meta - gatehouse "$("$GATEHOUSE" --version 2>&1 | head -n 1)"
+  record meta - nginx "$(nginx -v 2>&1 | sed 's/^nginx version: //')"
+  record meta - apache "$("$APACHE" -v | awk -F': *' '/^Server version/ { print $2 }')"
+  record meta - mod_auth_openidc "$(dpkg-query -W -f '${Version}' libapache2-mod-auth-openidc 2>/dev/null || echo '?')"
+  record meta - wrk "$(wrk -v 2>&1 | awk 'NR == 1 { print $2 }')"
+}
 
-taskset -c 1 "$NGINX" -c "$OUT/proxy.conf" -p "$OUT" & PIDS+=($!)
-sleep 0.5
-run_wrk nginx $NGINX_PORT a | tee -a "$RESULTS"
-kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true
+# --- contenders ----------------------------------------------------------------------------------
+port_of() {
+  case $1 in
+    direct) echo "$UPSTREAM_PORT" ;; nginx) echo "$NGINX_PORT" ;;
+    openidc) echo "$APACHE_PORT" ;; gatehouse) echo "$GATEHOUSE_PORT" ;;
+  esac
+}
+log_of() {  # where a contender's complaints go
+  case $1 in
+    direct) echo "$OUT/upstream-error.log" ;; nginx) echo "$OUT/proxy-error.log" ;;
+    openidc) echo "$OUT/apache-error.log" ;; gatehouse) echo "$OUT/gatehouse.log" ;;
+  esac
+}
+upload_port_of() { if [[ $1 == direct ]]; then echo "$SINK_PORT"; else port_of "$1"; fi; }
+authenticates() { [[ $1 == openidc || $1 == gatehouse ]]; }
 
-taskset -c 1 "$GATEHOUSE" serve --config "$OUT/gatehouse.toml" 2>"$OUT/gatehouse.log" & PIDS+=($!)
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$ADMIN_PORT/readyz" >/dev/null && break; sleep 0.1; done
-echo "gatehouse RSS idle: $(ps -o rss= -p "${PIDS[-1]}") KiB" | tee -a "$RESULTS"
-for scenario in a b c; do run_wrk gatehouse $GATEHOUSE_PORT $scenario | tee -a "$RESULTS"; done
-echo "gatehouse RSS after load: $(ps -o rss= -p "${PIDS[-1]}") KiB" | tee -a "$RESULTS"
+# start_contender NAME MODE (MODE: main = scenarios a b c e, upload = scenario d), pinned to CPU 1
+start_contender() {
+  local name=$1 mode=$2
+  CONTENDER_PID=""
+  case $name in
+    direct) return 0 ;;
+    nginx) start_bg "$OUT/proxy.out" taskset -c 1 nginx -c "$OUT/proxy.conf" -p "$OUT" ;;
+    openidc) start_bg "$OUT/apache.out" taskset -c 1 "$APACHE" -f "$OUT/apache.conf" -DFOREGROUND ;;
+    gatehouse)
+      local config=$OUT/gatehouse.toml
+      [[ $mode == upload ]] && config=$OUT/gatehouse-upload.toml
+      start_bg "$OUT/gatehouse.log" taskset -c 1 "$GATEHOUSE" serve --config "$config"
+      for _ in $(seq 100); do
+        [[ $(http_code "http://127.0.0.1:$ADMIN_PORT/readyz") == 200 ]] && break
+        sleep 0.1
+      done
+      ;;
+  esac
+  CONTENDER_PID=$LAST_PID
+  wait_http "http://127.0.0.1:$(port_of "$name")/" "$(log_of "$name")"
+  kill -0 "$CONTENDER_PID" 2>/dev/null || die "$name exited right after start"
+}
+stop_contender() {
+  if [[ -n $CONTENDER_PID ]]; then stop_pid "$CONTENDER_PID"; fi
+  CONTENDER_PID=""
+}
 
-nginx_rps=$(awk '$1=="nginx" && $2=="a" {print $3}' "$RESULTS")
-echo
-echo "ratios to the nginx proxy (scenario a, $nginx_rps req/s):"
-awk -v base="$nginx_rps" '$1=="gatehouse" && $2 ~ /^[abc]$/ {printf "  gatehouse %s: %.2fx\n", $2, $3/base}' "$RESULTS"
+# expect NAME WHAT GOT WANT: aborts the run when a contender does not behave
+expect() {
+  [[ $3 == "$4" ]] || die "$1: $2: got '$3', expected '$4'"
+  printf '  ok  %-10s %-46s %s\n' "$1" "$2" "$3"
+}
+
+# Before measuring: an authenticating contender must answer 401 without a token, with a token of
+# the wrong signature and with garbage, 200 with the valid token, and pass the claims upstream; a
+# plain one must forward everything. MODE upload checks the upload route instead.
+check_contender() {
+  local name=$1 mode=$2 port url
+  local valid=(-H "Authorization: Bearer $TOKEN") bad=(-H "Authorization: Bearer $BAD_TOKEN")
+  if [[ $mode == main ]]; then
+    port=$(port_of "$name"); url=http://127.0.0.1:$port
+    if authenticates "$name"; then
+      expect "$name" "no token -> 401" "$(http_code "$url/")" 401
+      expect "$name" "wrong-signature token -> 401" "$(http_code "$url/" "${bad[@]}")" 401
+      expect "$name" "garbage token -> 401" "$(http_code "$url/" -H 'Authorization: Bearer abc.def.ghi')" 401
+      expect "$name" "valid token -> 200" "$(http_code "$url/" "${valid[@]}")" 200
+      expect "$name" "claims reach the upstream (/whoami)" "$(curl -s --max-time 10 "${valid[@]}" "$url/whoami")" "sub=user-0"
+    else
+      expect "$name" "no token -> 200 (no auth)" "$(http_code "$url/")" 200
+      expect "$name" "wrong-signature token -> 200 (no auth)" "$(http_code "$url/" "${bad[@]}")" 200
+      expect "$name" "valid token -> 200" "$(http_code "$url/" "${valid[@]}")" 200
+    fi
+  else
+    port=$(upload_port_of "$name"); url=http://127.0.0.1:$port/upload
+    local post=(-X POST -H 'Expect:' --data-binary 'hello')
+    if authenticates "$name"; then
+      expect "$name" "upload without a token -> 401" "$(http_code "$url" "${post[@]}")" 401
+    fi
+    expect "$name" "small upload with the valid token -> 200" "$(http_code "$url" "${post[@]}" "${valid[@]}")" 200
+  fi
+}
+
+# --- measurements --------------------------------------------------------------------------------
+# ms from a wrk latency ("612.00us", "1.50ms", "1.02s", "1.10m")
+WRK_MS='function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0;
+  if (v ~ /m$/) return v * 60000; return v * 1000 }'
+
+wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS for pool.lua)
+  case $1 in
+    a) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
+    b) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
+    c) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
+  esac
+}
+
+warm_up() {  # warm_up NAME SCENARIO
+  wrk_args "$2"
+  taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" "${WRK_ARGS[@]}" "http://127.0.0.1:$(port_of "$1")/" >/dev/null 2>&1 || true
+}
+
+# run_wrk NAME SCENARIO: one measurement; records rps, p50, p99, and whether the statuses were right
+run_wrk() {
+  local name=$1 scenario=$2 text file=$OUT/wrk-$1-$2.txt
+  wrk_args "$scenario"
+  text=$(taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "${WRK_ARGS[@]}" "http://127.0.0.1:$(port_of "$name")/")
+  echo "$text" >"$file"
+  local rps p50 p99 requests non2xx errors
+  rps=$(awk '/^Requests\/sec/ { print $2 }' <<<"$text")
+  p50=$(awk "$WRK_MS"' $1 == "50%" { print ms($2) }' <<<"$text")
+  p99=$(awk "$WRK_MS"' $1 == "99%" { print ms($2) }' <<<"$text")
+  requests=$(awk '/ requests in / { print $1 }' <<<"$text")
+  non2xx=$(awk '/Non-2xx or 3xx responses/ { print $NF }' <<<"$text")
+  errors=$(awk '/Socket errors/ { sub(/^ *Socket errors: */, ""); print }' <<<"$text")
+  non2xx=${non2xx:-0}
+  [[ -n $rps && -n $p50 && -n $p99 && -n $requests ]] || die "$name $scenario: cannot parse wrk output ($file)"
+  record "$name" "$scenario" rps "$rps"
+  record "$name" "$scenario" p50_ms "$p50"
+  record "$name" "$scenario" p99_ms "$p99"
+  record "$name" "$scenario" requests "$requests"
+  record "$name" "$scenario" non2xx "$non2xx"
+  if [[ -n $errors ]]; then record "$name" "$scenario" socket_errors "$errors"; fi
+  # What the statuses must be: all 2xx, except the 401 path of an authenticating contender.
+  local want=0
+  if authenticates "$name" && [[ $scenario == c ]]; then want=$requests; fi
+  if [[ $non2xx != "$want" ]]; then
+    record "$name" "$scenario" invalid "$non2xx non-2xx of $requests (expected $want)"
+    warn "$name scenario $scenario: $non2xx non-2xx responses of $requests, expected $want ($file)"
+  fi
+  printf '  %-10s %s  %10s req/s  p50 %8s ms  p99 %8s ms  non-2xx %s%s\n' \
+    "$name" "$scenario" "$rps" "$p50" "$p99" "$non2xx" "${errors:+  socket errors: $errors}"
+}
+
+# Scenario e: IDLE_CONNECTIONS keep-alive connections, each sending a request per second; samples
+# the contender's RSS and its count of established connections while wrk runs.
+run_idle_connections() {
+  local name=$1 port file=$OUT/wrk-$1-e.txt peak=0 conns=0 now n
+  port=$(port_of "$name")
+  taskset -c 0 wrk -t1 -c"$IDLE_CONNECTIONS" -d"$IDLE_DURATION" --timeout 10s -s bench/idle.lua \
+    -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$port/" >"$file" 2>&1 &
+  local wrk_pid=$!
+  PIDS+=("$wrk_pid")
+  while kill -0 "$wrk_pid" 2>/dev/null; do
+    now=$(tree_rss_kib "$CONTENDER_PID"); ((now > peak)) && peak=$now
+    n=$(established "$port"); ((n > conns)) && conns=$n
+    sleep 0.2
+  done
+  stop_pid "$wrk_pid"
+  local rps non2xx
+  rps=$(awk '/^Requests\/sec/ { print $2 }' "$file")
+  non2xx=$(awk '/Non-2xx or 3xx responses/ { print $NF }' "$file")
+  record "$name" e rss_conns_kib "$peak"
+  record "$name" e conns "$conns"
+  record "$name" e rps "${rps:-0}"
+  if ((conns < IDLE_CONNECTIONS * 95 / 100)); then
+    record "$name" e invalid "only $conns of $IDLE_CONNECTIONS connections were open"
+    warn "$name scenario e: only $conns of $IDLE_CONNECTIONS connections were open ($file)"
+  fi
+  if [[ -n $non2xx ]]; then
+    record "$name" e invalid "$non2xx non-2xx responses"
+    warn "$name scenario e: $non2xx non-2xx responses ($file)"
+  fi
+  printf '  %-10s e  RSS %6d KiB with %d connections open (%s req/s)\n' "$name" "$peak" "$conns" "${rps:-?}"
+}
+
+# Scenario d: UPLOAD_MIB uploads, one after another, for UPLOAD_SECONDS (at least UPLOAD_MIN, at most
+# UPLOAD_MAX); throughput = bytes / the sum of curl's total times; RSS growth = peak - before.
+run_uploads() {
+  local name=$1 url base=0 peak_file=$OUT/rss-peak-$1-d sampler="" count=0 seconds=0 code_time
+  url=http://127.0.0.1:$(upload_port_of "$name")/upload
+  if [[ -n $CONTENDER_PID ]]; then
+    base=$(tree_rss_kib "$CONTENDER_PID")
+    echo "$base" >"$peak_file"
+    sample_peak_rss "$CONTENDER_PID" "$peak_file" &
+    sampler=$!
+    PIDS+=("$sampler")
+    taskset -pc 0 "$sampler" >/dev/null
+  fi
+  local started=$EPOCHREALTIME limit
+  limit=$(seconds_of "${UPLOAD_SECONDS:-$DURATION}")
+  while ((count < UPLOAD_MAX)); do
+    code_time=$(taskset -c 0 curl -sS -o /dev/null -w '%{http_code} %{time_total}' --max-time 300 \
+      -X POST -H 'Expect:' -H 'Content-Type: application/octet-stream' \
+      -H "Authorization: Bearer $TOKEN" -T "$UPLOAD_FILE" "$url" 2>>"$OUT/curl-upload.log") || true
+    if [[ ${code_time%% *} != 200 ]]; then
+      record "$name" d invalid "upload $((count + 1)) failed: ${code_time:-no answer}"
+      warn "$name scenario d: upload $((count + 1)) failed: '${code_time:-no answer}'"
+      break
+    fi
+    count=$((count + 1))
+    seconds=$(awk -v a="$seconds" -v b="${code_time#* }" 'BEGIN { print a + b }')
+    if ((count >= UPLOAD_MIN)) && awk -v s="$started" -v n="$EPOCHREALTIME" -v l="$limit" 'BEGIN { exit !(n - s >= l) }'; then
+      break
+    fi
+  done
+  if [[ -n $sampler ]]; then stop_pid "$sampler"; fi
+  local mibs=0 growth=""
+  ((count > 0)) && mibs=$(awk -v n="$count" -v m="$UPLOAD_MIB" -v s="$seconds" 'BEGIN { printf "%.1f", n * m / s }')
+  record "$name" d mibs "$mibs"
+  record "$name" d uploads "$count"
+  if [[ -n $sampler ]]; then
+    local peak
+    peak=$(cat "$peak_file")
+    growth=$((peak - base))
+    record "$name" d rss_before_kib "$base"
+    record "$name" d rss_peak_kib "$peak"
+    record "$name" d rss_growth_kib "$growth"
+  fi
+  printf '  %-10s d  %8s MiB/s over %d uploads of %d MiB%s\n' "$name" "$mibs" "$count" "$UPLOAD_MIB" \
+    "${growth:+, RSS +$growth KiB (from $base KiB)}"
+}
+
+# Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d.
+bench_contender() {
+  local name=$1 scenario
+  echo "== $name" >&2
+  start_contender "$name" main
+  if [[ -n $CONTENDER_PID ]]; then record "$name" e rss_start_kib "$(tree_rss_kib "$CONTENDER_PID")"; fi
+  check_contender "$name" main
+  for scenario in a b c; do
+    warm_up "$name" "$scenario"
+    if [[ $scenario == a && -n $CONTENDER_PID ]]; then
+      sleep 0.5   # let the warm-up's connections close: idle again
+      record "$name" e rss_warm_kib "$(tree_rss_kib "$CONTENDER_PID")"
+    fi
+    run_wrk "$name" "$scenario"
+  done
+  if [[ -n $CONTENDER_PID ]]; then run_idle_connections "$name"; fi
+  stop_contender
+
+  start_contender "$name" upload
+  check_contender "$name" upload
+  run_uploads "$name"
+  stop_contender
+}
+
+# --- main ----------------------------------------------------------------------------------------
+main() {
+  install_missing
+  build_gatehouse
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+  (($(ulimit -n) >= 2 * IDLE_CONNECTIONS + 200)) || die "ulimit -n is $(ulimit -n): too low for $IDLE_CONNECTIONS connections"
+  check_ports_free
+  make_material
+  write_configs
+  record_versions
+  nginx -t -c "$OUT/upstream.conf" -p "$OUT" >/dev/null 2>&1 || die "upstream nginx config: $(nginx -t -c "$OUT/upstream.conf" -p "$OUT" 2>&1)"
+  "$APACHE" -t -f "$OUT/apache.conf" >/dev/null 2>&1 || die "apache config: $("$APACHE" -t -f "$OUT/apache.conf" 2>&1)"
+
+  start_bg "$OUT/upstream.out" taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT"
+  start_bg "$OUT/sink.out" taskset -c 0 python3 bench/sink.py "$SINK_PORT"
+  wait_http "http://127.0.0.1:$UPSTREAM_PORT/" "$OUT/upstream-error.log"
+  wait_http "https://127.0.0.1:$JWKS_TLS_PORT/jwks.json" "$OUT/upstream-error.log" --insecure
+  for _ in $(seq 50); do [[ -n $(ss -Htln "( sport = :$SINK_PORT )") ]] && break; sleep 0.1; done
+
+  local name
+  for name in $CONTENDERS; do
+    case $name in direct | nginx | openidc | gatehouse) ;; *) die "unknown contender '$name'" ;; esac
+    bench_contender "$name"
+  done
+
+  echo
+  python3 bench/summarize.py "$RESULTS" "$OUT/summary.md"
+  echo "(Markdown: $OUT/summary.md; raw numbers: $RESULTS)"
+  if ((PROBLEMS)); then
+    echo "*** $PROBLEMS run(s) did not behave: see the warnings above and the notes in the table" >&2
+    exit 1
+  fi
+}
+
+main "$@"

@@ -19,7 +19,7 @@ public final class Gatehouse: Service, Sendable {
     public var configuration: Configuration { activeConfiguration.withLockedValue { $0 } }
     public let metrics: GatehouseMetrics
     let keyStore: KeyStore
-    let revocations = RevocationList()
+    let revocations: RevocationService
     /// The services new requests use (after `start()`); a reload swaps them, requests in flight keep theirs.
     private let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
     private let activeConfiguration: NIOLockedValueBox<Configuration>
@@ -72,6 +72,13 @@ public final class Gatehouse: Service, Sendable {
         clientConfiguration.timeout = .init(
             connect: TimeAmount(configuration.jwks.fetchTimeout), read: TimeAmount(configuration.jwks.fetchTimeout))
         self.httpClient = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: clientConfiguration, backgroundActivityLogger: logger)
+        do {
+            self.revocations = RevocationService(
+                store: try (configuration.revocation ?? RevocationSettings()).makeStore(logger: logger), logger: logger)
+        } catch {
+            try? httpClient.syncShutdown()
+            throw StartError(description: "\(error)")
+        }
         let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
         self.keyStore = KeyStore(
             providers: providers,
@@ -125,7 +132,7 @@ public final class Gatehouse: Service, Sendable {
         do {
             admin = try await AdminServer.bind(
                 host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
-                keyStore: keyStore, metrics: metrics)
+                keyStore: keyStore, revocations: revocations, metrics: metrics)
         } catch {
             try? await proxy.close()
             throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")
@@ -150,7 +157,7 @@ public final class Gatehouse: Service, Sendable {
         return ProxyServices(
             gatekeeper: Gatekeeper(
                 routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher(),
-                revocations: revocations),
+                revocations: revocations.list),
             routes: routes,
             upstreamHead: UpstreamRequestHead(
                 identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
@@ -160,6 +167,9 @@ public final class Gatehouse: Service, Sendable {
                 tokenHeaderName: configuration.verification.tokenHeader),
             failureLog: failureLog,
             revocations: revocations,
+            tokenRevoker: ProviderTokenRevoker(
+                endpoints: ProviderTokenRevoker.endpoints(for: configuration.providers), client: httpClient,
+                timeout: configuration.jwks.fetchTimeout, logger: logger),
             metrics: metrics,
             responseTimeout: TimeAmount(configuration.upstream.timeout),
             verification: configuration.verification,
@@ -201,12 +211,14 @@ public final class Gatehouse: Service, Sendable {
             capacity: max(configuration.verification.cacheSize, 1000), logger: logger)
     }
 
-    /// Fetches and refreshes keys, and writes the failure log's once-a-second summaries, until cancelled.
+    /// Fetches and refreshes keys, follows the revocation store, and writes the failure log's
+    /// once-a-second summaries, until cancelled.
     public func runBackgroundWork() async {
         let refresher = KeyRefresher(keyStore: keyStore, eventLoopGroup: group, minRefresh: configuration.jwks.minRefresh)
         let failureLog = self.failureLog
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await refresher.run() }
+            group.addTask { await self.revocations.run() }
             group.addTask {
                 while (try? await Task.sleep(for: .seconds(1))) != nil { failureLog.flushSuppressed() }
             }

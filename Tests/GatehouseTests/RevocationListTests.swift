@@ -8,30 +8,84 @@ struct RevocationListTests {
         return VerifiedIdentity(providerIndex: 0, providerName: "p", claims: claims, encodedPayload: "", keyID: nil, expiry: expiry)
     }
 
+    private func revokeToken(_ list: RevocationList, _ identity: VerifiedIdentity, token: Substring, now: Int64) {
+        list.apply(RevocationList.tokenRevocation(identity, token: token), now: now)
+    }
+
     @Test func revokedTokenIsRecognizedByJTIOrDigest() {
         let list = RevocationList()
         #expect(!list.isRevoked(identity(jti: "a"), token: "t1"))
-        list.revokeToken(identity(jti: "a"), token: "t1", now: 100)
+        revokeToken(list, identity(jti: "a"), token: "t1", now: 100)
         #expect(list.isRevoked(identity(jti: "a"), token: "another-encoding"))
         #expect(!list.isRevoked(identity(jti: "b"), token: "t1"))
-        list.revokeToken(identity(), token: "t2", now: 100)
+        revokeToken(list, identity(), token: "t2", now: 100)
         #expect(list.isRevoked(identity(), token: "t2"))
         #expect(!list.isRevoked(identity(), token: "t3"))
     }
 
-    @Test func subjectRevocationCoversOnlyEarlierTokensOfThatSubject() {
+    @Test func subjectRevocationCoversOnlyEarlierTokensOfThatSubject() throws {
         let list = RevocationList()
-        list.revokeSubject(identity(), now: 2000)
+        list.apply(try #require(RevocationList.subjectRevocation(identity(), now: 2000)), now: 2000)
         #expect(list.isRevoked(identity(iat: 1999), token: "x"))
         #expect(!list.isRevoked(identity(iat: 2000), token: "x"))
         #expect(!list.isRevoked(identity(subject: "u2", iat: 1), token: "x"))
     }
 
+    @Test func aSubjectKeepsItsLatestCutOffWhateverTheOrderEntriesArrive() {
+        let list = RevocationList()
+        list.apply(.subject(provider: "p", subject: "u1", issuedBefore: 3000), now: 100)
+        list.apply(.subject(provider: "p", subject: "u1", issuedBefore: 2000), now: 100)  // an older notification, late
+        #expect(list.isRevoked(identity(iat: 2500), token: "x"))
+    }
+
     @Test func expiredEntriesArePrunedOnTheNextWrite() {
         let list = RevocationList()
-        list.revokeToken(identity(jti: "old", expiry: 150), token: "t", now: 100)
-        list.revokeToken(identity(jti: "new"), token: "t", now: 200)
+        revokeToken(list, identity(jti: "old", expiry: 150), token: "t", now: 100)
+        revokeToken(list, identity(jti: "new"), token: "t", now: 200)
         #expect(!list.isRevoked(identity(jti: "old", expiry: 150), token: "t"))
         #expect(list.isRevoked(identity(jti: "new"), token: "t"))
+        #expect(list.snapshot.tokens.count == 1)
+    }
+
+    @Test func alreadyExpiredEntriesFromAStoreAreNotKept() {
+        let list = RevocationList()
+        list.apply([.token(key: "jti:gone", expiresAt: 50), .token(key: "jti:live", expiresAt: 500)], now: 100)
+        #expect(list.snapshot.tokens == ["jti:live": 500])
+    }
+
+    @Test func notificationPayloadsRoundTrip() {
+        let entries: [Revocation] = [
+            .token(key: "jti:abc", expiresAt: 1_700_000_000),
+            .subject(provider: "google", subject: "tab\there \"quoted\" ünïcode", issuedBefore: 1_700_000_001),
+        ]
+        for entry in entries {
+            #expect(Revocation(notificationPayload: entry.notificationPayload) == entry)
+        }
+        #expect(Revocation(notificationPayload: Revocation.reloadPayload) == nil)
+        #expect(Revocation(notificationPayload: "not json") == nil)
+        let huge = Revocation.token(key: String(repeating: "k", count: 9000), expiresAt: 1)
+        #expect(huge.notificationPayload == Revocation.reloadPayload)
+    }
+
+    @Test func signOutBodiesCarryAnOptionalRefreshToken() throws {
+        #expect(try SignOutRequest(body: [], contentType: nil).refreshToken == nil)
+        #expect(try SignOutRequest(body: Array("refresh_token=a%2Bb+c&x=1".utf8), contentType: "application/x-www-form-urlencoded")
+            .refreshToken == "a+b c")
+        #expect(try SignOutRequest(body: Array(#"{"refresh_token":"r1"}"#.utf8), contentType: "application/json; charset=utf-8")
+            .refreshToken == "r1")
+        #expect(try SignOutRequest(body: Array("{}".utf8), contentType: "application/json").refreshToken == nil)
+        #expect(throws: SignOutRequest.Invalid.self) { try SignOutRequest(body: Array("{".utf8), contentType: "application/json") }
+        #expect(throws: SignOutRequest.Invalid.self) {
+            try SignOutRequest(body: Array(#"{"refresh_token":5}"#.utf8), contentType: "application/json")
+        }
+        #expect(throws: SignOutRequest.Invalid.self) { try SignOutRequest(body: Array("x".utf8), contentType: "text/plain") }
+        #expect(try SignOutRequest(body: Array("refresh_token=%zz".utf8), contentType: "application/x-www-form-urlencoded")
+            .refreshToken == nil)
+    }
+
+    @Test func formEncodingEscapesEverythingButUnreservedBytes() {
+        #expect(FormEncoding.encode("a b+c/é") == "a+b%2Bc%2F%C3%A9")
+        #expect(FormEncoding.value(named: "token", in: Array("a=1&token=x%20y".utf8)) == "x y")
+        #expect(FormEncoding.value(named: "token", in: Array("token=%4".utf8)) == nil)
     }
 }

@@ -186,3 +186,26 @@ public enum SecretSetting: Sendable, Equatable {
     case file(String)
     case environment(String)
 }
+
+extension SecretSetting {
+    struct ResolveError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// The secret's value: inline, the file's content (one trailing newline removed), or the variable's.
+    func resolve(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        switch self {
+        case .inline(let value):
+            return value
+        case .file(let path):
+            guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
+                throw ResolveError(description: "cannot read secret file \(path)")
+            }
+            if text.hasSuffix("\r\n") { text.removeLast(2) } else if text.hasSuffix("\n") { text.removeLast() }
+            return text
+        case .environment(let name):
+            guard let value = environment[name] else { throw ResolveError(description: "environment variable \(name) is not set") }
+            return value
+        }
+    }
+}

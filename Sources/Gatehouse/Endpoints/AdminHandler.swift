@@ -8,11 +8,13 @@ final class AdminHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let keyStore: KeyStore
+    private let revocations: RevocationService
     private let metrics: GatehouseMetrics
     private var requestHead: HTTPRequestHead?
 
-    init(keyStore: KeyStore, metrics: GatehouseMetrics) {
+    init(keyStore: KeyStore, revocations: RevocationService, metrics: GatehouseMetrics) {
         self.keyStore = keyStore
+        self.revocations = revocations
         self.metrics = metrics
     }
 
@@ -41,8 +43,11 @@ final class AdminHandler: ChannelInboundHandler {
             return (.ok, "text/plain", Array("ok\n".utf8))
         case "/readyz":
             let status = keyStore.status()
-            let ready = status.allSatisfy(\.usable)
-            return (ready ? .ok : .serviceUnavailable, "application/json", Array(Self.readiness(status, ready: ready).utf8))
+            let store = revocations.status
+            // Until the store has been read once this replica could admit tokens signed out before it started.
+            let ready = status.allSatisfy(\.usable) && store.loadedOnce
+            let body = Self.readiness(status, store: store, location: revocations.store.location, ready: ready)
+            return (ready ? .ok : .serviceUnavailable, "application/json", Array(body.utf8))
         case "/metrics":
             let body = metrics.exposition(keyStatus: keyStore.status(), now: Date().timeIntervalSince1970)
             return (.ok, "text/plain; version=0.0.4", body)
@@ -51,8 +56,9 @@ final class AdminHandler: ChannelInboundHandler {
         }
     }
 
-    /// `{"ready":false,"unavailable":["corp"],"providers":[{"name":…,"keys":…,"last_fetch":…,"last_error":…}]}`
-    static func readiness(_ status: [ProviderKeyStatus], ready: Bool) -> String {
+    /// `{"ready":false,"unavailable":["corp"],"providers":[{"name":…,"keys":…,"last_fetch":…,"last_error":…}],
+    /// "revocation_store":{"location":…,"connected":…,"loaded":…,"unsaved":…,"last_error":…}}`
+    static func readiness(_ status: [ProviderKeyStatus], store: RevocationService.StoreState, location: String, ready: Bool) -> String {
         let unavailable = status.filter { !$0.usable }.map { $0.provider.jsonQuoted }.joined(separator: ",")
         let providers = status.map { provider in
             let lastFetch = provider.lastFetch.map { FailureEvent.timestamp($0).jsonQuoted } ?? "null"
@@ -60,6 +66,8 @@ final class AdminHandler: ChannelInboundHandler {
             return "{\"name\":\(provider.provider.jsonQuoted),\"usable\":\(provider.usable),\"keys\":\(provider.keyCount),"
                 + "\"last_fetch\":\(lastFetch),\"last_error\":\(lastError)}"
         }.joined(separator: ",")
-        return "{\"ready\":\(ready),\"unavailable\":[\(unavailable)],\"providers\":[\(providers)]}"
+        let storeJSON = "{\"location\":\(location.jsonQuoted),\"connected\":\(store.connected),\"loaded\":\(store.loadedOnce),"
+            + "\"unsaved\":\(store.unsaved.count),\"last_error\":\(store.lastError.map { $0.jsonQuoted } ?? "null")}"
+        return "{\"ready\":\(ready),\"unavailable\":[\(unavailable)],\"providers\":[\(providers)],\"revocation_store\":\(storeJSON)}"
     }
 }

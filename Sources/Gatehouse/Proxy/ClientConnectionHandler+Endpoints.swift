@@ -49,7 +49,6 @@ extension ClientConnectionHandler {
     /// Rejections are counted (and logged) like any other; answered ones count as `endpoint`.
     func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ exchange: Exchange, context: ChannelHandlerContext) {
         services.metrics.request(routeAuth: "none", outcome: .endpoint)
-        let now = Int64(Date().timeIntervalSince1970)
         switch (endpoint, admission) {
         case (.check, _):
             var response = LocalResponse.json(.ok, "{\"allowed\":true}")
@@ -57,12 +56,8 @@ extension ClientConnectionHandler {
             answer(exchange, response, context: context)
         case (.userinfo, .verified(let identity)):
             answer(exchange, LocalResponse.json(.ok, Self.userinfoJSON(identity)), context: context)
-        case (.signout, .verified(let identity)):
-            if let token = exchange.token { services.revocations.revokeToken(identity, token: token, now: now) }
-            answer(exchange, LocalResponse.json(.ok, "{\"signed_out\":true}"), context: context)
-        case (.signoutEverywhere, .verified(let identity)):
-            services.revocations.revokeSubject(identity, now: now)
-            answer(exchange, LocalResponse.json(.ok, "{\"signed_out\":true,\"everywhere\":true}"), context: context)
+        case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):
+            startSignOut(endpoint, identity, exchange, context: context)
         case (.userinfo, _), (.signout, _), (.signoutEverywhere, _):
             // Their rule is `required`: only a verified identity gets here.
             answer(exchange, LocalResponse.json(.unauthorized, "{\"error\":\"invalid_token\"}"), context: context)

@@ -13,6 +13,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case awaitingHead
         /// Waiting on a JWKS refetch for an unknown `kid`.
         case deciding(Exchange)
+        /// A sign-out reading its (small) body, which may carry a refresh token for the provider.
+        case readingSignOut(OwnEndpoint, Exchange, VerifiedIdentity)
         /// Rejected or answered locally; the answer waits for the request's end (or the read burst's end).
         case answering(Exchange, LocalResponse)
         case connecting(Exchange)
@@ -78,7 +80,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             if let connection = exchange.connection { pool.discard(connection) }
         case .upgrading(let exchange):
             if let connection = exchange.connection { pool.discard(connection) }
-        case .awaitingHead, .discarding, .tunnelling:
+        case .awaitingHead, .discarding, .tunnelling, .readingSignOut:
             break
         }
         state = .discarding
@@ -106,7 +108,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .answering(let exchange, let response):
             // The request body goes on beyond this read: answer now and close rather than read it all.
             sendLocal(response, for: exchange, context: context)
-        case .awaitingHead:
+        case .awaitingHead, .readingSignOut:
             context.read()
         case .deciding, .connecting, .discarding, .upgrading, .tunnelling:
             break
@@ -182,6 +184,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .forwarding(let exchange):
             exchange.connection?.channel.write(HTTPClientRequestPart.body(.byteBuffer(buffer)), promise: nil)
             exchange.bodyForwarded = true
+        case .readingSignOut(_, let exchange, _):
+            exchange.bufferedBody.append(buffer)
+            if exchange.bufferedBody.reduce(0, { $0 + $1.readableBytes }) > SignOutRequest.maxBodyBytes, let context {
+                var response = LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}")
+                response.closeConnection = true
+                sendLocal(response, for: exchange, context: context)
+            }
         case .answering, .discarding, .awaitingHead, .upgrading, .tunnelling:
             break
         }
@@ -197,6 +206,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .answering(let exchange, let response):
             exchange.requestEnded = true
             sendLocal(response, for: exchange, context: context)
+        case .readingSignOut(let endpoint, let exchange, let identity):
+            exchange.requestEnded = true
+            signOut(endpoint, identity, exchange, context: context)
         case .discarding, .awaitingHead, .upgrading, .tunnelling:
             break
         }
@@ -261,7 +273,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func sendLocal(_ response: LocalResponse, for exchange: Exchange, context: ChannelHandlerContext) {
+    func sendLocal(_ response: LocalResponse, for exchange: Exchange, context: ChannelHandlerContext) {
         let keepAlive = exchange.requestEnded && exchange.clientKeepAlive && !response.closeConnection
         var headers = response.headers
         var body = context.channel.allocator.buffer(capacity: response.body.utf8.count)

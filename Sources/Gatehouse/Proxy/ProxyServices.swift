@@ -7,7 +7,10 @@ struct ProxyServices: Sendable {
     let routes: RouteTable
     let upstreamHead: UpstreamRequestHead
     let failureLog: FailureLog
-    let revocations: RevocationList
+    /// Sign-outs: applied here, written to the store, shared with the other replicas.
+    let revocations: RevocationService
+    /// Refresh tokens a sign-out carries are revoked at the provider too.
+    let tokenRevoker: ProviderTokenRevoker
     let metrics: GatehouseMetrics
     let responseTimeout: TimeAmount
     let verification: VerificationSettings

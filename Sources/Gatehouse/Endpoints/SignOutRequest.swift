@@ -1,0 +1,38 @@
+import Foundation
+
+/// What a sign-out's body may carry: the refresh token to revoke at the provider too.
+/// Form (`refresh_token=…`) or JSON (`{"refresh_token":"…"}`); an empty body is a plain sign-out.
+struct SignOutRequest: Equatable {
+    var refreshToken: String?
+
+    /// Larger bodies are answered 413: a sign-out carries one token.
+    static let maxBodyBytes = 16 << 10
+
+    struct Invalid: Error {
+        var detail: String
+    }
+
+    init(refreshToken: String?) {
+        self.refreshToken = refreshToken
+    }
+
+    init(body: [UInt8], contentType: String?) throws(Invalid) {
+        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard !body.isEmpty else { self.init(refreshToken: nil); return }
+        switch mediaType {
+        case "application/json":
+            guard case .object(let object)? = try? StrictJSON.parse(body) else { throw Invalid(detail: "body is not a JSON object") }
+            switch object["refresh_token"] {
+            case nil, .null?: self.init(refreshToken: nil)
+            case .string(let token)?: self.init(refreshToken: token.isEmpty ? nil : token)
+            default: throw Invalid(detail: "refresh_token must be a string")
+            }
+        case "application/x-www-form-urlencoded":
+            guard body.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw Invalid(detail: "form body is not URL-encoded ASCII") }
+            let token = FormEncoding.value(named: "refresh_token", in: body)
+            self.init(refreshToken: token?.isEmpty == false ? token : nil)
+        default:
+            throw Invalid(detail: "send application/x-www-form-urlencoded or application/json")
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import Atomics
+import Crypto
+import NIOConcurrencyHelpers
+
+/// Signed-out tokens and subjects, checked on every verified request (cached ones included).
+///
+/// The request path reads an immutable snapshot through one atomic load and skips all work while
+/// nothing is revoked. Whatever the store, this is where revocations take effect; the store makes
+/// them durable and tells the other replicas.
+final class RevocationList: Sendable {
+    struct Snapshot: Sendable {
+        /// Token key (its `jti`, or SHA-256 of the token) -> the token's `exp`.
+        var tokens: [String: Int64] = [:]
+        /// Provider + subject -> tokens issued before this time (Unix seconds) are revoked.
+        var subjects: [SubjectKey: Int64] = [:]
+        var isEmpty: Bool { tokens.isEmpty && subjects.isEmpty }
+    }
+
+    struct SubjectKey: Hashable, Sendable {
+        var provider: String
+        var subject: String
+    }
+
+    final class Box: AtomicReference, Sendable {
+        let snapshot: Snapshot
+        init(_ snapshot: Snapshot) { self.snapshot = snapshot }
+    }
+
+    private let current = ManagedAtomic(Box(Snapshot()))
+    /// Writers (sign-outs and store feeds, rare) serialize here and publish a new snapshot.
+    private let writeLock = NIOLock()
+
+    var snapshot: Snapshot { current.load(ordering: .acquiring).snapshot }
+
+    /// The key a token is revoked under: its `jti` when it has one, else a digest of the whole token.
+    static func tokenKey(_ identity: VerifiedIdentity, token: Substring) -> String {
+        if let jti = identity.claims["jti"]?.stringValue, !jti.isEmpty { return "jti:" + jti }
+        return "sha256:" + SHA256.hash(data: Array(token.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
+        let snapshot = current.load(ordering: .acquiring).snapshot
+        guard !snapshot.isEmpty else { return false }
+        if !snapshot.subjects.isEmpty, let subject = identity.subject,
+            let before = snapshot.subjects[SubjectKey(provider: identity.providerName, subject: subject)],
+            (identity.claims["iat"]?.integerValue ?? .min) < before
+        {
+            return true
+        }
+        return !snapshot.tokens.isEmpty && snapshot.tokens[Self.tokenKey(identity, token: token)] != nil
+    }
+
+    /// The entry that signs out the presented token until its `exp`.
+    static func tokenRevocation(_ identity: VerifiedIdentity, token: Substring) -> Revocation {
+        .token(key: tokenKey(identity, token: token), expiresAt: identity.expiry)
+    }
+
+    /// The entry that signs out every token of the subject issued before `now`; nil without a subject.
+    static func subjectRevocation(_ identity: VerifiedIdentity, now: Int64) -> Revocation? {
+        identity.subject.map { .subject(provider: identity.providerName, subject: $0, issuedBefore: now) }
+    }
+
+    /// Applies revocations (idempotent: a subject keeps its latest cut-off) and drops expired token entries.
+    func apply(_ revocations: some Sequence<Revocation>, now: Int64) {
+        writeLock.withLock {
+            var snapshot = current.load(ordering: .acquiring).snapshot
+            snapshot.tokens = snapshot.tokens.filter { $0.value > now }
+            for revocation in revocations where revocation.isLive(now: now) {
+                switch revocation {
+                case .token(let key, let expiresAt):
+                    snapshot.tokens[key] = max(snapshot.tokens[key] ?? .min, expiresAt)
+                case .subject(let provider, let subject, let issuedBefore):
+                    let key = SubjectKey(provider: provider, subject: subject)
+                    snapshot.subjects[key] = max(snapshot.subjects[key] ?? .min, issuedBefore)
+                }
+            }
+            current.store(Box(snapshot), ordering: .releasing)
+        }
+    }
+
+    func apply(_ revocation: Revocation, now: Int64) { apply(CollectionOfOne(revocation), now: now) }
+
+    /// Drops token entries whose tokens have expired (they would be rejected anyway).
+    func removeExpired(now: Int64) { apply(EmptyCollection(), now: now) }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Sign-outs and the store behind them.
+///
+/// A sign-out takes effect in this process at once (the `RevocationList` the gatekeeper reads);
+/// the store write follows, and the sign-out is answered when it has succeeded or failed. A write
+/// that failed is kept and written again after the next (re)connection: nothing is lost.
+/// `run()` keeps the store connected, applies what other replicas revoke, and deletes expired entries.
+final class RevocationService: Sendable {
+    let list = RevocationList()
+    let store: any RevocationStore
+    private let logger: Logger
+    private let state = NIOLockedValueBox(StoreState())
+    private let writes: AsyncStream<PendingWrite>
+    private let writesInput: AsyncStream<PendingWrite>.Continuation
+    /// How long a sign-out waits on the store before it is answered 503.
+    static let writeTimeout = Duration.seconds(2)
+    static let cleanupInterval = Duration.seconds(60)
+
+    struct StoreState: Sendable {
+        var connected = false
+        /// The store's contents have been read at least once: this replica knows every sign-out made before it started.
+        var loadedOnce = false
+        var lastError: String?
+        /// Revocations applied here that the store has not taken yet.
+        var unsaved: [Revocation] = []
+    }
+
+    private struct PendingWrite: Sendable {
+        var revocation: Revocation
+        var promise: EventLoopPromise<Void>
+    }
+
+    init(store: any RevocationStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+        (writes, writesInput) = AsyncStream.makeStream(of: PendingWrite.self)
+    }
+
+    var status: StoreState { state.withLockedValue { $0 } }
+
+    /// Applies the revocation here now; the future succeeds once the store holds it, fails if it could not.
+    func revoke(_ revocation: Revocation, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        list.apply(revocation, now: Self.now())
+        let promise = eventLoop.makePromise(of: Void.self)
+        if case .terminated = writesInput.yield(PendingWrite(revocation: revocation, promise: promise)) {
+            promise.fail(RevocationStoreError(description: "gatehouse is stopping"))
+        }
+        return promise.futureResult
+    }
+
+    /// Keeps the store followed (reconnecting with backoff), writes sign-outs, cleans up; until cancelled.
+    func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.followStore() }
+            group.addTask { await self.writeSignOuts() }
+            group.addTask { await self.cleanUp() }
+            await group.next()
+            group.cancelAll()
+        }
+        writesInput.finish()
+        for await pending in writes { pending.promise.fail(RevocationStoreError(description: "gatehouse is stopping")) }
+    }
+
+    private func followStore() async {
+        var backoff = Duration.milliseconds(250)
+        while !Task.isCancelled {
+            do {
+                try await store.follow { [self] event in
+                    switch event {
+                    case .loaded(let revocations):
+                        list.apply(revocations, now: Self.now())
+                        let wasConnected = state.withLockedValue { state in
+                            defer { state.connected = true; state.loadedOnce = true; state.lastError = nil }
+                            return state.connected
+                        }
+                        if !wasConnected {
+                            logger.notice("revocation store connected", metadata: [
+                                "gatehouse.store": "\(store.location)", "gatehouse.revocations": "\(revocations.count)",
+                            ])
+                        }
+                    case .received(let revocation):
+                        list.apply(revocation, now: Self.now())
+                    }
+                }
+                backoff = .milliseconds(250)
+            } catch is CancellationError {
+                break
+            } catch {
+                if Task.isCancelled { break }
+                let wasConnected = state.withLockedValue { state in
+                    defer { state.connected = false; state.lastError = "\(error)" }
+                    return state.connected
+                }
+                if wasConnected || backoff == .milliseconds(250) {
+                    logger.error("revocation store unavailable; judging on what is known, reconnecting", metadata: [
+                        "gatehouse.store": "\(store.location)", "gatehouse.error": "\(error)",
+                    ])
+                }
+            }
+            try? await Task.sleep(for: backoff)
+            backoff = min(backoff * 2, .seconds(5))
+        }
+    }
+
+    /// Sign-outs in the order they were made; each answered when the store has it or has failed.
+    private func writeSignOuts() async {
+        for await pending in writes {
+            do {
+                try await save(pending.revocation)
+                pending.promise.succeed()
+            } catch {
+                state.withLockedValue { $0.unsaved.append(pending.revocation) }
+                logger.error("revocation store write failed; applied on this replica only until it is retried", metadata: [
+                    "gatehouse.store": "\(store.location)", "gatehouse.error": "\(error)",
+                ])
+                pending.promise.fail(error)
+            }
+        }
+    }
+
+    /// Once a second: writes again what failed while the store was away. Once a minute: deletes expired entries.
+    private func cleanUp() async {
+        var sinceCleanup = Duration.zero
+        while (try? await Task.sleep(for: .seconds(1))) != nil {
+            let unsaved = state.withLockedValue { state -> [Revocation] in
+                guard state.connected else { return [] }
+                defer { state.unsaved = [] }
+                return state.unsaved
+            }
+            for (index, revocation) in unsaved.enumerated() {
+                do {
+                    try await save(revocation)
+                } catch {
+                    state.withLockedValue { $0.unsaved.append(contentsOf: unsaved[index...]) }
+                    break
+                }
+            }
+            sinceCleanup += .seconds(1)
+            if sinceCleanup >= Self.cleanupInterval {
+                sinceCleanup = .zero
+                let now = Self.now()
+                list.removeExpired(now: now)
+                if state.withLockedValue({ $0.connected }) { try? await store.deleteExpired(now: now) }
+            }
+        }
+    }
+
+    /// One store write, bounded by `writeTimeout` (a hung connection must not hold a sign-out).
+    private func save(_ revocation: Revocation) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.store.save(revocation) }
+            group.addTask {
+                try await Task.sleep(for: Self.writeTimeout)
+                throw RevocationStoreError(description: "the revocation store did not answer within \(Self.writeTimeout)")
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+}

@@ -1,0 +1,41 @@
+/// Where revocations outlive the process (`[revocation] store`), and how other replicas' reach this one.
+protocol RevocationStore: Sendable {
+    /// For logs and `/readyz`: `memory`, `sqlite:/path`, `postgres://host:port/db` (never a password).
+    var location: String { get }
+
+    /// Opens the store, then reports every stored revocation (`loaded`), then those other replicas
+    /// make (`received`) until the connection breaks (throws) or the task is cancelled.
+    /// Until it has called `loaded`, `save` may throw `RevocationStoreError.notConnected`.
+    func follow(_ event: @escaping @Sendable (RevocationFeedEvent) -> Void) async throws
+
+    /// Makes one revocation durable and, for a shared store, known to every replica.
+    func save(_ revocation: Revocation) async throws
+
+    /// Deletes entries that can no longer reject a token.
+    func deleteExpired(now: Int64) async throws
+}
+
+enum RevocationFeedEvent: Sendable {
+    /// Everything the store holds (at connection, and whenever a full re-read is asked for).
+    case loaded([Revocation])
+    /// One revocation made by a replica (this one's included: applying twice is harmless).
+    case received(Revocation)
+}
+
+struct RevocationStoreError: Error, CustomStringConvertible {
+    var description: String
+    static let notConnected = RevocationStoreError(description: "the revocation store is not connected")
+}
+
+/// `store = "memory"`: revocations last until the process stops.
+struct MemoryRevocationStore: RevocationStore {
+    var location: String { "memory" }
+
+    func follow(_ event: @escaping @Sendable (RevocationFeedEvent) -> Void) async throws {
+        event(.loaded([]))
+        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+    }
+
+    func save(_ revocation: Revocation) async throws {}
+    func deleteExpired(now: Int64) async throws {}
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Turns bench/run.sh's raw results into one table and the target checks, as Markdown.
+
+Usage: summarize.py RESULTS.tsv SUMMARY.md
+RESULTS.tsv has one "contender<TAB>scenario<TAB>key<TAB>value" line per number (contender "meta"
+for the run's settings and versions). Prints the summary and writes the same text to SUMMARY.md.
+"""
+import collections, sys
+
+results_path, summary_path = sys.argv[1], sys.argv[2]
+data = collections.defaultdict(dict)   # (contender, scenario) -> {key: value}
+meta = {}
+invalid = collections.defaultdict(list)
+with open(results_path) as f:
+    for line in f:
+        contender, scenario, key, value = line.rstrip("\n").split("\t", 3)
+        if contender == "meta":
+            meta[key] = value
+        elif key == "invalid":
+            invalid[(contender, scenario)].append(value)
+        else:
+            data[(contender, scenario)][key] = value
+
+CONTENDERS = ["direct", "nginx", "openidc", "gatehouse"]
+LABEL = {"direct": "direct (no proxy: ceiling)", "nginx": "nginx proxy, no auth",
+         "openidc": "Apache + mod_auth_openidc", "gatehouse": "gatehouse"}
+SCENARIO = {"a": "a: one valid token", "b": "b: new valid token per request",
+            "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads"}
+
+def num(contender, scenario, key):
+    value = data.get((contender, scenario), {}).get(key)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+def fmt_int(x):
+    return f"{x:,.0f}".replace(",", " ")
+
+def fmt_ms(x):
+    return "" if x is None else (f"{x:.2f} ms" if x < 10 else f"{x:.1f} ms" if x < 100 else f"{x:.0f} ms")
+
+def fmt_mib(kib):
+    return f"{kib / 1024:.1f} MiB"
+
+def ratio(x, base):
+    return f"{x / base:.2f}x" if x is not None and base else ""
+
+rows = []   # scenario, contender, result, p50, p99, vs nginx, notes
+
+for sc in "abc":
+    base = num("nginx", sc, "rps")
+    for c in CONTENDERS:
+        rps = num(c, sc, "rps")
+        if rps is None:
+            continue
+        label = LABEL[c]
+        notes = []
+        if sc == "c" and c in ("direct", "nginx"):
+            label += ": plain forward (200s; no 401 path)"
+        elif sc == "c":
+            notes.append("all non-2xx (401)" if num(c, sc, "non2xx") == num(c, sc, "requests") else "")
+        errors = data[(c, sc)].get("socket_errors")
+        if errors and any(part.split()[-1] != "0" for part in errors.split(",")):
+            notes.append(f"socket errors: {errors}")
+        notes += [f"INVALID: {m}" for m in invalid[(c, sc)]]
+        rows.append([SCENARIO[sc], label, f"{fmt_int(rps)} req/s", fmt_ms(num(c, sc, "p50_ms")),
+                     fmt_ms(num(c, sc, "p99_ms")), ratio(rps, base), "; ".join(n for n in notes if n)])
+
+base = num("nginx", "d", "mibs")
+for c in CONTENDERS:
+    mibs = num(c, "d", "mibs")
+    if mibs is None:
+        continue
+    notes = [f"{data[(c, 'd')].get('uploads', '?')} uploads"]
+    growth = num(c, "d", "rss_growth_kib")
+    if growth is not None:
+        notes.append(f"RSS growth {fmt_mib(growth)} (from {fmt_mib(num(c, 'd', 'rss_before_kib'))} "
+                     f"to {fmt_mib(num(c, 'd', 'rss_peak_kib'))})")
+    notes += [f"INVALID: {m}" for m in invalid[(c, "d")]]
+    rows.append([SCENARIO["d"], LABEL[c], f"{mibs:,.1f} MiB/s".replace(",", " "), "", "",
+                 ratio(mibs, base), "; ".join(notes)])
+
+for key, what in [("rss_start_kib", "e: RSS idle, after start"),
+                  ("rss_warm_kib", "e: RSS idle, after warm-up"),
+                  ("rss_conns_kib", "e: RSS, 1000 keep-alive conns")]:
+    base = num("nginx", "e", key)
+    for c in CONTENDERS:
+        kib = num(c, "e", key)
+        if kib is None:
+            continue
+        notes = []
+        if key == "rss_conns_kib":
+            notes.append(f"{data[(c, 'e')].get('conns', '?')} connections open, "
+                         f"{data[(c, 'e')].get('rps', '?')} req/s")
+            notes += [f"INVALID: {m}" for m in invalid[(c, "e")]]
+        rows.append([what, LABEL[c], fmt_mib(kib), "", "", ratio(kib, base), "; ".join(notes)])
+
+# --- targets (Gatehouse) --------------------------------------------------------------------------
+targets = []
+
+def target(text, ok, detail, *cells):
+    """ok: True/False, or None when a number is missing; cells: (contender, scenario) that must be valid."""
+    if ok is None:
+        verdict = "n/a"
+    elif any(invalid[cell] for cell in cells):
+        verdict = "INVALID RUN"
+    else:
+        verdict = "met" if ok else "NOT MET"
+    targets.append(f"- **{verdict}**: {text}: {detail}")
+
+def have(*xs):
+    return all(x is not None for x in xs)
+
+g, n, o = (num("gatehouse", "a", "rps"), num("nginx", "a", "rps"), num("openidc", "a", "rps"))
+target("(a) gatehouse >= 0.6x nginx req/s", g >= 0.6 * n if have(g, n) else None,
+       f"{g / n:.2f}x ({fmt_int(g)} vs {fmt_int(n)} req/s)" if have(g, n) else "missing",
+       ("gatehouse", "a"), ("nginx", "a"))
+target("(a) gatehouse >= 5x openidc req/s", g >= 5 * o if have(g, o) else None,
+       f"{g / o:.2f}x ({fmt_int(g)} vs {fmt_int(o)} req/s)" if have(g, o) else "missing",
+       ("gatehouse", "a"), ("openidc", "a"))
+gp, np_ = num("gatehouse", "a", "p99_ms"), num("nginx", "a", "p99_ms")
+target("(a) gatehouse p99 <= 2x nginx p99", gp <= 2 * np_ if have(gp, np_) else None,
+       f"{gp / np_:.2f}x ({fmt_ms(gp)} vs {fmt_ms(np_)})" if have(gp, np_) else "missing",
+       ("gatehouse", "a"), ("nginx", "a"))
+gb, nb = num("gatehouse", "b", "rps"), num("nginx", "b", "rps")
+target("(b) gatehouse >= 0.45x nginx req/s (nginx forwarding the same token pool)",
+       gb >= 0.45 * nb if have(gb, nb) else None,
+       f"{gb / nb:.2f}x ({fmt_int(gb)} vs {fmt_int(nb)} req/s)" if have(gb, nb) else "missing",
+       ("gatehouse", "b"), ("nginx", "b"))
+gc = num("gatehouse", "c", "rps")
+target("(c) gatehouse 401 path at least as fast as (a)", gc >= g if have(gc, g) else None,
+       f"{gc / g:.2f}x ({fmt_int(gc)} vs {fmt_int(g)} req/s)" if have(gc, g) else "missing",
+       ("gatehouse", "c"), ("gatehouse", "a"))
+gd, nd = num("gatehouse", "d", "mibs"), num("nginx", "d", "mibs")
+target("(d) gatehouse upload throughput >= 0.8x nginx", gd >= 0.8 * nd if have(gd, nd) else None,
+       f"{gd / nd:.2f}x ({gd:.1f} vs {nd:.1f} MiB/s)" if have(gd, nd) else "missing",
+       ("gatehouse", "d"), ("nginx", "d"))
+growth = num("gatehouse", "d", "rss_growth_kib")
+target("(d) gatehouse RSS growth during uploads < 32 MiB",
+       growth < 32 * 1024 if have(growth) else None,
+       fmt_mib(growth) if have(growth) else "missing", ("gatehouse", "d"))
+idle = [x for x in (num("gatehouse", "e", "rss_start_kib"), num("gatehouse", "e", "rss_warm_kib")) if x is not None]
+target("(e) gatehouse RSS idle <= 64 MiB (after start and after warm-up)",
+       max(idle) <= 64 * 1024 if idle else None,
+       " / ".join(fmt_mib(x) for x in idle) if idle else "missing")
+conns = num("gatehouse", "e", "rss_conns_kib")
+target("(e) gatehouse RSS with 1000 connections <= 160 MiB",
+       conns <= 160 * 1024 if have(conns) else None,
+       f"{fmt_mib(conns)} ({data[('gatehouse', 'e')].get('conns', '?')} connections open)"
+       if have(conns) else "missing", ("gatehouse", "e"))
+
+# --- output ----------------------------------------------------------------------------------------
+header = ["scenario", "contender", "result", "p50", "p99", "vs nginx", "notes"]
+widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+def line(cells):
+    return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
+out = [
+    f"Gatehouse benchmark, {meta.get('date', '?')}: {meta.get('cpu', '?')}; wrk + upstream on CPU 0, "
+    f"contender on CPU 1; {meta.get('connections', '?')} connections, {meta.get('duration', '?')} per "
+    f"measurement.",
+    f"Versions: gatehouse {meta.get('gatehouse', '?')}, nginx {meta.get('nginx', '?')}, "
+    f"{meta.get('apache', '?')} with mod_auth_openidc {meta.get('mod_auth_openidc', '?')}, "
+    f"wrk {meta.get('wrk', '?')}.",
+    "",
+    line(header),
+    "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+    *(line(r) for r in rows),
+    "",
+    "\"vs nginx\": ratio to the nginx proxy in the same scenario (for RSS: memory relative to nginx's). "
+    "nginx has no auth, so its (c) row is a plain forward of the same requests, not a 401 path. "
+    "RSS sums all of a contender's processes (nginx master + worker, Apache parent + child).",
+    "",
+    "Targets:",
+    "",
+    *targets,
+]
+text = "\n".join(out) + "\n"
+print(text, end="")
+with open(summary_path, "w") as f:
+    f.write(text)
