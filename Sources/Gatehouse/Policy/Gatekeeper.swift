@@ -32,6 +32,7 @@ struct Gatekeeper: Sendable {
         rule: RouteRule,
         token: BearerToken,
         now: Int64,
+        acceptingRevoked: Bool = false,
         on eventLoop: any EventLoop
     ) -> Decision {
         if rule.auth == .public || isAllowedPreflight(head) { return .admit(.anonymous) }
@@ -46,10 +47,10 @@ struct Gatekeeper: Sendable {
         }
         switch verifier.verify(presented, allowedProviders: rule.providers, now: now, on: eventLoop) {
         case .done(let result):
-            return enriched(result, token: presented, rule: rule, now: now, on: eventLoop)
+            return enriched(result, token: presented, rule: rule, now: now, acceptingRevoked: acceptingRevoked, on: eventLoop)
         case .pending(let future):
             return .pending(future.flatMap { result in
-                switch enriched(result, token: presented, rule: rule, now: now, on: eventLoop) {
+                switch enriched(result, token: presented, rule: rule, now: now, acceptingRevoked: acceptingRevoked, on: eventLoop) {
                 case .pending(let next): return next
                 case let decision: return eventLoop.makeSucceededFuture(decision)
                 }
@@ -58,11 +59,13 @@ struct Gatekeeper: Sendable {
     }
 
     /// Userinfo attributes (when configured) join the claims before the route's requirements see them.
+    /// `acceptingRevoked`: a sign-out may present an already signed-out token (its retry after a 503 is idempotent).
     private func enriched(
-        _ result: Result<VerifiedIdentity, AuthFailure>, token: Substring, rule: RouteRule, now: Int64, on eventLoop: any EventLoop
+        _ result: Result<VerifiedIdentity, AuthFailure>, token: Substring, rule: RouteRule, now: Int64, acceptingRevoked: Bool,
+        on eventLoop: any EventLoop
     ) -> Decision {
         guard case .success(let identity) = result else { return Self.apply(rule, to: result) }
-        if revocations.isRevoked(identity, token: token) {
+        if !acceptingRevoked, revocations.isRevoked(identity, token: token) {
             return .reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity))
         }
         guard let userinfo else { return Self.apply(rule, to: result) }

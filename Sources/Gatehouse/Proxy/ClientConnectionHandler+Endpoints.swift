@@ -41,7 +41,10 @@ extension ClientConnectionHandler {
         let exchange = Exchange(request: judged, rule: rule, token: token.presentedToken, startedAt: .now())
         exchange.endpoint = endpoint
         let now = Int64(Date().timeIntervalSince1970)
-        decided(services.gatekeeper.decide(judged.head, path: judged.target.path, rule: rule, token: token, now: now, on: context.eventLoop),
+        let isSignOut = endpoint == .signout || endpoint == .signoutEverywhere
+        decided(services.gatekeeper.decide(
+                    judged.head, path: judged.target.path, rule: rule, token: token, now: now, acceptingRevoked: isSignOut,
+                    on: context.eventLoop),
                 exchange, context: context)
     }
 

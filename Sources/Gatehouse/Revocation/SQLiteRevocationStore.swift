@@ -39,12 +39,18 @@ final class SQLiteRevocationStore: RevocationStore {
             event(.loaded(rows.withLockedValue { $0 }))
             while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
         } catch {
-            connection.withLockedValue { $0 = nil }
-            try? await opened.close()
+            await close(opened)
             throw error
         }
+        await close(opened)
+    }
+
+    /// Through the future API: the async one gives up when the task is cancelled (at shutdown),
+    /// which would leave the file open.
+    private func close(_ opened: SQLiteConnection) async {
         connection.withLockedValue { $0 = nil }
-        try? await opened.close()
+        let closing: EventLoopFuture<Void> = opened.close()
+        try? await closing.get()
     }
 
     /// Version 1. `IF NOT EXISTS` keeps a restart idempotent; later versions add statements after these.

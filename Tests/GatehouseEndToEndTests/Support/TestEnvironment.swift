@@ -73,13 +73,17 @@ struct TestEnvironment: Sendable {
         return try outcome.get()
     }
 
-    /// Waits until every provider has usable keys (at most 5 s).
+    /// Waits until every provider has usable keys and the revocation store has been read (at most 10 s).
     func waitUntilReady() async throws {
-        for _ in 0..<500 {
-            if gatehouse.keyStore.status().allSatisfy(\.usable) { return }
+        try await Self.waitUntilReady(gatehouse)
+    }
+
+    static func waitUntilReady(_ gatehouse: Gatehouse) async throws {
+        for _ in 0..<1000 {
+            if gatehouse.keyStore.status().allSatisfy(\.usable), gatehouse.revocations.status.loadedOnce { return }
             try await Task.sleep(for: .milliseconds(10))
         }
-        Issue.record("providers never became ready")
+        Issue.record("gatehouse never became ready")
     }
 
     struct Response: Sendable {

@@ -16,24 +16,30 @@ final class TestJWKSServer: Sendable {
         /// Served at `/oauth2/userInfo` (Cognito's userinfo) with this status.
         var userinfo = "{}"
         var userinfoStatus: HTTPResponseStatus = .ok
+        /// Served at `/oauth2/revoke` (RFC 7009 token revocation) with this status.
+        var revokeStatus: HTTPResponseStatus = .ok
+        var revokeBody = ""
     }
 
     private let script: NIOLockedValueBox<Script>
     private let fetches = NIOLockedValueBox(0)
     private let userinfoCalls = NIOLockedValueBox(0)
+    private let revokeForms = NIOLockedValueBox<[String]>([])
     private let channel: any Channel
 
     init(jwks: String) async throws {
         let script = NIOLockedValueBox(Script(body: jwks))
         let fetches = self.fetches
         let userinfoCalls = self.userinfoCalls
+        let revokeForms = self.revokeForms
         self.script = script
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(Handler(script: script, fetches: fetches, userinfoCalls: userinfoCalls))
+                    try channel.pipeline.syncOperations.addHandler(Handler(
+                        script: script, fetches: fetches, userinfoCalls: userinfoCalls, revokeForms: revokeForms))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -44,6 +50,8 @@ final class TestJWKSServer: Sendable {
     var fetchCount: Int { fetches.withLockedValue { $0 } }
     var userinfoCount: Int { userinfoCalls.withLockedValue { $0 } }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// The form bodies `/oauth2/revoke` received, in order.
+    var revokeRequests: [String] { revokeForms.withLockedValue { $0 } }
 
     func update(_ change: (inout Script) -> Void) {
         script.withLockedValue(change)
@@ -59,20 +67,33 @@ final class TestJWKSServer: Sendable {
         let script: NIOLockedValueBox<Script>
         let fetches: NIOLockedValueBox<Int>
         let userinfoCalls: NIOLockedValueBox<Int>
+        let revokeForms: NIOLockedValueBox<[String]>
         var uri = ""
+        var requestBody = ""
 
-        init(script: NIOLockedValueBox<Script>, fetches: NIOLockedValueBox<Int>, userinfoCalls: NIOLockedValueBox<Int>) {
+        init(
+            script: NIOLockedValueBox<Script>, fetches: NIOLockedValueBox<Int>, userinfoCalls: NIOLockedValueBox<Int>,
+            revokeForms: NIOLockedValueBox<[String]>
+        ) {
             self.script = script
             self.fetches = fetches
             self.userinfoCalls = userinfoCalls
+            self.revokeForms = revokeForms
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
-            case .head(let head): uri = head.uri
-            case .body: break
+            case .head(let head):
+                uri = head.uri
+                requestBody = ""
+            case .body(let buffer): requestBody += String(buffer: buffer)
             case .end:
                 let current = script.withLockedValue { $0 }
+                if uri.hasSuffix("/oauth2/revoke") {
+                    revokeForms.withLockedValue { $0.append(requestBody) }
+                    respond(status: current.revokeStatus, body: current.revokeBody, headers: [:], delay: current.delay, context: context)
+                    return
+                }
                 let isDiscovery = uri.hasSuffix("/.well-known/openid-configuration")
                 let isUserinfo = uri.hasSuffix("/oauth2/userInfo")
                 if isUserinfo { userinfoCalls.withLockedValue { $0 += 1 } } else if !isDiscovery { fetches.withLockedValue { $0 += 1 } }
@@ -80,15 +101,22 @@ final class TestJWKSServer: Sendable {
                 let status = isUserinfo ? current.userinfoStatus : isDiscovery ? (current.discovery == nil ? .notFound : .ok) : current.status
                 var headers: HTTPHeaders = ["Content-Type": "application/json", "Content-Length": String(body.utf8.count)]
                 if let cacheControl = current.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
-                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                context.eventLoop.assumeIsolated().scheduleTask(in: current.delay) {
-                    let context = loopBound.value
-                    var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
-                    buffer.writeString(body)
-                    context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-                    context.write(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-                    context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
-                }
+                respond(status: status, body: body, headers: headers, delay: current.delay, context: context)
+            }
+        }
+
+        private func respond(status: HTTPResponseStatus, body: String, headers: HTTPHeaders, delay: TimeAmount, context: ChannelHandlerContext) {
+            var headers = headers
+            headers.replaceOrAdd(name: "Content-Type", value: "application/json")
+            headers.replaceOrAdd(name: "Content-Length", value: String(body.utf8.count))
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+                let context = loopBound.value
+                var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
+                buffer.writeString(body)
+                context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+                context.write(self.wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
             }
         }
     }

@@ -1,0 +1,25 @@
+@testable import Gatehouse
+import Logging
+
+extension TestEnvironment {
+    /// A second Gatehouse with this one's configuration (its own ports, same upstream, JWKS and
+    /// store), started, ready, and running its background work during `body`.
+    func withReplica<T: Sendable>(_ body: (Gatehouse) async throws -> T) async throws -> T {
+        var logger = Logger(label: "gatehouse.test.replica")
+        logger.logLevel = .critical
+        let replica = try Gatehouse(configuration: gatehouse.configuration, logger: logger, failureLog: .custom { _ in })
+        try await replica.start()
+        let outcome: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await replica.runBackgroundWork() }
+            defer { group.cancelAll() }
+            do {
+                try await Self.waitUntilReady(replica)
+                return .success(try await body(replica))
+            } catch {
+                return .failure(error)
+            }
+        }
+        await replica.stop(drainTimeout: .seconds(1))
+        return try outcome.get()
+    }
+}
