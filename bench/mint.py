@@ -4,8 +4,9 @@
 Usage: mint.py OUTDIR ISSUER AUDIENCE POOLSIZE
 Writes OUTDIR/jwks.json, OUTDIR/token (one valid token), OUTDIR/tokens (POOLSIZE distinct valid
 tokens, one per line), OUTDIR/bad-tokens (tokens with a wrong signature, one per line).
+The pool is signed by one worker process per CPU (the keys are inherited through fork).
 """
-import base64, json, sys, time
+import base64, json, multiprocessing, sys, time
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
@@ -35,7 +36,13 @@ def token(subject: str, signer) -> str:
 
 with open(f"{out}/token", "w") as f:
     f.write(token("user-0", key))
+
+def pool_token(i: int) -> str:
+    return token(f"user-{i}", key)
+
+with multiprocessing.get_context("fork").Pool() as workers:
+    pool_tokens = workers.map(pool_token, range(1, pool + 1), chunksize=500)  # user-0 is "token"
 with open(f"{out}/tokens", "w") as f:
-    f.write("\n".join(token(f"user-{i}", key) for i in range(pool)) + "\n")
+    f.write("\n".join(pool_tokens) + "\n")
 with open(f"{out}/bad-tokens", "w") as f:
     f.write("\n".join(token(f"user-{i}", other) for i in range(64)) + "\n")

@@ -22,11 +22,17 @@
 #
 # Scenarios (50 keep-alive connections unless said otherwise):
 #   a  one valid token repeated
-#   b  a different valid token on every request (pool of 20000: the verified-token cache misses)
+#   b  a different valid token on every request, from a pre-minted pool of 40000 (4x Gatehouse's
+#      verified-token cache; the measurement starts where the warm-up stopped), so the cache misses:
+#      Gatehouse's hit ratio (from its /metrics) is reported next to the numbers.
 #   c  invalid tokens (wrong signature): the 401 path, with the failure log on. nginx has no auth:
 #      its row is the plain forward of the same requests (200s), labelled as such.
-#   d  100 MiB uploads (POST, Content-Length, streamed) to bench/sink.py, which reads every byte
-#      before it answers: MiB/s, and the contender's RSS growth during the uploads.
+#   d  100 MiB uploads (curl POST, Content-Length, no Expect), one after another for DURATION, to
+#      bench/sink.py on CPU 0, which reads every byte before it answers (nginx's `return 200` would
+#      answer before the body is read, letting a proxy finish early). nginx streams with
+#      proxy_request_buffering off; Apache's mod_proxy_http streams Content-Length bodies; direct =
+#      curl straight to the sink. Reported: MiB/s, and the contender's peak RSS growth (VmRSS of all
+#      its processes, sampled every 50 ms) over its RSS just before the uploads.
 #   e  RSS idle (after start, after the warm-up) and with 1000 concurrent keep-alive connections
 #      (wrk -c 1000, each connection sending one request per second: bench/idle.lua).
 # Ratios "vs nginx" are to nginx in the same scenario (same wrk script, so the same client cost).
@@ -49,7 +55,7 @@ UPLOAD_MIB=${UPLOAD_MIB:-100}             # scenario d: body size
 UPLOAD_MIN=${UPLOAD_MIN:-2}               # at least this many uploads per contender...
 UPLOAD_MAX=${UPLOAD_MAX:-50}              # ...at most this many...
 UPLOAD_SECONDS=${UPLOAD_SECONDS:-}        # ...repeated for this long (default: DURATION)
-POOL_SIZE=${POOL_SIZE:-20000}             # scenario b: distinct valid tokens (> the 10000-entry cache)
+POOL_SIZE=${POOL_SIZE:-40000}             # scenario b: distinct valid tokens (4x the 10000-entry cache)
 CONTENDERS=${CONTENDERS:-direct nginx openidc gatehouse}
 UPSTREAM_PORT=18081; NGINX_PORT=18082; GATEHOUSE_PORT=18083; ADMIN_PORT=18084
 SINK_PORT=18085; APACHE_PORT=18086; JWKS_TLS_PORT=18443
@@ -58,6 +64,7 @@ GATEHOUSE=$ROOT/.build-release/release/gatehouse
 APACHE=/usr/sbin/apache2
 OPENIDC_SO=/usr/lib/apache2/modules/mod_auth_openidc.so
 RESULTS=$OUT/results.tsv
+WARM_REQUESTS=0                           # requests the last warm-up sent (pool.lua's start offset)
 PROBLEMS=0                                # runs that did not behave (reported, exit 1 at the end)
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -234,7 +241,9 @@ CONF
   # stays fair: the event MPM parks idle keep-alive connections in its listener thread, so with
   # AsyncRequestWorkerFactor 4 the one process accepts 256 + 4 x idle threads (> 1000) connections,
   # and 256 threads are far more than one CPU can keep busy. prefork would need 1000 processes for
-  # scenario e. The parent (root) only supervises; RSS is the sum of parent and child.
+  # scenario e. The parent (root) only supervises; RSS is the sum of parent and child. (When e's
+  # 1000 connections open, their first requests briefly occupy all 256 workers: Apache logs
+  # "reached MaxRequestWorkers" once; the rest wait in the queue, as on any busy single core.)
   # OAuth 2.0 resource server mode: every request's JWT is verified locally against the JWKS
   # (mod_auth_openidc caches the JWKS, not verified tokens, in this mode). iss and aud are required
   # like Gatehouse requires them. No access log (like nginx); the error log at "warn" records each
@@ -314,12 +323,14 @@ record_versions() {
   record meta - date "$(date -u '+%Y-%m-%d %H:%M UTC')"
   record meta - duration "$DURATION"
   record meta - connections "$CONNECTIONS"
-  record meta - cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) x $(nproc)"
+  record meta - idle_connections "$IDLE_CONNECTIONS"
+  record meta - cpu "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) x $(nproc --all)"
   record meta - gatehouse "$("$GATEHOUSE" --version 2>&1 | head -n 1)"
-  record meta - nginx "$(nginx -v 2>&1 | sed 's/^nginx version: //')"
+  record meta - nginx "$(nginx -v 2>&1 | sed 's/^nginx version: nginx\///')"
   record meta - apache "$("$APACHE" -v | awk -F': *' '/^Server version/ { print $2 }')"
   record meta - mod_auth_openidc "$(dpkg-query -W -f '${Version}' libapache2-mod-auth-openidc 2>/dev/null || echo '?')"
   record meta - wrk "$(wrk -v 2>&1 | awk 'NR == 1 { print $2 }')"
+  record meta - apache_mpm "mpm_event, 1 process x 256 threads, AsyncRequestWorkerFactor 4"
 }
 
 # --- contenders ----------------------------------------------------------------------------------
@@ -413,15 +424,28 @@ wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS
   esac
 }
 
-warm_up() {  # warm_up NAME SCENARIO
+warm_up() {  # warm_up NAME SCENARIO: sets WARM_REQUESTS (where pool.lua's measurement starts)
+  local text
   wrk_args "$2"
-  taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" "${WRK_ARGS[@]}" "http://127.0.0.1:$(port_of "$1")/" >/dev/null 2>&1 || true
+  export TOKEN_OFFSET=0
+  text=$(taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$WARMUP" "${WRK_ARGS[@]}" "http://127.0.0.1:$(port_of "$1")/" 2>&1 || true)
+  WARM_REQUESTS=$(awk '/ requests in / { print $1 }' <<<"$text")
+  WARM_REQUESTS=${WARM_REQUESTS:-0}
+}
+
+# Gatehouse's verified-token cache counters: "hits misses"
+cache_counters() {
+  curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
+    awk '/^gatehouse_verify_cache_total\{result="hit"\}/ { h = $2 } /^gatehouse_verify_cache_total\{result="miss"\}/ { m = $2 }
+      END { print h + 0, m + 0 }'
 }
 
 # run_wrk NAME SCENARIO: one measurement; records rps, p50, p99, and whether the statuses were right
 run_wrk() {
-  local name=$1 scenario=$2 text file=$OUT/wrk-$1-$2.txt
+  local name=$1 scenario=$2 text file=$OUT/wrk-$1-$2.txt before="" hits misses
   wrk_args "$scenario"
+  export TOKEN_OFFSET=$((WARM_REQUESTS + CONNECTIONS))   # wrk does not count the last in-flight requests
+  if [[ $name == gatehouse ]]; then before=$(cache_counters); fi
   text=$(taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "${WRK_ARGS[@]}" "http://127.0.0.1:$(port_of "$name")/")
   echo "$text" >"$file"
   local rps p50 p99 requests non2xx errors
@@ -439,6 +463,14 @@ run_wrk() {
   record "$name" "$scenario" requests "$requests"
   record "$name" "$scenario" non2xx "$non2xx"
   if [[ -n $errors ]]; then record "$name" "$scenario" socket_errors "$errors"; fi
+  local cache=""
+  if [[ -n $before ]]; then
+    read -r hits misses <<<"$(awk -v b="$before" -v a="$(cache_counters)" \
+      'BEGIN { split(b, x, " "); split(a, y, " "); print y[1] - x[1], y[2] - x[2] }')"
+    record "$name" "$scenario" cache_hits "$hits"
+    record "$name" "$scenario" cache_misses "$misses"
+    cache="  cache hits $hits misses $misses"
+  fi
   # What the statuses must be: all 2xx, except the 401 path of an authenticating contender.
   local want=0
   if authenticates "$name" && [[ $scenario == c ]]; then want=$requests; fi
@@ -446,8 +478,8 @@ run_wrk() {
     record "$name" "$scenario" invalid "$non2xx non-2xx of $requests (expected $want)"
     warn "$name scenario $scenario: $non2xx non-2xx responses of $requests, expected $want ($file)"
   fi
-  printf '  %-10s %s  %10s req/s  p50 %8s ms  p99 %8s ms  non-2xx %s%s\n' \
-    "$name" "$scenario" "$rps" "$p50" "$p99" "$non2xx" "${errors:+  socket errors: $errors}"
+  printf '  %-10s %s  %10s req/s  p50 %8s ms  p99 %8s ms  non-2xx %s%s%s\n' \
+    "$name" "$scenario" "$rps" "$p50" "$p99" "$non2xx" "${errors:+  socket errors: $errors}" "$cache"
 }
 
 # Scenario e: IDLE_CONNECTIONS keep-alive connections, each sending a request per second; samples
@@ -561,6 +593,9 @@ main() {
   (($(ulimit -n) >= 2 * IDLE_CONNECTIONS + 200)) || die "ulimit -n is $(ulimit -n): too low for $IDLE_CONNECTIONS connections"
   check_ports_free
   make_material
+  # From here on this shell and every helper it starts (samplers, curl, ss) stay on CPU 0 with wrk
+  # and the upstream; only the contender is started on CPU 1.
+  taskset -pc 0 $$ >/dev/null
   write_configs
   record_versions
   nginx -t -c "$OUT/upstream.conf" -p "$OUT" >/dev/null 2>&1 || die "upstream nginx config: $(nginx -t -c "$OUT/upstream.conf" -p "$OUT" 2>&1)"

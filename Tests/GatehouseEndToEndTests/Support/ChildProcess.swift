@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Runs helper programs (PostgreSQL, nginx) with posix_spawn + waitpid: Foundation's
+/// `Process.waitUntilExit` never returns for `pg_ctl start`, whose server outlives it.
+enum ChildProcess {
+    struct Failed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs to completion; throws with the program's output unless it exits 0.
+    static func run(_ argv: [String]) throws {
+        let outputPath = NSTemporaryDirectory() + "gatehouse-child-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let pid = try spawn(argv, outputPath: outputPath)
+        let exitCode = wait(pid)
+        guard exitCode == 0 else {
+            let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            throw Failed(description: "\(argv.joined(separator: " ")) failed (\(exitCode)): \(text)")
+        }
+    }
+
+    /// Starts `argv` with stdin from /dev/null and stdout+stderr into `outputPath`.
+    static func spawn(_ argv: [String], outputPath: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else { throw Failed(description: "cannot run \(argv[0]): errno \(spawned)") }
+        return pid
+    }
+
+    /// Waits for the process; its exit code, or -1 when a signal ended it.
+    @discardableResult
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The test command (README): builds Gatehouse and runs every test, unit and end to end.
+# End-to-end tests start real helper servers on 127.0.0.1: PostgreSQL (two Gatehouse replicas
+# sharing a revocation store) and nginx (the deploy/nginx auth_request example). Their Debian
+# packages are installed here when missing (as root), so a fresh Debian machine needs nothing else.
+# The Wycheproof vectors are read from ../shared/wycheproof.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+[ -x /usr/sbin/nginx ] || missing+=(nginx)
+[ -x /usr/sbin/runuser ] || missing+=(util-linux)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    echo "missing: ${missing[*]}; install them (apt-get install ${missing[*]}) and run again" >&2
+    exit 1
+  fi
+  echo "installing from Debian: ${missing[*]}" >&2
+  apt-get update -qq
+  # policy-rc.d: the packages' own services are not started (the tests start their own servers).
+  own_policy=false
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=true
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if $own_policy; then rm -f /usr/sbin/policy-rc.d; fi
+fi
+
+# Build first so a compile error is reported as such, then run the tests.
+swift build --build-tests
+swift test
