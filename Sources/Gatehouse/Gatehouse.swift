@@ -18,7 +18,13 @@ public final class Gatehouse: Service, Sendable {
     /// (restart-only sections keep their starting values, so listeners and keys never disagree with it).
     public var configuration: Configuration { activeConfiguration.withLockedValue { $0 } }
     public let metrics: GatehouseMetrics
-    let keyStore: KeyStore
+    /// The providers' keys. A reload that changes providers or `[jwks]` replaces the store,
+    /// carrying over the keys of providers whose settings did not change.
+    var keyStore: KeyStore { keyStores.withLockedValue { $0 } }
+    private let keyStores: NIOLockedValueBox<KeyStore>
+    /// Each store, as it comes into service: `runBackgroundWork` starts its refresher.
+    private let keyStoreGenerations: AsyncStream<KeyStore>
+    private let newKeyStore: AsyncStream<KeyStore>.Continuation
     let revocations: RevocationService
     /// The services new requests use (after `start()`); a reload swaps them, requests in flight keep theirs.
     private let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
@@ -79,12 +85,22 @@ public final class Gatehouse: Service, Sendable {
             try? httpClient.syncShutdown()
             throw StartError(description: "\(error)")
         }
-        let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
-        self.keyStore = KeyStore(
-            providers: providers,
-            fetcher: JWKSFetcher(client: httpClient, timeout: configuration.jwks.fetchTimeout),
+        let keyStore = Self.makeKeyStore(configuration, client: httpClient, metrics: metrics, logger: logger)
+        self.keyStores = NIOLockedValueBox(keyStore)
+        (keyStoreGenerations, newKeyStore) = AsyncStream.makeStream(of: KeyStore.self)
+        newKeyStore.yield(keyStore)
+    }
+
+    private static func makeKeyStore(
+        _ configuration: Configuration, client: HTTPClient, metrics: GatehouseMetrics, logger: Logger,
+        carriedOver: [Int: (store: KeyStore, index: Int)] = [:]
+    ) -> KeyStore {
+        KeyStore(
+            providers: configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) },
+            fetcher: JWKSFetcher(client: client, timeout: configuration.jwks.fetchTimeout),
             settings: configuration.jwks,
             logger: logger,
+            carriedOver: carriedOver,
             onFetch: { provider, result in
                 switch result {
                 case .success(let count): metrics.jwksFetch(provider: provider, succeeded: true, keyCount: count)
@@ -106,7 +122,6 @@ public final class Gatehouse: Service, Sendable {
     /// Binds both listeners. Key fetching starts with `runBackgroundWork()`.
     public func start() async throws {
         let configuration = self.configuration
-        let providers = keyStore.providers
         let initialTLS = try Self.serverTLS(configuration.listen)
         serverTLS.withLockedValue { $0 = initialTLS }
         let tls = initialTLS == nil ? nil : serverTLS
@@ -132,7 +147,7 @@ public final class Gatehouse: Service, Sendable {
         do {
             admin = try await AdminServer.bind(
                 host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
-                keyStore: keyStore, revocations: revocations, metrics: metrics)
+                keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, metrics: metrics)
         } catch {
             try? await proxy.close()
             throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")
@@ -214,10 +229,18 @@ public final class Gatehouse: Service, Sendable {
     /// Fetches and refreshes keys, follows the revocation store, and writes the failure log's
     /// once-a-second summaries, until cancelled.
     public func runBackgroundWork() async {
-        let refresher = KeyRefresher(keyStore: keyStore, eventLoopGroup: group, minRefresh: configuration.jwks.minRefresh)
         let failureLog = self.failureLog
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await refresher.run() }
+            group.addTask {
+                // One refresher per key store; a store retired by a reload stops its own.
+                await withTaskGroup(of: Void.self) { refreshers in
+                    for await keyStore in self.keyStoreGenerations {
+                        refreshers.addTask {
+                            await KeyRefresher(keyStore: keyStore, eventLoopGroup: self.group, minRefresh: keyStore.minRefresh).run()
+                        }
+                    }
+                }
+            }
             group.addTask { await self.revocations.run() }
             group.addTask {
                 while (try? await Task.sleep(for: .seconds(1))) != nil { failureLog.flushSuppressed() }
@@ -248,31 +271,43 @@ public final class Gatehouse: Service, Sendable {
     /// SIGHUP: reopen the failure-log file (logrotate moved it) and re-read the configuration file.
     private func reopenFailureLogOnHangup() async {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            do {
-                try failureLog.reopen()
-            } catch {
-                logger.error("SIGHUP: cannot reopen the failure log", metadata: ["gatehouse.error": "\(error)"])
-            }
-            guard let configurationPath else { continue }
-            do {
-                let needRestart = reload(try Configuration.load(fromFile: configurationPath))
-                logger.notice("SIGHUP: configuration reloaded", metadata: [
-                    "gatehouse.needs_restart": "\(needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ", "))",
-                ])
-            } catch {
-                logger.error("SIGHUP: new configuration refused; the running one stays", metadata: [
-                    "gatehouse.errors": "\(error.issues.map(\.description).joined(separator: "; "))",
-                ])
-            }
+            await hangUp()
         }
     }
 
-    /// Applies a validated configuration to new requests at once: routes, identity headers,
-    /// verification settings, upstream timeout and token forwarding. Requests in flight finish on
-    /// the old one. Returns the sections that changed but need a restart (listeners, upstream
-    /// address, providers and keys, logs, revocation store), which keep their running values.
+    /// What SIGHUP does: reopen the failure-log file, then re-read the configuration file; a file
+    /// that does not validate is refused whole (every error logged) and the running configuration stays.
+    /// Returns the errors of a refused file (empty when it was applied).
     @discardableResult
-    public func reload(_ new: Configuration) -> [String] {
+    func hangUp() async -> [ConfigurationIssue] {
+        do {
+            try failureLog.reopen()
+        } catch {
+            logger.error("SIGHUP: cannot reopen the failure log", metadata: ["gatehouse.error": "\(error)"])
+        }
+        guard let configurationPath else { return [] }
+        do {
+            let needRestart = await reload(try Configuration.load(fromFile: configurationPath))
+            logger.notice("SIGHUP: configuration reloaded", metadata: [
+                "gatehouse.needs_restart": "\(needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ", "))",
+            ])
+            return []
+        } catch {
+            logger.error("SIGHUP: new configuration refused; the running one stays", metadata: [
+                "gatehouse.errors": "\(error.issues.map(\.description).joined(separator: "; "))",
+            ])
+            return error.issues
+        }
+    }
+
+    /// Applies a validated configuration to new requests: routes, identity headers, verification
+    /// settings, providers and `[jwks]`, upstream timeout and token forwarding. Requests in flight
+    /// finish on the old one. Providers whose settings did not change keep their keys, refresh
+    /// schedule and cooldowns; new or changed ones get their keys fetched (bounded by `fetch_timeout`)
+    /// before the swap, so their first requests do not meet a 503. Returns the sections that changed
+    /// but need a restart (listeners, upstream address, logs, revocation store): they keep their running values.
+    @discardableResult
+    public func reload(_ new: Configuration) async -> [String] {
         let old = configuration
         var needRestart: [String] = []
         if new.listen != old.listen { needRestart.append("[listen]") }
@@ -280,8 +315,6 @@ public final class Gatehouse: Service, Sendable {
         if new.upstream.url != old.upstream.url || new.upstream.connectTimeout != old.upstream.connectTimeout {
             needRestart.append("[upstream] url/connect_timeout")
         }
-        if new.providers != old.providers { needRestart.append("[[provider]]") }
-        if new.jwks != old.jwks { needRestart.append("[jwks]") }
         if new.failureLog != old.failureLog { needRestart.append("[failure_log]") }
         if new.log != old.log { needRestart.append("[log]") }
         if new.revocation != old.revocation { needRestart.append("[revocation]") }
@@ -290,11 +323,12 @@ public final class Gatehouse: Service, Sendable {
         applied.admin = old.admin
         applied.upstream.url = old.upstream.url
         applied.upstream.connectTimeout = old.upstream.connectTimeout
-        applied.providers = old.providers
-        applied.jwks = old.jwks
         applied.failureLog = old.failureLog
         applied.log = old.log
         applied.revocation = old.revocation
+        if applied.providers != old.providers || applied.jwks != old.jwks {
+            await replaceKeyStore(for: applied, replacing: old)
+        }
         activeConfiguration.withLockedValue { $0 = applied }
         servicesHandle.withLockedValue { $0 }?.replace(makeServices(applied))
         reloadCertificates(old.listen)
@@ -302,6 +336,30 @@ public final class Gatehouse: Service, Sendable {
             logger.warning("reload: these changes need a restart", metadata: ["gatehouse.sections": "\(needRestart.joined(separator: ", "))"])
         }
         return needRestart
+    }
+
+    /// A new key store for `new`'s providers: unchanged providers (same name, same settings) are
+    /// carried over; the others are fetched once before the store goes into service.
+    private func replaceKeyStore(for new: Configuration, replacing old: Configuration) async {
+        let current = keyStore
+        var carriedOver: [Int: (store: KeyStore, index: Int)] = [:]
+        for (index, provider) in new.providers.enumerated() {
+            if let oldIndex = old.providers.firstIndex(of: provider) { carriedOver[index] = (current, oldIndex) }
+        }
+        let replacement = Self.makeKeyStore(new, client: httpClient, metrics: metrics, logger: logger, carriedOver: carriedOver)
+        let fresh = new.providers.indices.filter { carriedOver[$0] == nil }
+        await withTaskGroup(of: Void.self) { group in
+            for index in fresh {
+                group.addTask { await replacement.refresh(provider: index, on: self.group.next()).waitUnlessCancelled() }
+            }
+        }
+        keyStores.withLockedValue { $0 = replacement }
+        current.retire()
+        newKeyStore.yield(replacement)
+        logger.notice("reload: providers updated", metadata: [
+            "gatehouse.providers_kept": "\(carriedOver.keys.sorted().map { new.providers[$0].name }.joined(separator: ","))",
+            "gatehouse.providers_fetched": "\(fresh.map { new.providers[$0].name }.joined(separator: ","))",
+        ])
     }
 
     /// `Service`: serve until graceful shutdown (SIGTERM/SIGINT through the ServiceGroup), then drain.

@@ -15,7 +15,7 @@ struct ReloadTests {
             #expect(try await env.request("/v1/orders").status == 200)
             var next = env.gatehouse.configuration
             next.routes = []
-            #expect(env.gatehouse.reload(next).isEmpty)
+            #expect(await env.gatehouse.reload(next).isEmpty)
             #expect(try await env.request("/v1/orders").status == 401)
         }
     }
@@ -35,7 +35,7 @@ struct ReloadTests {
                     for round in 0..<30 {
                         var next = env.gatehouse.configuration
                         next.headers.mappings.append(HeaderMapping(name: "X-Auth-Round", claimPath: round.isMultiple(of: 2) ? "sub" : "email"))
-                        env.gatehouse.reload(next)
+                        await env.gatehouse.reload(next)
                         try await Task.sleep(for: .milliseconds(5))
                     }
                     return []
@@ -54,10 +54,77 @@ struct ReloadTests {
             next.listen.address = SocketAddressSetting(host: "127.0.0.1", port: 1)
             next.upstream.url = URL(string: "http://127.0.0.1:9")!
             next.upstream.timeout = .seconds(3)
-            let needRestart = env.gatehouse.reload(next)
+            let needRestart = await env.gatehouse.reload(next)
             #expect(needRestart == ["[listen]", "[upstream] url/connect_timeout"])
             // Still the old listener and the old upstream.
             #expect(try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid())).status == 200)
+        }
+    }
+
+    @Test func providersAreReloadedAndUnchangedOnesKeepTheirKeys() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let fetchesBefore = env.jwks.fetchCount
+            var next = env.gatehouse.configuration
+            // A second provider (another issuer on the same key server) and a stricter first one.
+            var partner = ProviderSettings(name: "partner", type: .jwks)
+            partner.issuer = "https://partner.test"
+            partner.jwksURI = env.jwks.jwksURL
+            partner.audiences = [Claims.audience]
+            next.providers.append(partner)
+            #expect(await env.gatehouse.reload(next).isEmpty)
+            // The new provider's keys were fetched before the swap: its very first token passes.
+            let partnerToken = TestSigner.ec.token(claims: Claims.valid(extra: ["iss": .string("https://partner.test")]))
+            let response = try await env.request("/v1/orders", token: partnerToken)
+            #expect(response.status == 200)
+            #expect(env.upstream.last?.value("x-auth-provider") == "partner")
+            // The unchanged provider kept its keys: one fetch in all, for the new provider.
+            #expect(env.jwks.fetchCount == fetchesBefore + 1)
+            #expect(try await env.request("/v1/orders", token: TestSigner.rsa.token(claims: Claims.valid())).status == 200)
+            #expect(env.jwks.fetchCount == fetchesBefore + 1)
+            let ready = try await env.admin("/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.json?["providers"]?.arrayValue?.count == 2)
+
+            // Removing a provider: its tokens are refused at once.
+            var fewer = env.gatehouse.configuration
+            fewer.providers.removeFirst()
+            #expect(await env.gatehouse.reload(fewer).isEmpty)
+            #expect(try await env.request("/v1/orders", token: TestSigner.rsa.token(claims: Claims.valid())).status == 401)
+            #expect(try await env.request("/v1/orders", token: partnerToken).status == 200)
+            #expect(env.jwks.fetchCount == fetchesBefore + 1)
+        }
+    }
+
+    @Test func aBrokenFileOnHangUpIsRefusedAndTheRunningConfigurationStays() async throws {
+        let path = NSTemporaryDirectory() + "gatehouse-reload-" + UUID().uuidString + ".toml"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await TestEnvironment.run(configurationPath: path) { (env: TestEnvironment) async throws in
+            let valid = """
+                [listen]
+                address = "127.0.0.1:0"
+                [admin]
+                address = "127.0.0.1:0"
+                [upstream]
+                url = "http://127.0.0.1:\(env.upstream.port)"
+                [[provider]]
+                name = "test"
+                type = "jwks"
+                issuer = "\(Claims.issuer)"
+                jwks_uri = "\(env.jwks.jwksURL.absoluteString)"
+                audiences = ["\(Claims.audience)"]
+                [[route]]
+                prefix = "/open"
+                auth = "public"
+                """
+            #expect(try await env.request("/open").status == 401)
+            try (valid + "\n[upstream.oops]\n").write(toFile: path, atomically: true, encoding: .utf8)
+            let refused = await env.gatehouse.hangUp()
+            #expect(!refused.isEmpty)
+            #expect(try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid())).status == 200)
+            #expect(try await env.request("/open").status == 401)
+            try valid.write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(await env.gatehouse.hangUp().isEmpty)
+            #expect(try await env.request("/open").status == 200)
         }
     }
 }

@@ -65,7 +65,7 @@ struct TLSListenerTests {
             // Renewed in place, then reloaded (SIGHUP): new connections present the new certificate.
             _ = try Self.makeCertificate(in: directory)
             let renewed = try NIOSSLCertificate.fromPEMFile(files.certificate)
-            env.gatehouse.reload(env.gatehouse.configuration)
+            await env.gatehouse.reload(env.gatehouse.configuration)
             #expect(try await Self.status(port: env.port, trusting: renewed) == 200)
             #expect((try? await Self.status(port: env.port, trusting: first, timeout: .seconds(1))) == nil)
         }

@@ -7,13 +7,14 @@ final class AdminHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let keyStore: KeyStore
+    /// The current key store's status (a reload may replace the store).
+    private let keyStatus: @Sendable () -> [ProviderKeyStatus]
     private let revocations: RevocationService
     private let metrics: GatehouseMetrics
     private var requestHead: HTTPRequestHead?
 
-    init(keyStore: KeyStore, revocations: RevocationService, metrics: GatehouseMetrics) {
-        self.keyStore = keyStore
+    init(keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, metrics: GatehouseMetrics) {
+        self.keyStatus = keyStatus
         self.revocations = revocations
         self.metrics = metrics
     }
@@ -42,14 +43,14 @@ final class AdminHandler: ChannelInboundHandler {
         case "/healthz":
             return (.ok, "text/plain", Array("ok\n".utf8))
         case "/readyz":
-            let status = keyStore.status()
+            let status = keyStatus()
             let store = revocations.status
             // Until the store has been read once this replica could admit tokens signed out before it started.
             let ready = status.allSatisfy(\.usable) && store.loadedOnce
             let body = Self.readiness(status, store: store, location: revocations.store.location, ready: ready)
             return (ready ? .ok : .serviceUnavailable, "application/json", Array(body.utf8))
         case "/metrics":
-            let body = metrics.exposition(keyStatus: keyStore.status(), now: Date().timeIntervalSince1970)
+            let body = metrics.exposition(keyStatus: keyStatus(), now: Date().timeIntervalSince1970)
             return (.ok, "text/plain; version=0.0.4", body)
         default:
             return (.notFound, "text/plain", Array("not found\n".utf8))

@@ -3,13 +3,13 @@ import NIOHTTP1
 import NIOPosix
 
 enum AdminServer {
-    static func bind(host: String, port: Int, group: any EventLoopGroup, keyStore: KeyStore, revocations: RevocationService, metrics: GatehouseMetrics) async throws -> any Channel {
+    static func bind(host: String, port: Int, group: any EventLoopGroup, keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, metrics: GatehouseMetrics) async throws -> any Channel {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(AdminHandler(keyStore: keyStore, revocations: revocations, metrics: metrics))
+                    try channel.pipeline.syncOperations.addHandler(AdminHandler(keyStatus: keyStatus, revocations: revocations, metrics: metrics))
                 }
             }
             .bind(host: host, port: port)

@@ -3,7 +3,7 @@ import NIOCore
 
 /// Keeps every provider's keys fresh: fetches all providers at start in parallel, retrying with
 /// jittered exponential backoff until each has keys, then refreshes each before its set expires.
-/// Requests never wait on this; it runs until its task is cancelled.
+/// Requests never wait on this; it runs until its task is cancelled or a reload retires its store.
 struct KeyRefresher: Sendable {
     let keyStore: KeyStore
     let eventLoopGroup: any EventLoopGroup
@@ -22,7 +22,12 @@ struct KeyRefresher: Sendable {
 
     private func keepFresh(provider index: Int) async {
         var retryDelay = Self.firstRetry
-        while !Task.isCancelled {
+        if keyStore.hasKeySet(provider: index), !keyStore.lastFetchFailed(provider: index) {
+            // Carried over by a reload: keep its schedule.
+            let wait = keyStore.nextRefresh(provider: index) - NIODeadline.now()
+            guard (try? await Task.sleep(for: .nanoseconds(max(wait.nanoseconds, 0)))) != nil else { return }
+        }
+        while !Task.isCancelled, !keyStore.isRetired {
             let eventLoop = eventLoopGroup.next()
             await keyStore.refresh(provider: index, on: eventLoop).waitUnlessCancelled()
             let delay: Duration

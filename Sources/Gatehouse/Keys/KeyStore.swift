@@ -39,21 +39,45 @@ public final class KeyStore: Sendable {
     private let logger: Logger
     private let onFetch: @Sendable (_ provider: String, _ result: Result<Int, JWKSFetcher.FetchError>) -> Void
 
+    /// Set when a reload replaced this store: its refresher stops.
+    private let retiredFlag = ManagedAtomic(false)
+
+    /// - Parameter carriedOver: for a reload, new provider index -> (the old store, its index there):
+    ///   providers whose settings did not change keep their keys, schedule and cooldowns.
     public init(
         providers: [Provider],
         fetcher: JWKSFetcher,
         settings: JWKSSettings,
         logger: Logger,
+        carriedOver: [Int: (store: KeyStore, index: Int)] = [:],
         onFetch: @escaping @Sendable (_ provider: String, _ result: Result<Int, JWKSFetcher.FetchError>) -> Void = { _, _ in }
     ) {
         self.providers = providers
-        self.states = providers.map { _ in NIOLockedValueBox(ProviderState()) }
-        self.snapshots = providers.map { _ in ManagedAtomic(SnapshotBox(nil)) }
+        self.states = providers.indices.map { index in
+            guard let (store, old) = carriedOver[index] else { return NIOLockedValueBox(ProviderState()) }
+            var state = store.states[old].withLockedValue { $0 }
+            state.inFlight = nil
+            return NIOLockedValueBox(state)
+        }
+        self.snapshots = providers.indices.map { index in
+            guard let (store, old) = carriedOver[index] else { return ManagedAtomic(SnapshotBox(nil)) }
+            return ManagedAtomic(store.snapshots[old].load(ordering: .acquiring))
+        }
         self.persistence = settings.cacheDirectory.map(PersistedKeySets.init(directory:))
         self.fetcher = fetcher
         self.settings = settings
         self.logger = logger
         self.onFetch = onFetch
+    }
+
+    var minRefresh: Duration { settings.minRefresh }
+    var isRetired: Bool { retiredFlag.load(ordering: .relaxed) }
+    func retire() { retiredFlag.store(true, ordering: .relaxed) }
+
+    /// Whether the provider has a key set (of any age): a refresher started for a carried-over
+    /// provider waits for its scheduled refresh instead of fetching at once.
+    func hasKeySet(provider index: Int) -> Bool {
+        snapshots[index].load(ordering: .acquiring).snapshot != nil
     }
 
     /// The provider's keys if it has a set younger than `max_stale`; nil means answer 503.

@@ -30,6 +30,7 @@ struct TestEnvironment: Sendable {
     static func run<T: Sendable>(
         signers: [TestSigner] = [.rsa, .ec, .ed],
         waitForKeys: Bool = true,
+        configurationPath: String? = nil,
         configure: (inout Configuration, _ jwks: TestJWKSServer) -> Void = { _, _ in },
         _ body: (TestEnvironment) async throws -> T
     ) async throws -> T {
@@ -50,7 +51,8 @@ struct TestEnvironment: Sendable {
         var logger = Logger(label: "gatehouse.test")
         logger.logLevel = .critical
         let gatehouse = try Gatehouse(
-            configuration: configuration, logger: logger, failureLog: .custom { line in lines.withLockedValue { $0.append(line) } })
+            configuration: configuration, logger: logger, failureLog: .custom { line in lines.withLockedValue { $0.append(line) } },
+            configurationPath: configurationPath)
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(10))
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
