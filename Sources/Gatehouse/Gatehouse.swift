@@ -133,7 +133,7 @@ public final class Gatehouse: Service, Sendable {
             host: upstreamURL.host ?? "127.0.0.1",
             port: upstreamURL.port ?? (isTLS ? 443 : 80),
             connectTimeout: TimeAmount(configuration.upstream.connectTimeout),
-            tls: isTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil)
+            tls: isTLS ? try Self.upstreamTLS(configuration.upstream) : nil)
         let server = ProxyServer(
             services: handle, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes, tls: tls)
         let listen = configuration.listen.address
@@ -215,6 +215,19 @@ public final class Gatehouse: Service, Sendable {
         } catch {
             throw StartError(description: "cannot load [listen] tls_cert \(certificatePath) / tls_key \(keyPath): \(error)")
         }
+    }
+
+    /// https upstreams: certificates verified against `ca_file` when given, else the system's trust store.
+    private static func upstreamTLS(_ upstream: UpstreamSettings) throws -> NIOSSLContext {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile = upstream.caFile {
+            do {
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
+            } catch {
+                throw StartError(description: "cannot load [upstream] ca_file \(caFile): \(error)")
+            }
+        }
+        return try NIOSSLContext(configuration: tls)
     }
 
     /// Cognito userinfo enrichment when any provider has `userinfo = true`.

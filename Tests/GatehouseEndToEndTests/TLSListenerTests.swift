@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 @testable import Gatehouse
 import NIOCore
 import NIOHTTP1
@@ -69,5 +70,42 @@ struct TLSListenerTests {
             #expect(try await Self.status(port: env.port, trusting: renewed) == 200)
             #expect((try? await Self.status(port: env.port, trusting: first, timeout: .seconds(1))) == nil)
         }
+    }
+
+    @Test func httpsUpstreamIsVerifiedAgainstTheConfiguredCABundle() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-tls-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let files = try Self.makeCertificate(in: directory)
+        let serverTLS = try NIOSSLContext(configuration: .makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMFile(files.certificate).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: files.key, format: .pem))))
+        let token = TestSigner.ec.token(claims: Claims.valid())
+        // Trusting the upstream's own certificate: forwarded over TLS.
+        try await TestEnvironment.run(upstreamTLS: serverTLS, configure: { configuration, _ in
+            configuration.upstream.caFile = files.certificate
+        }) { (env: TestEnvironment) async throws in
+            let response = try await env.request("/v1/orders", token: token)
+            #expect(response.status == 200)
+            #expect(env.upstream.last?.value("x-auth-subject") == "user-1")
+        }
+        // The system trust store does not know a self-signed certificate: 502, nothing forwarded.
+        try await TestEnvironment.run(upstreamTLS: serverTLS) { (env: TestEnvironment) async throws in
+            #expect(try await env.request("/v1/orders", token: token).status == 502)
+            #expect(env.upstream.requestCount == 0)
+        }
+    }
+
+    @Test func anUnreadableCABundleStopsTheStartWithTheKeyNamed() async throws {
+        var configuration = Configuration(
+            upstream: UpstreamSettings(url: URL(string: "https://127.0.0.1:1")!), providers: [ProviderSettings(name: "p", type: .jwks)])
+        configuration.listen.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
+        configuration.admin.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
+        configuration.upstream.caFile = "/nonexistent/ca.pem"
+        let gatehouse = try Gatehouse(configuration: configuration, logger: .init(label: "test"), failureLog: .custom { _ in })
+        await #expect { try await gatehouse.start() } throws: { error in
+            "\(error)".contains("[upstream] ca_file /nonexistent/ca.pem")
+        }
+        await gatehouse.stop()
     }
 }

@@ -304,7 +304,7 @@ struct ConfigurationLoadingTests {
         let text = try String(contentsOfFile: ConfigFixture.examplePath, encoding: .utf8)
         let keys = [
             "address", "tls_cert", "tls_key", "drain_timeout", "max_header_bytes", "token_max_bytes", "url", "connect_timeout",
-            "timeout", "forward_token", "path", "max_lines_per_second", "pseudonymize", "pseudonymize_key_file", "format", "level",
+            "timeout", "forward_token", "ca_file", "path", "max_lines_per_second", "pseudonymize", "pseudonymize_key_file", "format", "level",
             "leeway", "cache_size", "token_cookie", "token_header", "bypass_cors_preflight", "min_refresh", "max_refresh",
             "unknown_kid_cooldown", "max_stale", "fetch_timeout", "cache_dir", "forward_claims_json", "name", "type", "issuer",
             "jwks_uri", "audiences", "algorithms", "hosted_domains", "revocation_endpoint", "project_id", "region", "user_pool_id",

@@ -54,6 +54,8 @@ public struct UpstreamSettings: Sendable, Equatable {
     public var connectTimeout: Duration = .seconds(2)
     public var timeout: Duration = .seconds(30)
     public var forwardToken = true
+    /// PEM bundle of the CAs an https upstream's certificate must chain to; nil: the system's trust store.
+    public var caFile: String?
     public init(url: URL) { self.url = url }
 }
 

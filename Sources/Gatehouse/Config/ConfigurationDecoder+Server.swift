@@ -1,3 +1,5 @@
+import Foundation
+
 // [listen], [admin], [upstream], [verification], [jwks]: where Gatehouse listens, where it forwards, how it verifies.
 extension ConfigurationDecoder {
     static func listenSettings(_ table: TOMLReader) -> ListenSettings {
@@ -33,6 +35,9 @@ extension ConfigurationDecoder {
         let connectTimeout = positiveDuration(table, "connect_timeout")
         let timeout = positiveDuration(table, "timeout")
         let forwardToken = table.bool("forward_token")
+        let caFile = table.nonEmptyString("ca_file")
+        if caFile != nil, let url, url.scheme != "https" { table.report("ca_file", "only used by an https:// upstream url") }
+        settings?.caFile = caFile
         if let connectTimeout { settings?.connectTimeout = connectTimeout }
         if let timeout { settings?.timeout = timeout }
         if let forwardToken { settings?.forwardToken = forwardToken }

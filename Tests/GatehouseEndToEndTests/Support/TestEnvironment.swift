@@ -6,6 +6,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Testing
 
 /// A real Gatehouse on loopback port 0, in front of a real upstream, verifying against a real
@@ -31,17 +32,19 @@ struct TestEnvironment: Sendable {
         signers: [TestSigner] = [.rsa, .ec, .ed],
         waitForKeys: Bool = true,
         configurationPath: String? = nil,
+        upstreamTLS: NIOSSLContext? = nil,
         configure: (inout Configuration, _ jwks: TestJWKSServer) -> Void = { _, _ in },
         _ body: (TestEnvironment) async throws -> T
     ) async throws -> T {
         let jwks = try await TestJWKSServer(jwks: TestSigner.jwks(signers))
-        let upstream = try await TestUpstream()
+        let upstream = try await TestUpstream(tls: upstreamTLS)
         var provider = ProviderSettings(name: "test", type: .jwks)
         provider.issuer = Claims.issuer
         provider.jwksURI = jwks.jwksURL
         provider.audiences = [Claims.audience]
         var configuration = Configuration(
-            upstream: UpstreamSettings(url: URL(string: "http://127.0.0.1:\(upstream.port)")!), providers: [provider])
+            upstream: UpstreamSettings(url: URL(string: "\(upstreamTLS == nil ? "http" : "https")://127.0.0.1:\(upstream.port)")!),
+            providers: [provider])
         configuration.listen.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
         configuration.admin.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
         configuration.upstream.timeout = .milliseconds(800)

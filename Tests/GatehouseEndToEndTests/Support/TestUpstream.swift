@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The unmodified upstream of the tests: records every request it receives and answers by path.
 ///
@@ -30,13 +31,15 @@ final class TestUpstream: Sendable {
     private let received = NIOLockedValueBox<[Received]>([])
     private let channel: any Channel
 
-    init() async throws {
+    /// - Parameter tls: serve https with this context.
+    init(tls: NIOSSLContext? = nil) async throws {
         let received = self.received
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: false, withServerUpgrade: nil, withErrorHandling: false, withOutboundHeaderValidation: false)
                     try sync.addHandler(Handler(received: received))
