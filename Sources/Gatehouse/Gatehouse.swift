@@ -116,6 +116,8 @@ public final class Gatehouse: Service, Sendable {
 
     /// The bound client-port address (after `start()`).
     public var proxyAddress: SocketAddress? { running.withLockedValue { $0?.proxy.localAddress } }
+    /// The client-port listener while running (tests check it is closed after `stop()`).
+    var proxyListener: (any Channel)? { running.withLockedValue { $0?.proxy } }
     /// The bound admin-port address (after `start()`).
     public var adminAddress: SocketAddress? { running.withLockedValue { $0?.admin.localAddress } }
 
