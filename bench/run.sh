@@ -613,6 +613,8 @@ main() {
     bench_contender "$name"
   done
 
+  verify_microbenchmark
+
   echo
   python3 bench/summarize.py "$RESULTS" "$OUT/summary.md"
   echo "(Markdown: $OUT/summary.md; raw numbers: $RESULTS)"
@@ -620,6 +622,26 @@ main() {
     echo "*** $PROBLEMS run(s) did not behave: see the warnings above and the notes in the table" >&2
     exit 1
   fi
+}
+
+# Target (b): the verify step against openssl's verify rate for the same key, both on CPU 1.
+# `gatehouse bench-verify` times strict parse + signature check of a token never seen before.
+verify_microbenchmark() {
+  echo "== verify microbenchmark: gatehouse bench-verify vs openssl speed (CPU 1) ==" >&2
+  taskset -c 1 "$GATEHOUSE" bench-verify --seconds 2 >"$OUT/bench-verify.txt"
+  taskset -c 1 openssl speed -seconds 2 rsa2048 ecdsap256 ed25519 >"$OUT/openssl-speed.txt" 2>/dev/null
+  local rsa ecdsa ed
+  rsa=$(awk '/^rsa 2048 bits/ {print $NF}' "$OUT/openssl-speed.txt")
+  ecdsa=$(awk '/256 bits ecdsa \(nistp256\)/ {print $NF}' "$OUT/openssl-speed.txt")
+  ed=$(awk '/253 bits EdDSA \(Ed25519\)/ {print $NF}' "$OUT/openssl-speed.txt")
+  local algorithm key rate _
+  while IFS=$'\t' read -r algorithm key rate _; do
+    [[ $algorithm == algorithm ]] && continue
+    local reference=$rsa
+    case $algorithm in ES256) reference=$ecdsa ;; EdDSA) reference=$ed ;; esac
+    record gatehouse "verify-$algorithm" rate "$rate"
+    record openssl "verify-$algorithm" rate "${reference%.*}"
+  done <"$OUT/bench-verify.txt"
 }
 
 main "$@"

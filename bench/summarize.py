@@ -157,6 +157,17 @@ target(f"(e) gatehouse RSS with {meta.get('idle_connections', '?')} connections 
        f"{fmt_mib(conns)} ({data[('gatehouse', 'e')].get('conns', '?')} connections open)"
        if have(conns) else "missing", ("gatehouse", "e"))
 
+# Target (b), second half: the verify step within 1.5x of openssl's verify time for the same key.
+verify_rows = []
+for algorithm in ("RS256", "PS256", "ES256", "EdDSA"):
+    ours, theirs = num("gatehouse", f"verify-{algorithm}", "rate"), num("openssl", f"verify-{algorithm}", "rate")
+    if not have(ours, theirs):
+        continue
+    slower = theirs / ours  # how many times openssl's verify time ours takes
+    verify_rows.append(f"| {algorithm} | {fmt_int(ours)}/s ({1e6 / ours:.1f} µs) | {fmt_int(theirs)}/s ({1e6 / theirs:.1f} µs) | {slower:.2f}x |")
+    target(f"(b) {algorithm} parse + verify within 1.5x of openssl speed's verify time", slower <= 1.5,
+           f"{slower:.2f}x ({1e6 / ours:.1f} vs {1e6 / theirs:.1f} µs)")
+
 # --- output ----------------------------------------------------------------------------------------
 header = ["scenario", "contender", "result", "p50", "p99", "vs nginx", "notes"]
 widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
@@ -181,6 +192,9 @@ out = [
     "RSS sums all of a contender's processes (nginx master + worker, Apache parent + child); "
     "direct has no proxy process, hence no RSS rows.",
     "",
+    *((["Verify step (strict parse + signature check of a token never seen before, one core):", "",
+        "| algorithm | gatehouse bench-verify | openssl speed verify | gatehouse time / openssl time |",
+        "|---|---|---|---|", *verify_rows, ""]) if verify_rows else []),
     "Targets:",
     "",
     *targets,

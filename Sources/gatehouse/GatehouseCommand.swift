@@ -7,7 +7,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "An authentication sidecar: verifies bearer JWTs and forwards to an unmodified upstream.",
         version: GatehouseVersion.string,
-        subcommands: [Serve.self, CheckConfig.self, VerifyToken.self, Demo.self]
+        subcommands: [Serve.self, CheckConfig.self, VerifyToken.self, Demo.self, BenchVerify.self]
     )
 }
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Profiles Gatehouse under scenario (a) (one valid RS256 token repeated) with perf: an nginx upstream
+# and wrk on CPU 0, the release build alone on CPU 1. Prints the hottest symbols.
+#
+#   bench/profile.sh              # after bench/run.sh has built .build-release and minted tokens
+#   DURATION=8 bench/profile.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=$ROOT/bench/out/profile
+DURATION=${DURATION:-6}
+SCENARIO=${SCENARIO:-a}
+GATEHOUSE=$ROOT/.build-release/release/gatehouse
+TOKEN_DIR=$ROOT/bench/out
+[ -x "$GATEHOUSE" ] || { echo "build first: bench/run.sh (or swift build -c release --scratch-path .build-release)" >&2; exit 1; }
+[ -f "$TOKEN_DIR/token" ] || { echo "mint tokens first: bench/run.sh" >&2; exit 1; }
+command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null; }
+mkdir -p "$OUT/www"; cp "$TOKEN_DIR/jwks.json" "$OUT/www/jwks.json"
+UP=18181; GH=18183; ADMIN=18184
+cat > "$OUT/upstream.conf" <<CONF
+worker_processes 1; daemon off; pid $OUT/upstream.pid; error_log $OUT/upstream-error.log;
+events { worker_connections 4096; }
+http { access_log off;
+  server { listen 127.0.0.1:$UP; keepalive_requests 1000000;
+    location = /jwks.json { root $OUT/www; default_type application/json; }
+    location / { return 200 "ok\n"; } } }
+CONF
+cat > "$OUT/gatehouse.toml" <<CONF
+[listen]
+address = "127.0.0.1:$GH"
+[admin]
+address = "127.0.0.1:$ADMIN"
+[upstream]
+url = "http://127.0.0.1:$UP"
+[failure_log]
+path = "$OUT/failures.log"
+[[provider]]
+name = "bench"
+type = "jwks"
+issuer = "https://issuer.bench"
+jwks_uri = "http://127.0.0.1:$UP/jwks.json"
+audiences = ["bench-api"]
+CONF
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
+taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT" & PIDS+=($!)
+sleep 0.3
+taskset -c 1 "$GATEHOUSE" serve --config "$OUT/gatehouse.toml" 2>"$OUT/gatehouse.err" & GPID=$!; PIDS+=($GPID)
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$ADMIN/readyz" >/dev/null && break; sleep 0.1; done
+case $SCENARIO in
+  a) ARGS=(-H "Authorization: Bearer $(cat "$TOKEN_DIR/token")") ;;
+  c) ARGS=(-H "Authorization: Bearer $(cat "$TOKEN_DIR/token")x") ;;
+  public) ARGS=() ;;
+esac
+taskset -c 0 wrk -t1 -c50 -d2s "${ARGS[@]}" "http://127.0.0.1:$GH/x" >/dev/null
+taskset -c 0 wrk -t1 -c50 -d"$((DURATION + 2))s" "${ARGS[@]}" "http://127.0.0.1:$GH/x" > "$OUT/wrk.txt" &
+WRK=$!
+sleep 1
+perf record -F 2999 -g -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
+wait $WRK
+grep -E "Requests/sec" "$OUT/wrk.txt"
+perf report -i "$OUT/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -E "^ +[0-9]" | head -${TOP:-45}
