@@ -49,6 +49,7 @@ taskset -c 1 "$GATEHOUSE" serve --config "$OUT/gatehouse.toml" 2>"$OUT/gatehouse
 for _ in $(seq 50); do curl -sf "http://127.0.0.1:$ADMIN/readyz" >/dev/null && break; sleep 0.1; done
 case $SCENARIO in
   a) ARGS=(-H "Authorization: Bearer $(cat "$TOKEN_DIR/token")") ;;
+  b) ARGS=(-s bench/pool.lua); export TOKENS=$TOKEN_DIR/tokens ;;
   c) ARGS=(-H "Authorization: Bearer $(cat "$TOKEN_DIR/token")x") ;;
   public) ARGS=() ;;
 esac

@@ -17,8 +17,8 @@ final class UserinfoEnricher: Sendable {
     }
 
     private struct State {
-        var cache: [VerifiedTokenCache.Key: (attributes: [String: JSONValue], expiry: Int64)] = [:]
-        var inFlight: [VerifiedTokenCache.Key: EventLoopFuture<[String: JSONValue]>] = [:]
+        var cache: TokenKeyedGenerations<(attributes: [String: JSONValue], expiry: Int64)>
+        var inFlight: [TokenKey: EventLoopFuture<[String: JSONValue]>] = [:]
         var lastFailureLogged: NIODeadline?
     }
 
@@ -30,15 +30,14 @@ final class UserinfoEnricher: Sendable {
     private let client: HTTPClient
     private let endpoints: [Int: URL]
     private let timeout: Duration
-    private let capacity: Int
     private let logger: Logger
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
 
     init(client: HTTPClient, endpoints: [Int: URL], timeout: Duration, capacity: Int, logger: Logger) {
         self.client = client
         self.endpoints = endpoints
         self.timeout = timeout
-        self.capacity = max(capacity, 1)
+        self.state = NIOLockedValueBox(State(cache: TokenKeyedGenerations(capacity: max(capacity, 1))))
         self.logger = logger
     }
 
@@ -53,10 +52,10 @@ final class UserinfoEnricher: Sendable {
 
     func enrich(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Outcome {
         guard let endpoint = endpoints[identity.providerIndex] else { return .done(identity) }
-        let key = VerifiedTokenCache.Key(token)
+        let key = TokenKey(token)
         enum Action { case cached([String: JSONValue]), join(EventLoopFuture<[String: JSONValue]>), start(EventLoopPromise<[String: JSONValue]>) }
         let action: Action = state.withLockedValue { state in
-            if let entry = state.cache[key], entry.expiry > now { return .cached(entry.attributes) }
+            if let entry = state.cache.value(for: key), entry.expiry > now { return .cached(entry.attributes) }
             if let future = state.inFlight[key] { return .join(future) }
             let promise = eventLoop.makePromise(of: [String: JSONValue].self)
             state.inFlight[key] = promise.futureResult
@@ -74,9 +73,7 @@ final class UserinfoEnricher: Sendable {
                 let expiry = result.isSuccess ? identity.expiry : min(identity.expiry, now + Self.failureRetryAfterSeconds)
                 self.state.withLockedValue { state in
                     state.inFlight[key] = nil
-                    if state.cache.count >= self.capacity { state.cache = state.cache.filter { $0.value.expiry > now } }
-                    if state.cache.count >= self.capacity { state.cache.removeAll(keepingCapacity: true) }
-                    state.cache[key] = (attributes, expiry)
+                    state.cache.insert((attributes, expiry), for: key)
                 }
                 if case .failure(let error) = result { self.logFailure(error, endpoint: endpoint) }
                 promise.succeed(attributes)

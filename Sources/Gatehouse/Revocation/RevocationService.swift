@@ -45,6 +45,7 @@ final class RevocationService: Sendable {
     /// Applies the revocation here now; the future succeeds once the store holds it, fails if it could not.
     func revoke(_ revocation: Revocation, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
         list.apply(revocation, now: Self.now())
+        if store is MemoryRevocationStore { return eventLoop.makeSucceededVoidFuture() }  // nothing to write
         let promise = eventLoop.makePromise(of: Void.self)
         if case .terminated = writesInput.yield(PendingWrite(revocation: revocation, promise: promise)) {
             promise.fail(RevocationStoreError(description: "gatehouse is stopping"))
@@ -95,6 +96,7 @@ final class RevocationService: Sendable {
                     defer { state.connected = false; state.lastError = "\(error)" }
                     return state.connected
                 }
+                if wasConnected { backoff = .milliseconds(250) }  // a new outage starts with quick retries
                 if wasConnected || backoff == .milliseconds(250) {
                     logger.error("revocation store unavailable; judging on what is known, reconnecting", metadata: [
                         "gatehouse.store": "\(store.location)", "gatehouse.error": "\(error)",

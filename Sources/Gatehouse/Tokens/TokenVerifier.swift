@@ -32,7 +32,8 @@ struct TokenVerifier: Sendable {
 
     /// - Parameter allowedProviders: the route's providers; empty allows every provider.
     func verify(_ token: Substring, allowedProviders: Set<String>, now: Int64, on eventLoop: any EventLoop) -> Verdict {
-        if let cached = cache.lookup(token, now: now), isStillPublished(cached) {
+        let key = TokenKey(token)
+        if let cached = cache.lookup(key, now: now), isStillPublished(cached) {
             onCacheLookup(true)
             return .done(restrict(.success(cached), to: allowedProviders))
         }
@@ -60,10 +61,10 @@ struct TokenVerifier: Sendable {
                 guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
                 let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
                 guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
-                return check(token, jws, provider: index, keys: keys, now: now)
+                return check(key, jws, provider: index, keys: keys, now: now)
             })
         }
-        return .done(check(token, jws, provider: index, keys: keys, now: now))
+        return .done(check(key, jws, provider: index, keys: keys, now: now))
     }
 
     /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
@@ -83,7 +84,7 @@ struct TokenVerifier: Sendable {
         return .success(index)
     }
 
-    private func check(_ token: Substring, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], now: Int64)
+    private func check(_ key: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], now: Int64)
         -> Result<VerifiedIdentity, AuthFailure>
     {
         guard !keys.isEmpty else {
@@ -114,7 +115,7 @@ struct TokenVerifier: Sendable {
             keyID: jws.keyID,
             expiry: jws.claims["exp"]?.integerValue ?? now
         )
-        cache.insert(token, identity, now: now)
+        cache.insert(key, identity)
         return .success(identity)
     }
 
