@@ -12,8 +12,11 @@ struct FailureEvent: Sendable {
     /// The normalized path only: never the query string.
     var path: String
     var userAgent: String?
+    /// The presented token, only ever logged as its fingerprint (computed for lines actually written).
+    var token: Substring?
+
     /// `sha256:` + the first 12 hex digits of SHA-256 of the token, when there was one.
-    var tokenFingerprint: String?
+    var tokenFingerprint: String? { token.map(Self.fingerprint) }
 
     static func fingerprint(of token: Substring) -> String {
         let digest = SHA256.hash(data: Array(token.utf8))

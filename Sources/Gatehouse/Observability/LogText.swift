@@ -20,6 +20,10 @@ extension String {
     /// (U+0085 ends a line for some readers, U+009B starts a terminal escape), DEL and the
     /// Unicode line separators are escaped, so a value can never break a log line (SECURITY.md J45).
     var jsonQuoted: String {
+        // Most values are plain printable ASCII: quoted as they are, without a scalar-by-scalar copy.
+        if utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + self + "\""
+        }
         var out = "\""
         out.reserveCapacity(utf8.count + 2)
         for scalar in unicodeScalars {

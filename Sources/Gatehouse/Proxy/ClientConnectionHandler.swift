@@ -249,7 +249,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             timestamp: Date(), status: Int(failure.status.code), failure: failure, requestID: exchange.requestID,
             clientIP: clientIP, method: exchange.head.method.rawValue, path: exchange.request.target.path,
             userAgent: exchange.head.headers.first(name: "user-agent"),
-            tokenFingerprint: exchange.token.map(FailureEvent.fingerprint)))
+            token: exchange.token))
         services.metrics.authFailure(reason: failure.reason, provider: failure.provider)
         let outcome: GatehouseMetrics.Outcome = switch failure.status {
         case .forbidden: .forbidden
