@@ -57,6 +57,17 @@ taskset -c 0 wrk -t1 -c50 -d2s "${ARGS[@]}" "http://127.0.0.1:$GH/x" >/dev/null
 taskset -c 0 wrk -t1 -c50 -d"$((DURATION + 2))s" "${ARGS[@]}" "http://127.0.0.1:$GH/x" > "$OUT/wrk.txt" &
 WRK=$!
 sleep 1
+if [[ ${MODE:-profile} == syscalls ]]; then
+  # Syscalls per request: counts over DURATION seconds, divided by the requests served meanwhile.
+  before=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
+  perf stat -e 'syscalls:sys_enter_*' -p "$GPID" -o "$OUT/syscalls.txt" -- sleep "$DURATION" 2>/dev/null
+  after=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
+  wait $WRK
+  requests=$((${after%.*} - ${before%.*}))
+  echo "requests in the window: $requests"
+  awk -v n="$requests" '$1 ~ /^[0-9,]+$/ { gsub(",", "", $1); if ($1 > 0) printf "%8.2f per request  %s\n", $1 / n, $2 }' "$OUT/syscalls.txt" | sort -rn | head -15
+  exit 0
+fi
 perf record -F 2999 -g -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
 wait $WRK
 grep -E "Requests/sec" "$OUT/wrk.txt"

@@ -6,7 +6,7 @@ import NIOHTTP1
 extension ClientConnectionHandler {
     /// Passes the upstream's 101 to the client; the tunnel starts when that response ends.
     func acceptUpgrade(_ exchange: Exchange, response: HTTPResponseHead, context: ChannelHandlerContext) {
-        exchange.responseTimeout?.cancel()
+        exchange.responseDeadline = nil
         state = .upgrading(exchange)
         var headers = response.headers
         HeaderHygiene.removeHopByHop(&headers, keepWebSocketUpgrade: true)
@@ -32,7 +32,6 @@ extension ClientConnectionHandler {
             ])
             try Self.replaceHTTPHandlers(on: context.channel, with: clientSide, removing: [
                 { try $0.handler(type: ClientConnectionHandler.self) },
-                { try $0.handler(type: HTTPRequestErrorHandler.self) },
                 { try $0.handler(type: NIOHTTPResponseHeadersValidator.self) },
                 { try $0.handler(type: IdleStateHandler.self) },
                 { try $0.handler(type: HTTPServerPipelineHandler.self) },

@@ -36,10 +36,10 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         }
         if exchange.requestEnded { channel.write(HTTPClientRequestPart.end(nil), promise: nil) }
         channel.flush()
-        if exchange.responseTimeout == nil {
-            exchange.responseTimeout = context.eventLoop.assumeIsolated().scheduleTask(in: services.responseTimeout) { [weak self] in
-                self?.responseTimedOut(exchange)
-            }
+        if exchange.responseDeadline == nil {
+            let deadline = NIODeadline.now() + services.responseTimeout
+            exchange.responseDeadline = deadline
+            armWatchdog(for: deadline, context: context)
         }
         channel.read()
         if !exchange.requestEnded && channel.isWritable { context.read() }
@@ -102,7 +102,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         exchange.connection = nil
         if exchange.responseHeadSent {
             // The response was cut short: the client must not take it for complete.
-            exchange.responseTimeout?.cancel()
+            exchange.responseDeadline = nil
             state = .discarding
             context.close(promise: nil)
         } else if connection.isReused && !exchange.bodyForwarded && exchange.requestEnded && !exchange.hasRetried {
@@ -117,7 +117,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
     // MARK: Completion
 
     private func completeExchange(_ exchange: Exchange, upstreamReusable: Bool, context: ChannelHandlerContext) {
-        exchange.responseTimeout?.cancel()
+        exchange.responseDeadline = nil
         if let connection = exchange.connection {
             exchange.connection = nil
             upstreamReusable ? pool.release(connection) : pool.discard(connection)
@@ -128,7 +128,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         finishResponse(keepAlive: exchange.responseKeepAlive && exchange.requestEnded, context: context)
     }
 
-    private func responseTimedOut(_ exchange: Exchange) {
+    func responseTimedOut(_ exchange: Exchange) {
         guard case .forwarding(let current) = state, current === exchange, let context else { return }
         if let connection = exchange.connection {
             exchange.connection = nil
@@ -144,7 +144,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
 
     /// 502 / 504: not an authentication failure, so nothing in the failure log.
     func answerUpstreamFailure(_ exchange: Exchange, status: HTTPResponseStatus, context: ChannelHandlerContext) {
-        exchange.responseTimeout?.cancel()
+        exchange.responseDeadline = nil
         if let connection = exchange.connection {
             exchange.connection = nil
             pool.discard(connection)

@@ -43,7 +43,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var state = State.awaitingHead
     var context: ChannelHandlerContext?
     var clientIP = "unknown"
-    private var headTimer: Scheduled<Void>?
+    /// A keep-alive connection must send its next request head by then (slowloris).
+    var headDeadline: NIODeadline?
+    /// One timer per connection for the head and response deadlines, re-armed lazily when it
+    /// fires: a request costs no timer scheduling or cancelling.
+    var watchdog: Scheduled<Void>?
+    var watchdogFiresAt: NIODeadline?
     /// Between a read and its read-complete: a local answer may wait for the request's end until then.
     private var isInReadBurst = false
     /// The client shut its sending side: finish the request in flight, then close.
@@ -61,7 +66,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        headTimer?.cancel()
+        watchdog?.cancel()
         self.context = nil
     }
 
@@ -71,12 +76,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        headTimer?.cancel()
+        watchdog?.cancel()
         switch state {
-        case .deciding(let exchange), .connecting(let exchange), .answering(let exchange, _):
-            exchange.responseTimeout?.cancel()
+        case .deciding, .connecting, .answering:
+            break
         case .forwarding(let exchange):
-            exchange.responseTimeout?.cancel()
             if let connection = exchange.connection { pool.discard(connection) }
         case .upgrading(let exchange):
             if let connection = exchange.connection { pool.discard(connection) }
@@ -139,14 +143,34 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
+    /// A request the HTTP decoder refused: 431 for an oversized head, 400 for anything else
+    /// (smuggling attempts, bad framing, control characters), then the connection closes. Done here
+    /// rather than in a handler of its own, which would have to watch every response part go by.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let parserError = error as? HTTPParserError, !isResponseInProgress, context.channel.isActive {
+            let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+            let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+        state = .discarding
         context.close(promise: nil)
+    }
+
+    /// Whether a response has begun on the wire (an error answer cannot be put in the middle of it),
+    /// or the connection is already closing (nobody would read one).
+    private var isResponseInProgress: Bool {
+        switch state {
+        case .forwarding(let exchange): exchange.responseHeadSent
+        case .upgrading, .tunnelling, .discarding: true
+        case .awaitingHead, .deciding, .readingSignOut, .answering, .connecting: false
+        }
     }
 
     // MARK: - Request parts
 
     private func receivedHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        headTimer?.cancel()
+        headDeadline = nil
         guard case .awaitingHead = state else { return }
         services = handle.services
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
@@ -303,10 +327,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     private func awaitNextRequest(context: ChannelHandlerContext) {
         state = .awaitingHead
-        headTimer = context.eventLoop.assumeIsolated().scheduleTask(in: Self.headTimeout) { [weak self] in
-            guard let self, case .awaitingHead = self.state else { return }
-            self.context?.close(promise: nil)
-        }
+        let deadline = NIODeadline.now() + Self.headTimeout
+        headDeadline = deadline
+        armWatchdog(for: deadline, context: context)
         context.read()
     }
 

@@ -15,7 +15,8 @@ final class Exchange {
     var responseHeadSent = false
     var responseKeepAlive = true
     var upstreamKeepAlive = true
-    var responseTimeout: Scheduled<Void>?
+    /// The whole response must have arrived by then (`[upstream] timeout`): 504, or a cut connection.
+    var responseDeadline: NIODeadline?
     var hasRetried = false
     /// Set for `/.gatehouse/*`: answered locally once admitted.
     var endpoint: OwnEndpoint?

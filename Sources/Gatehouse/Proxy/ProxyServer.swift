@@ -46,7 +46,6 @@ struct ProxyServer {
                         withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
                         withDecoderLimitConfiguration: limits)
                     try sync.addHandler(IdleStateHandler(readTimeout: ClientConnectionHandler.headTimeout))
-                    try sync.addHandler(HTTPRequestErrorHandler())
                     try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value))
                 }
             }

@@ -44,7 +44,7 @@ enum BearerToken: Equatable {
         guard bytes[cursor] == UInt8(ascii: " ") else { return nil }  // "Bearerx", "Bearer\t…": another scheme
         while cursor < end, bytes[cursor] == UInt8(ascii: " ") { cursor = bytes.index(after: cursor) }
         let token = Substring(value.utf8[cursor..<end])
-        guard !token.isEmpty, !token.utf8.contains(UInt8(ascii: " ")) else {
+        guard !token.isEmpty, !token.containsByte(UInt8(ascii: " ")) else {
             return .malformed("Authorization is not \"Bearer <token>\"")
         }
         return .present(token)
@@ -79,5 +79,17 @@ extension String.UTF8View {
         return zip(self, other).allSatisfy { lhs, rhs in
             lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (lhs | 0x20) >= UInt8(ascii: "a") && (lhs | 0x20) <= UInt8(ascii: "z"))
         }
+    }
+}
+
+extension Substring {
+    /// The UTF-8 bytes, copied in one go from contiguous storage (a byte-by-byte copy of a ~1 KiB
+    /// token showed up in profiles).
+    var utf8Bytes: [UInt8] {
+        utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(utf8)
+    }
+
+    func containsByte(_ byte: UInt8) -> Bool {
+        utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? utf8.contains(byte)
     }
 }

@@ -6,7 +6,7 @@ struct TokenKey: Hashable, Sendable {
     private let digest: Int
 
     init(_ token: Substring) {
-        bytes = Array(token.utf8)
+        bytes = token.utf8Bytes
         var hasher = Hasher()
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         digest = hasher.finalize()
