@@ -68,6 +68,26 @@ struct KeyCacheTests {
         }
     }
 
+    @Test func aRepeatedBadSignatureIsRejectedUntilTheKeySetChanges() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, _ in
+            configuration.jwks.unknownKidCooldown = .zero
+        }) { (env: TestEnvironment) async throws in
+            // Signed by another key under the published kid: the signature does not verify.
+            let forged = TestSigner.otherRSA.with(keyID: "rsa-1").token(claims: Claims.valid())
+            for _ in 0..<3 {
+                let response = try await env.request("/x", token: forged)
+                #expect(response.status == 401)
+                #expect(response.json?["reason"] == .string("bad_signature"))
+            }
+            // Every rejection is logged, remembered or not.
+            #expect(env.failureLog.filter { $0["reason"] == .string("bad_signature") }.count == 3)
+            // The provider now publishes that key under that kid: a remembered rejection must not outlive the old key set.
+            env.jwks.update { $0.body = TestSigner.jwks([TestSigner.otherRSA.with(keyID: "rsa-1")]) }
+            _ = try await env.request("/x", token: TestSigner.ec.with(keyID: "trigger").token(claims: Claims.valid()))
+            #expect(try await env.request("/x", token: forged).status == 200)
+        }
+    }
+
     @Test func cacheControlMaxAgeIsHonouredAndClamped() async throws {
         try await TestEnvironment.run(signers: [.rsa], configure: { configuration, jwks in
             configuration.jwks.minRefresh = .milliseconds(300)

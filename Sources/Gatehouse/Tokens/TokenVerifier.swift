@@ -14,6 +14,7 @@ struct TokenVerifier: Sendable {
     let leeway: Int64
     let tokenMaxBytes: Int
     let cache: VerifiedTokenCache
+    let rejected: RejectedTokenCache
     let onCacheLookup: @Sendable (_ hit: Bool) -> Void
 
     init(keyStore: KeyStore, verification: VerificationSettings, tokenMaxBytes: Int, onCacheLookup: @escaping @Sendable (Bool) -> Void) {
@@ -27,6 +28,7 @@ struct TokenVerifier: Sendable {
         self.leeway = verification.leeway.components.seconds
         self.tokenMaxBytes = tokenMaxBytes
         self.cache = VerifiedTokenCache(capacity: verification.cacheSize)
+        self.rejected = RejectedTokenCache(capacity: verification.cacheSize)
         self.onCacheLookup = onCacheLookup
     }
 
@@ -38,6 +40,12 @@ struct TokenVerifier: Sendable {
             return .done(restrict(.success(cached), to: allowedProviders))
         }
         onCacheLookup(false)
+        if let rejection = rejected.lookup(key),
+            allowedProviders.isEmpty || allowedProviders.contains(providers[rejection.provider].name),
+            keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
+        {
+            return .done(.failure(rejection.failure))
+        }
         let jws: CompactJWS
         do {
             jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes)
@@ -61,10 +69,10 @@ struct TokenVerifier: Sendable {
                 guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
                 let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
                 guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
-                return check(key, jws, provider: index, keys: keys, now: now)
+                return check(key, jws, provider: index, keys: keys, keysFetchedAt: fresh.fetchedAt, now: now)
             })
         }
-        return .done(check(key, jws, provider: index, keys: keys, now: now))
+        return .done(check(key, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
     }
 
     /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
@@ -84,15 +92,17 @@ struct TokenVerifier: Sendable {
         return .success(index)
     }
 
-    private func check(_ key: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], now: Int64)
-        -> Result<VerifiedIdentity, AuthFailure>
-    {
+    private func check(
+        _ key: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], keysFetchedAt: NIODeadline, now: Int64
+    ) -> Result<VerifiedIdentity, AuthFailure> {
         guard !keys.isEmpty else {
             let detail = "key \(jws.keyID ?? "(no kid)") does not allow \(jws.algorithm.rawValue)"
             return .failure(diagnosed(AuthFailure(.unsupportedAlgorithm, detail), jws, index))
         }
         guard keys.contains(where: { $0.isValidSignature(jws.signature, for: jws.signingInput, algorithm: jws.algorithm) }) else {
-            return .failure(diagnosed(AuthFailure(.badSignature, "signature does not verify"), jws, index))
+            let failure = diagnosed(AuthFailure(.badSignature, "signature does not verify"), jws, index)
+            rejected.insert(key, RejectedTokenCache.Rejection(failure: failure, provider: index, keysFetchedAt: keysFetchedAt))
+            return .failure(failure)
         }
         let provider = providers[index]
         let presented: [String: JSONValue]
