@@ -57,6 +57,14 @@ taskset -c 0 wrk -t1 -c50 -d2s "${ARGS[@]}" "http://127.0.0.1:$GH/x" >/dev/null
 taskset -c 0 wrk -t1 -c50 -d"$((DURATION + 2))s" "${ARGS[@]}" "http://127.0.0.1:$GH/x" > "$OUT/wrk.txt" &
 WRK=$!
 sleep 1
+if [[ ${MODE:-profile} == utilization ]]; then
+  # How busy the contender's core is: task-clock over wall time (1.0 = saturated).
+  perf stat -e task-clock -p "$GPID" -o "$OUT/utilization.txt" -- sleep "$DURATION" 2>/dev/null
+  wait $WRK
+  grep -E "Requests/sec" "$OUT/wrk.txt"
+  grep -E "CPUs utilized|task-clock" "$OUT/utilization.txt"
+  exit 0
+fi
 if [[ ${MODE:-profile} == syscalls ]]; then
   # Syscalls per request: counts over DURATION seconds, divided by the requests served meanwhile.
   before=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
