@@ -368,6 +368,7 @@ public final class Gatehouse: Service, Sendable {
                 group.addTask { await replacement.refresh(provider: index, on: self.group.next()).waitUnlessCancelled() }
             }
         }
+        replacement.adopt(carriedOver)  // again: what the old store learnt during the fetches above
         keyStores.withLockedValue { $0 = replacement }
         current.retire()
         newKeyStore.yield(replacement)

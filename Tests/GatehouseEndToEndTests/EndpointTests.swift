@@ -62,6 +62,9 @@ struct EndpointTests {
             let otherUser = TestSigner.ec.token(claims: Claims.valid(subject: "user-2", extra: ["iat": .number(String(now - 100))]))
             #expect(try await env.request("/.gatehouse/signout-everywhere", method: .POST, token: old).status == 200)
             #expect(try await env.request("/x", token: old).json?["reason"] == .string("revoked"))
+            // A revoked token cannot sign out everywhere again (that would move the cut-off past the
+            // user's next sign-in), while a plain sign-out of it stays idempotent.
+            #expect(try await env.request("/.gatehouse/signout-everywhere", method: .POST, token: old).status == 401)
             #expect(try await env.request("/x", token: otherUser).status == 200)
             let newer = TestSigner.ec.token(claims: Claims.valid(extra: ["iat": .number(String(now + 2))]))
             #expect(try await env.request("/x", token: newer).status == 200)

@@ -18,12 +18,17 @@ enum FormEncoding {
         return out
     }
 
-    /// The first value of `name`, or nil when absent or not valid UTF-8 / percent-encoding.
-    static func value(named name: String, in body: [UInt8]) -> String? {
+    struct Invalid: Error {}
+
+    /// The first value of `name`, or nil when absent; throws when that value is not valid
+    /// percent-encoding or UTF-8 (a value that cannot be read must not be taken for an absent one).
+    static func value(named name: String, in body: [UInt8]) throws(Invalid) -> String? {
         for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             guard let key = decode(parts[0]), key == name else { continue }
-            return parts.count == 2 ? decode(parts[1]) : ""
+            guard parts.count == 2 else { return "" }
+            guard let value = decode(parts[1]) else { throw Invalid() }
+            return value
         }
         return nil
     }

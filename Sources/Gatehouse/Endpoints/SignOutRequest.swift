@@ -29,7 +29,12 @@ struct SignOutRequest: Equatable {
             }
         case "application/x-www-form-urlencoded":
             guard body.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw Invalid(detail: "form body is not URL-encoded ASCII") }
-            let token = FormEncoding.value(named: "refresh_token", in: body)
+            let token: String?
+            do {
+                token = try FormEncoding.value(named: "refresh_token", in: body)
+            } catch {
+                throw Invalid(detail: "refresh_token is not valid percent-encoded UTF-8")
+            }
             self.init(refreshToken: token?.isEmpty == false ? token : nil)
         default:
             throw Invalid(detail: "send application/x-www-form-urlencoded or application/json")

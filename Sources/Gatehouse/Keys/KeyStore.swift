@@ -53,21 +53,25 @@ public final class KeyStore: Sendable {
         onFetch: @escaping @Sendable (_ provider: String, _ result: Result<Int, JWKSFetcher.FetchError>) -> Void = { _, _ in }
     ) {
         self.providers = providers
-        self.states = providers.indices.map { index in
-            guard let (store, old) = carriedOver[index] else { return NIOLockedValueBox(ProviderState()) }
-            var state = store.states[old].withLockedValue { $0 }
-            state.inFlight = nil
-            return NIOLockedValueBox(state)
-        }
-        self.snapshots = providers.indices.map { index in
-            guard let (store, old) = carriedOver[index] else { return ManagedAtomic(SnapshotBox(nil)) }
-            return ManagedAtomic(store.snapshots[old].load(ordering: .acquiring))
-        }
+        self.states = providers.map { _ in NIOLockedValueBox(ProviderState()) }
+        self.snapshots = providers.map { _ in ManagedAtomic(SnapshotBox(nil)) }
         self.persistence = settings.cacheDirectory.map(PersistedKeySets.init(directory:))
         self.fetcher = fetcher
         self.settings = settings
         self.logger = logger
         self.onFetch = onFetch
+        adopt(carriedOver)
+    }
+
+    /// Takes over the keys, schedule and cooldowns of unchanged providers from the store this one
+    /// replaces; called again at the swap, so a fetch the old store finished meanwhile is not lost.
+    func adopt(_ carriedOver: [Int: (store: KeyStore, index: Int)]) {
+        for (index, (store, old)) in carriedOver {
+            var state = store.states[old].withLockedValue { $0 }
+            state.inFlight = nil
+            states[index].withLockedValue { $0 = state }
+            snapshots[index].store(store.snapshots[old].load(ordering: .acquiring), ordering: .releasing)
+        }
     }
 
     var minRefresh: Duration { settings.minRefresh }

@@ -41,9 +41,10 @@ extension ClientConnectionHandler {
         let exchange = Exchange(request: judged, rule: rule, token: token.presentedToken, startedAt: .now())
         exchange.endpoint = endpoint
         let now = Int64(Date().timeIntervalSince1970)
-        let isSignOut = endpoint == .signout || endpoint == .signoutEverywhere
+        // Signing out a signed-out token again is harmless (a retry after a 503); signing out
+        // everywhere again would move the subject's cut-off, so a revoked token may not.
         decided(services.gatekeeper.decide(
-                    judged.head, path: judged.target.path, rule: rule, token: token, now: now, acceptingRevoked: isSignOut,
+                    judged.head, path: judged.target.path, rule: rule, token: token, now: now, acceptingRevoked: endpoint == .signout,
                     on: context.eventLoop),
                 exchange, context: context)
     }

@@ -11,11 +11,16 @@ extension ClientConnectionHandler {
             signOut(endpoint, identity, exchange, context: context)
         } else {
             state = .readingSignOut(endpoint, exchange, identity)
+            // The body must arrive within the same time a request head must (slowloris).
+            let deadline = NIODeadline.now() + Self.headTimeout
+            headDeadline = deadline
+            armWatchdog(for: deadline, context: context)
             context.read()
         }
     }
 
     func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity, _ exchange: Exchange, context: ChannelHandlerContext) {
+        headDeadline = nil
         var body: [UInt8] = []
         for buffer in exchange.bufferedBody { body.append(contentsOf: buffer.readableBytesView) }
         let request: SignOutRequest
@@ -33,7 +38,10 @@ extension ClientConnectionHandler {
             }
             revocation = subjectRevocation
         } else {
-            guard let token = exchange.token else { return }
+            guard let token = exchange.token else {  // verified implies presented; answered all the same
+                answer(exchange, Self.invalidRequest("no token to sign out"), context: context)
+                return
+            }
             revocation = RevocationList.tokenRevocation(identity, token: token)
         }
         state = .deciding(exchange)

@@ -36,11 +36,11 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         }
         if exchange.requestEnded { channel.write(HTTPClientRequestPart.end(nil), promise: nil) }
         channel.flush()
-        if exchange.responseDeadline == nil {
-            let deadline = NIODeadline.now() + services.responseTimeout
-            exchange.responseDeadline = deadline
-            armWatchdog(for: deadline, context: context)
-        }
+        // Set once per exchange (a retry on a fresh connection keeps it); armed on every attempt,
+        // as the watchdog may have fired while the retry was connecting.
+        let deadline = exchange.responseDeadline ?? NIODeadline.now() + services.responseTimeout
+        exchange.responseDeadline = deadline
+        armWatchdog(for: deadline, context: context)
         channel.read()
         if !exchange.requestEnded && channel.isWritable { context.read() }
     }

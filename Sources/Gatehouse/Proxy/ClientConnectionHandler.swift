@@ -153,8 +153,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
-        state = .discarding
-        context.close(promise: nil)
+        context.close(promise: nil)  // channelInactive releases an upstream connection in use
     }
 
     /// Whether a response has begun on the wire (an error answer cannot be put in the middle of it),

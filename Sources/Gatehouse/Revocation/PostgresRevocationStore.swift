@@ -99,6 +99,17 @@ final class PostgresRevocationStore: RevocationStore {
         }
     }
 
+    func ping() async throws {
+        guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
+        try await connection.query("SELECT 1", logger: logger)
+    }
+
+    func abandonConnection() {
+        guard let connection = connection.withLockedValue({ $0 }) else { return }
+        let closing: EventLoopFuture<Void> = connection.close()
+        closing.whenComplete { _ in }
+    }
+
     func deleteExpired(now: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at <= \(now)", logger: logger)

@@ -11,7 +11,7 @@ final class RevocationList: Sendable {
     struct Snapshot: Sendable {
         /// Token key (its `jti`, or SHA-256 of the token) -> the token's `exp`.
         var tokens: [String: Int64] = [:]
-        /// Provider + subject -> tokens issued before this time (Unix seconds) are revoked.
+        /// Provider + subject -> tokens issued at or before this time (Unix seconds) are revoked.
         var subjects: [SubjectKey: Int64] = [:]
         var isEmpty: Bool { tokens.isEmpty && subjects.isEmpty }
     }
@@ -32,18 +32,31 @@ final class RevocationList: Sendable {
 
     var snapshot: Snapshot { current.load(ordering: .acquiring).snapshot }
 
-    /// The key a token is revoked under: its `jti` when it has one, else a digest of the whole token.
+    /// The key a token is revoked under: its provider's name and `jti` when it has one (providers
+    /// do not share `jti` spaces), else a digest of the whole token.
     static func tokenKey(_ identity: VerifiedIdentity, token: Substring) -> String {
-        if let jti = identity.claims["jti"]?.stringValue, !jti.isEmpty { return "jti:" + jti }
-        return "sha256:" + SHA256.hash(data: Array(token.utf8)).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        identity.revocationKey ?? tokenKey(provider: identity.providerName, claims: identity.claims, tokenBytes: token.utf8Bytes)
     }
+
+    static func tokenKey(provider: String, claims: [String: JSONValue], tokenBytes: [UInt8]) -> String {
+        if let jti = claims["jti"]?.stringValue, !jti.isEmpty { return "jti:" + provider + ":" + jti }
+        var hex = "sha256:"
+        hex.reserveCapacity(7 + 64)
+        for byte in SHA256.hash(data: tokenBytes) {
+            hex.unicodeScalars.append(hexDigits[Int(byte >> 4)])
+            hex.unicodeScalars.append(hexDigits[Int(byte & 0xF)])
+        }
+        return hex
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".unicodeScalars)
 
     func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
         let snapshot = current.load(ordering: .acquiring).snapshot
         guard !snapshot.isEmpty else { return false }
         if !snapshot.subjects.isEmpty, let subject = identity.subject,
             let before = snapshot.subjects[SubjectKey(provider: identity.providerName, subject: subject)],
-            (identity.claims["iat"]?.integerValue ?? .min) < before
+            (identity.claims["iat"]?.integerValue ?? .min) <= before  // issued in the cut-off second counts as before
         {
             return true
         }

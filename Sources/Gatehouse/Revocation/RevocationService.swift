@@ -19,6 +19,7 @@ final class RevocationService: Sendable {
     /// How long a sign-out waits on the store before it is answered 503.
     static let writeTimeout = Duration.seconds(2)
     static let cleanupInterval = Duration.seconds(60)
+    static let pingInterval = Duration.seconds(10)
 
     struct StoreState: Sendable {
         var connected = false
@@ -115,7 +116,7 @@ final class RevocationService: Sendable {
                 try await save(pending.revocation)
                 pending.promise.succeed()
             } catch {
-                state.withLockedValue { $0.unsaved.append(pending.revocation) }
+                state.withLockedValue { if !$0.unsaved.contains(pending.revocation) { $0.unsaved.append(pending.revocation) } }
                 logger.error("revocation store write failed; applied on this replica only until it is retried", metadata: [
                     "gatehouse.store": "\(store.location)", "gatehouse.error": "\(error)",
                 ])
@@ -124,9 +125,11 @@ final class RevocationService: Sendable {
         }
     }
 
-    /// Once a second: writes again what failed while the store was away. Once a minute: deletes expired entries.
+    /// Once a second: writes again what failed while the store was away. Every 10 s: checks the
+    /// connection answers. Once a minute: deletes expired entries.
     private func cleanUp() async {
         var sinceCleanup = Duration.zero
+        var sincePing = Duration.zero
         while (try? await Task.sleep(for: .seconds(1))) != nil {
             let unsaved = state.withLockedValue { state -> [Revocation] in
                 guard state.connected else { return [] }
@@ -141,22 +144,35 @@ final class RevocationService: Sendable {
                     break
                 }
             }
+            sincePing += .seconds(1)
+            if sincePing >= Self.pingInterval, state.withLockedValue({ $0.connected }) {
+                sincePing = .zero
+                try? await bounded { try await self.store.ping() }
+            }
             sinceCleanup += .seconds(1)
             if sinceCleanup >= Self.cleanupInterval {
                 sinceCleanup = .zero
                 let now = Self.now()
                 list.removeExpired(now: now)
-                if state.withLockedValue({ $0.connected }) { try? await store.deleteExpired(now: now) }
+                if state.withLockedValue({ $0.connected }) { try? await bounded { try await self.store.deleteExpired(now: now) } }
             }
         }
     }
 
     /// One store write, bounded by `writeTimeout` (a hung connection must not hold a sign-out).
     private func save(_ revocation: Revocation) async throws {
+        try await bounded { try await self.store.save(revocation) }
+    }
+
+    /// Runs a store operation for at most `writeTimeout`. Database drivers do not cancel a query
+    /// in flight, so on expiry the connection is closed: the operation fails at once, and the
+    /// follower reconnects (and re-reads what it may have missed).
+    private func bounded(_ operation: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.store.save(revocation) }
+            group.addTask { try await operation() }
             group.addTask {
                 try await Task.sleep(for: Self.writeTimeout)
+                self.store.abandonConnection()
                 throw RevocationStoreError(description: "the revocation store did not answer within \(Self.writeTimeout)")
             }
             defer { group.cancelAll() }

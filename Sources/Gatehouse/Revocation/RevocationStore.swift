@@ -13,6 +13,18 @@ protocol RevocationStore: Sendable {
 
     /// Deletes entries that can no longer reject a token.
     func deleteExpired(now: Int64) async throws
+
+    /// Checks the connection answers (a silently dropped one would stop NOTIFYs without an error).
+    func ping() async throws
+
+    /// Closes the current connection (an operation on it hung): pending operations fail and
+    /// `follow` throws, so the caller reconnects.
+    func abandonConnection()
+}
+
+extension RevocationStore {
+    func ping() async throws {}
+    func abandonConnection() {}
 }
 
 enum RevocationFeedEvent: Sendable {

@@ -1,3 +1,5 @@
+import Crypto
+
 /// A token as a dictionary key: its exact bytes (never a part of it: a reused signature with
 /// another payload must not match), hashed once as bytes rather than as Unicode text.
 struct TokenKey: Hashable, Sendable {
@@ -6,10 +8,20 @@ struct TokenKey: Hashable, Sendable {
     private let digest: Int
 
     init(_ token: Substring) {
-        bytes = token.utf8Bytes
+        self.init(bytes: token.utf8Bytes)
+    }
+
+    private init(bytes: [UInt8]) {
+        self.bytes = bytes
         var hasher = Hasher()
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         digest = hasher.finalize()
+    }
+
+    /// Keyed by the token's SHA-256 instead of its bytes: for caches anyone can fill (rejected
+    /// tokens), so each entry costs 32 bytes whatever the token's size.
+    static func sha256(of token: Substring) -> TokenKey {
+        TokenKey(bytes: Array(SHA256.hash(data: token.utf8Bytes)))
     }
 
     func hash(into hasher: inout Hasher) {

@@ -40,7 +40,8 @@ struct TokenVerifier: Sendable {
             return .done(restrict(.success(cached), to: allowedProviders))
         }
         onCacheLookup(false)
-        if let rejection = rejected.lookup(key),
+        let rejectionKey = TokenKey.sha256(of: token)
+        if let rejection = rejected.lookup(rejectionKey),
             allowedProviders.isEmpty || allowedProviders.contains(providers[rejection.provider].name),
             keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
         {
@@ -69,10 +70,10 @@ struct TokenVerifier: Sendable {
                 guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
                 let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
                 guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
-                return check(key, jws, provider: index, keys: keys, keysFetchedAt: fresh.fetchedAt, now: now)
+                return check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fresh.fetchedAt, now: now)
             })
         }
-        return .done(check(key, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
+        return .done(check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
     }
 
     /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
@@ -93,7 +94,7 @@ struct TokenVerifier: Sendable {
     }
 
     private func check(
-        _ key: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], keysFetchedAt: NIODeadline, now: Int64
+        _ key: TokenKey, _ rejectionKey: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], keysFetchedAt: NIODeadline, now: Int64
     ) -> Result<VerifiedIdentity, AuthFailure> {
         guard !keys.isEmpty else {
             let detail = "key \(jws.keyID ?? "(no kid)") does not allow \(jws.algorithm.rawValue)"
@@ -101,7 +102,7 @@ struct TokenVerifier: Sendable {
         }
         guard keys.contains(where: { $0.isValidSignature(jws.signature, for: jws.signingInput, algorithm: jws.algorithm) }) else {
             let failure = diagnosed(AuthFailure(.badSignature, "signature does not verify"), jws, index)
-            rejected.insert(key, RejectedTokenCache.Rejection(failure: failure, provider: index, keysFetchedAt: keysFetchedAt))
+            rejected.insert(rejectionKey, RejectedTokenCache.Rejection(failure: failure, provider: index, keysFetchedAt: keysFetchedAt))
             return .failure(failure)
         }
         let provider = providers[index]
@@ -123,7 +124,8 @@ struct TokenVerifier: Sendable {
             claims: presented,
             encodedPayload: String(jws.encodedPayload),
             keyID: jws.keyID,
-            expiry: jws.claims["exp"]?.integerValue ?? now
+            expiry: jws.claims["exp"]?.integerValue ?? now,
+            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: presented, tokenBytes: key.bytes)
         )
         cache.insert(key, identity)
         return .success(identity)

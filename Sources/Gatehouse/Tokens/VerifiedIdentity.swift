@@ -8,6 +8,9 @@ public struct VerifiedIdentity: Sendable {
     public let keyID: String?
     /// `exp` in Unix seconds; a cached entry is never used past it.
     public let expiry: Int64
+    /// The key a sign-out revokes this token under (`RevocationList.tokenKey`), computed once when
+    /// the token is verified so cached requests do not hash the token again.
+    var revocationKey: String?
 
     public var subject: String? { claims["sub"]?.stringValue }
 
@@ -15,6 +18,6 @@ public struct VerifiedIdentity: Sendable {
     func with(claims: [String: JSONValue]) -> VerifiedIdentity {
         VerifiedIdentity(
             providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry)
+            expiry: expiry, revocationKey: revocationKey)
     }
 }
