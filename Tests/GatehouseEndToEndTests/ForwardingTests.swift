@@ -188,4 +188,22 @@ struct ForwardingTests {
             #expect(response.contains("\"uri\":\"/half\""))
         }
     }
+
+    @Test func aClientErrorMidRequestReleasesTheUpstreamConnection() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in
+            var open = RouteSettings(match: .prefix("/"))
+            open.auth = .public
+            configuration.routes = [open]
+        }) { (env: TestEnvironment) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))
+            connection.send("POST /upload HTTP/1.1\r\nHost: example.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
+            try await Task.sleep(for: .milliseconds(200))  // forwarded: head and first chunk are at the upstream
+            connection.send("zz\r\n")  // not a chunk size
+            #expect(connection.receive().hasPrefix("HTTP/1.1 400"))
+            // The upstream connection carrying the half-sent request is closed, not left waiting for the rest.
+            for _ in 0..<200 where env.upstream.closedConnections == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(env.upstream.closedConnections == 1)
+            #expect(env.upstream.requestCount == 0)
+        }
+    }
 }

@@ -29,15 +29,18 @@ final class TestUpstream: Sendable {
     }
 
     private let received = NIOLockedValueBox<[Received]>([])
+    private let closed = NIOLockedValueBox(0)
     private let channel: any Channel
 
     /// - Parameter tls: serve https with this context.
     init(tls: NIOSSLContext? = nil) async throws {
         let received = self.received
+        let closed = self.closed
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                channel.closeFuture.whenComplete { _ in closed.withLockedValue { $0 += 1 } }
+                return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
                     try sync.configureHTTPServerPipeline(
@@ -51,6 +54,8 @@ final class TestUpstream: Sendable {
     var port: Int { channel.localAddress?.port ?? 0 }
     var requests: [Received] { received.withLockedValue { $0 } }
     var requestCount: Int { received.withLockedValue { $0.count } }
+    /// Connections to this upstream that have closed so far.
+    var closedConnections: Int { closed.withLockedValue { $0 } }
     var last: Received? { received.withLockedValue { $0.last } }
 
     func reset() { received.withLockedValue { $0.removeAll() } }
