@@ -189,6 +189,7 @@ public final class Gatehouse: Service, Sendable {
                 timeout: configuration.jwks.fetchTimeout, logger: logger),
             metrics: metrics,
             responseTimeout: TimeAmount(configuration.upstream.timeout),
+            idleTimeout: TimeAmount(configuration.listen.idleTimeout),
             verification: configuration.verification,
             scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
             retryAfterSeconds: 5,

@@ -303,7 +303,7 @@ struct ConfigurationLoadingTests {
     @Test func exampleFileMentionsEveryKey() throws {
         let text = try String(contentsOfFile: ConfigFixture.examplePath, encoding: .utf8)
         let keys = [
-            "address", "tls_cert", "tls_key", "drain_timeout", "max_header_bytes", "token_max_bytes", "url", "connect_timeout",
+            "address", "tls_cert", "tls_key", "drain_timeout", "idle_timeout", "max_header_bytes", "token_max_bytes", "url", "connect_timeout",
             "timeout", "forward_token", "ca_file", "path", "max_lines_per_second", "pseudonymize", "pseudonymize_key_file", "format", "level",
             "leeway", "cache_size", "token_cookie", "token_header", "bypass_cors_preflight", "min_refresh", "max_refresh",
             "unknown_kid_cooldown", "max_stale", "fetch_timeout", "cache_dir", "forward_claims_json", "name", "type", "issuer",

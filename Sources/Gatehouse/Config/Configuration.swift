@@ -39,6 +39,9 @@ public struct ListenSettings: Sendable, Equatable {
     public var tlsCertificatePath: String?
     public var tlsKeyPath: String?
     public var drainTimeout: Duration = .seconds(10)
+    /// How long a client may take to send the next request head, a sign-out body, or the next
+    /// bytes of a request body it is streaming (slowloris).
+    public var idleTimeout: Duration = .seconds(60)
     public var maxHeaderBytes = 16384
     public var tokenMaxBytes = 8192
     public init() {}

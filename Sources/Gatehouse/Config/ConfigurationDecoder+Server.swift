@@ -14,6 +14,7 @@ extension ConfigurationDecoder {
         default: break
         }
         settings.drainTimeout = table.duration("drain_timeout") ?? settings.drainTimeout
+        settings.idleTimeout = positiveDuration(table, "idle_timeout") ?? settings.idleTimeout
         settings.maxHeaderBytes = table.integer("max_header_bytes", in: 1024...1_048_576) ?? settings.maxHeaderBytes
         settings.tokenMaxBytes = table.integer("token_max_bytes", in: 256...1_048_576) ?? settings.tokenMaxBytes
         table.finish()

@@ -12,7 +12,7 @@ extension ClientConnectionHandler {
         } else {
             state = .readingSignOut(endpoint, exchange, identity)
             // The body must arrive within the same time a request head must (slowloris).
-            let deadline = NIODeadline.now() + Self.headTimeout
+            let deadline = NIODeadline.now() + services.idleTimeout
             headDeadline = deadline
             armWatchdog(for: deadline, context: context)
             context.read()

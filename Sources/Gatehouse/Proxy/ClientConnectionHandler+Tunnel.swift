@@ -33,7 +33,6 @@ extension ClientConnectionHandler {
             try Self.replaceHTTPHandlers(on: context.channel, with: clientSide, removing: [
                 { try $0.handler(type: ClientConnectionHandler.self) },
                 { try $0.handler(type: NIOHTTPResponseHeadersValidator.self) },
-                { try $0.handler(type: IdleStateHandler.self) },
                 { try $0.handler(type: HTTPServerPipelineHandler.self) },
                 { try $0.handler(type: HTTPResponseEncoder.self) },
                 { try $0.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) },

@@ -41,6 +41,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         let deadline = exchange.responseDeadline ?? NIODeadline.now() + services.responseTimeout
         exchange.responseDeadline = deadline
         armWatchdog(for: deadline, context: context)
+        if !exchange.requestEnded { armWatchdog(for: lastClientRead + services.idleTimeout, context: context) }
         channel.read()
         if !exchange.requestEnded && channel.isWritable { context.read() }
     }
@@ -88,6 +89,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
 
     func upstreamWritabilityChanged(isWritable: Bool) {
         guard case .forwarding(let exchange) = state, isWritable, !exchange.requestEnded, let context else { return }
+        lastClientRead = .now()  // the stall clock counts from when we ask for more, not from our own pause
         context.read()
     }
 

@@ -1,6 +1,7 @@
 import NIOCore
 
-/// The connection's deadlines (next request head or sign-out body, whole upstream response) share one timer.
+/// The connection's deadlines (next request head or sign-out body, a stalled request body, whole
+/// upstream response) share one timer.
 /// Deadlines only move later as requests go by, so a pending timer is never too late: when it
 /// fires it acts on a deadline that has passed, or re-arms itself for the one still ahead.
 extension ClientConnectionHandler {
@@ -23,8 +24,19 @@ extension ClientConnectionHandler {
             guard let deadline = headDeadline else { return }
             if deadline <= now { context.close(promise: nil) } else { armWatchdog(for: deadline, context: context) }
         case .forwarding(let exchange):
-            guard let deadline = exchange.responseDeadline else { return }
-            if deadline <= now { responseTimedOut(exchange) } else { armWatchdog(for: deadline, context: context) }
+            // The client stopped sending its body although the upstream could take more.
+            let bodyStalledAt = exchange.requestEnded ? nil : lastClientRead + services.idleTimeout
+            if let bodyStalledAt, bodyStalledAt <= now, exchange.connection?.channel.isWritable == true {
+                context.close(promise: nil)
+                return
+            }
+            if let deadline = exchange.responseDeadline, deadline <= now {
+                responseTimedOut(exchange)
+                return
+            }
+            if let deadline = exchange.responseDeadline { armWatchdog(for: deadline, context: context) }
+            // Past it but the upstream is full (our backpressure, not the client's stall): look again later.
+            if let bodyStalledAt { armWatchdog(for: max(bodyStalledAt, now + .seconds(1)), context: context) }
         case .deciding, .answering, .connecting, .discarding, .upgrading, .tunnelling:
             break  // no deadline of this kind pending; setting the next one arms the timer again
         }

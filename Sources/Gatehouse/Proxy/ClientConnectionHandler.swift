@@ -34,7 +34,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         var closeConnection = false
     }
 
-    static let headTimeout = TimeAmount.seconds(60)
 
     private let handle: ServicesHandle
     /// Read from the handle at each request head: a reload applies to the next request.
@@ -49,6 +48,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// fires: a request costs no timer scheduling or cancelling.
     var watchdog: Scheduled<Void>?
     var watchdogFiresAt: NIODeadline?
+    /// When the client's last read burst ended: a request body that stops arriving for
+    /// `idle_timeout` while the upstream could take more frees the connection (slowloris).
+    var lastClientRead = NIODeadline.now()
     /// Between a read and its read-complete: a local answer may wait for the request's end until then.
     private var isInReadBurst = false
     /// The client shut its sending side: finish the request in flight, then close.
@@ -105,6 +107,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         isInReadBurst = false
+        lastClientRead = .now()
         switch state {
         case .forwarding(let exchange):
             exchange.connection?.channel.flush()
@@ -131,13 +134,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         if let event = event as? ChannelEvent, event == .inputClosed {
             clientHalfClosed = true
             if case .awaitingHead = state { context.close(promise: nil) }
-            return
-        }
-        // A request body that stalled while we were reading it: free the connection (slowloris).
-        if event is IdleStateHandler.IdleStateEvent, case .forwarding(let exchange) = state, !exchange.requestEnded,
-            exchange.connection?.channel.isWritable == true
-        {
-            context.close(promise: nil)
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -326,7 +322,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     private func awaitNextRequest(context: ChannelHandlerContext) {
         state = .awaitingHead
-        let deadline = NIODeadline.now() + Self.headTimeout
+        let deadline = NIODeadline.now() + services.idleTimeout
         headDeadline = deadline
         armWatchdog(for: deadline, context: context)
         context.read()

@@ -45,7 +45,6 @@ struct ProxyServer {
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
                         withDecoderLimitConfiguration: limits)
-                    try sync.addHandler(IdleStateHandler(readTimeout: ClientConnectionHandler.headTimeout))
                     try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value))
                 }
             }

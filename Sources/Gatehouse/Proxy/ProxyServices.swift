@@ -13,6 +13,8 @@ struct ProxyServices: Sendable {
     let tokenRevoker: ProviderTokenRevoker
     let metrics: GatehouseMetrics
     let responseTimeout: TimeAmount
+    /// `[listen] idle_timeout`: next request head, sign-out body, or the next bytes of a streamed body.
+    let idleTimeout: TimeAmount
     let verification: VerificationSettings
     let scheme: String
     /// Seconds a client is told to wait after a 503.
