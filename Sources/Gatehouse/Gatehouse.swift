@@ -186,7 +186,7 @@ public final class Gatehouse: Service, Sendable {
             revocations: revocations,
             tokenRevoker: ProviderTokenRevoker(
                 endpoints: ProviderTokenRevoker.endpoints(for: configuration.providers), client: httpClient,
-                timeout: configuration.jwks.fetchTimeout, logger: logger),
+                timeout: configuration.jwks.fetchTimeout),
             metrics: metrics,
             responseTimeout: TimeAmount(configuration.upstream.timeout),
             idleTimeout: TimeAmount(configuration.listen.idleTimeout),

@@ -128,7 +128,11 @@ struct SignOutTests {
             revocation.store = "sqlite:/nonexistent-dir/for/sure/revocations.db"
             configuration.revocation = revocation
         }) { (env: TestEnvironment) async throws in
-            try await Task.sleep(for: .milliseconds(500))
+            // Wait (not a fixed sleep: the parallel suite slows both) for the keys and the store's first failure.
+            for _ in 0..<500 {
+                if env.gatehouse.keyStore.status().allSatisfy(\.usable), env.gatehouse.revocations.status.lastError != nil { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
             let ready = try await env.admin("/readyz")
             #expect(ready.status == 503)
             let store = ready.json?["revocation_store"]?.objectValue

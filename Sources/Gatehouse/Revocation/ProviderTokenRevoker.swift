@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -22,7 +21,6 @@ struct ProviderTokenRevoker: Sendable {
     let endpoints: [Int: Endpoint]
     let client: HTTPClient
     let timeout: Duration
-    let logger: Logger
 
     /// By provider index: the explicit `revocation_endpoint`, else the preset's, else discovery's.
     static func endpoints(for providers: [ProviderSettings]) -> [Int: Endpoint] {

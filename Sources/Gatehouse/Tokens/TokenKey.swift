@@ -65,9 +65,4 @@ struct TokenKeyedGenerations<Value: Sendable>: Sendable {
         }
         current[key] = value
     }
-
-    mutating func removeAll() {
-        current = [:]
-        previous = [:]
-    }
 }

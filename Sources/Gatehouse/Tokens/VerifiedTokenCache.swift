@@ -23,8 +23,4 @@ final class VerifiedTokenCache: Sendable {
         guard capacity > 0 else { return }
         entries.withLockedValue { $0.insert(identity, for: key) }
     }
-
-    func removeAll() {
-        entries.withLockedValue { $0.removeAll() }
-    }
 }
