@@ -29,12 +29,14 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         exchange.connection = connection
         state = .forwarding(exchange)
         let channel = connection.channel
-        channel.write(HTTPClientRequestPart.head(upstreamHead), promise: nil)
+        connection.startRequest(
+            head: HTTPHeadWriter.requestHead(upstreamHead, allocator: channel.allocator),
+            chunkedBody: upstreamHead.headers.contains(name: "transfer-encoding"), isHEAD: exchange.head.method == .HEAD)
         while let buffered = exchange.bufferedBody.popFirst() {
-            channel.write(HTTPClientRequestPart.body(.byteBuffer(buffered)), promise: nil)
+            connection.writeBody(buffered)
             exchange.bodyForwarded = true
         }
-        if exchange.requestEnded { channel.write(HTTPClientRequestPart.end(nil), promise: nil) }
+        if exchange.requestEnded { connection.writeEnd() }
         channel.flush()
         // Set once per exchange (a retry on a fresh connection keeps it); armed on every attempt,
         // as the watchdog may have fired while the retry was connecting.
@@ -48,7 +50,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
 
     // MARK: UpstreamConnectionDelegate
 
-    func upstreamReceived(_ part: HTTPClientResponsePart) {
+    func upstreamReceived(_ part: UpstreamResponseParser.Part) {
         if case .upgrading(let exchange) = state, case .end = part, let context {
             startTunnel(exchange, context: context)
             return
@@ -56,7 +58,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         guard case .forwarding(let exchange) = state, let context else { return }
         switch part {
         case .head(let response):
-            if response.status == .switchingProtocols {
+            if response.status == 101 {
                 guard exchange.request.isWebSocket else {
                     answerUpstreamFailure(exchange, status: .badGateway, context: context)
                     return
@@ -64,19 +66,24 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
                 acceptUpgrade(exchange, response: response, context: context)
                 return
             }
-            if (100..<200).contains(response.status.code) {
+            if response.isInformational {
                 // 100 Continue and friends: the client may be waiting for it before sending its body.
-                var headers = response.headers
-                HeaderHygiene.removeHopByHop(&headers, keepWebSocketUpgrade: false)
-                let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
-                context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+                let head = HTTPHeadWriter.relayedResponseHead(
+                    response, version: exchange.head.version, requestID: exchange.requestID, extraFields: [],
+                    allocator: context.channel.allocator)
+                context.writeAndFlush(wrapOutboundOut(head), promise: nil)
                 return
             }
             exchange.responseHeadSent = true
-            context.write(wrapOutboundOut(.head(clientResponseHead(response, exchange))), promise: nil)
+            context.write(wrapOutboundOut(clientResponseHead(response, exchange, allocator: context.channel.allocator)), promise: nil)
         case .body(let buffer):
-            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            if exchange.chunkedToClient {
+                ChunkedFraming.writeChunk(buffer, to: { context.write(self.wrapOutboundOut($0), promise: nil) }, allocator: context.channel.allocator)
+            } else {
+                context.write(wrapOutboundOut(buffer), promise: nil)
+            }
         case .end:
+            if exchange.chunkedToClient { context.write(wrapOutboundOut(ChunkedFraming.lastChunk(context.channel.allocator)), promise: nil) }
             completeExchange(exchange, upstreamReusable: exchange.requestEnded && exchange.upstreamKeepAlive, context: context)
         }
     }
@@ -107,7 +114,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             exchange.responseDeadline = nil
             state = .discarding
             context.close(promise: nil)
-        } else if connection.isReused && !exchange.bodyForwarded && exchange.requestEnded && !exchange.hasRetried {
+        } else if connection.isReused && !connection.answered && !exchange.bodyForwarded && exchange.requestEnded && !exchange.hasRetried {
             // A keep-alive connection the upstream closed as we reused it: safe to try once more.
             exchange.hasRetried = true
             connect(exchange, context: context)
@@ -157,16 +164,28 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
                context: context)
     }
 
-    /// The upstream's response head as the client gets it: hop-by-hop headers out, our request id in.
-    private func clientResponseHead(_ response: HTTPResponseHead, _ exchange: Exchange) -> HTTPResponseHead {
-        var headers = response.headers
-        exchange.upstreamKeepAlive = response.isKeepAlive
-        HeaderHygiene.removeHopByHop(&headers, keepWebSocketUpgrade: false)
-        headers.replaceOrAdd(name: "X-Request-Id", value: exchange.requestID)
-        // An HTTP/1.0 client cannot take chunked framing: without a length the body ends at close.
-        let framed = headers.contains(name: "content-length") || exchange.head.version.minor >= 1
-        exchange.responseKeepAlive = exchange.clientKeepAlive && framed
-        return HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
-            .keepingAlive(exchange.responseKeepAlive)
+    /// The upstream's response head as the client gets it: hop-by-hop headers out, our request id
+    /// in, framed for the client (a chunked or close-delimited body goes chunked to an HTTP/1.1
+    /// client; an HTTP/1.0 client cannot take chunks, so its body ends at close).
+    private func clientResponseHead(_ response: UpstreamResponseHead, _ exchange: Exchange, allocator: ByteBufferAllocator) -> ByteBuffer {
+        exchange.upstreamKeepAlive = response.keepAlive
+        let clientTakesChunks = exchange.head.version.major == 1 && exchange.head.version.minor >= 1
+        let framed: Bool
+        switch response.framing {
+        case .none, .contentLength:
+            framed = true
+        case .chunked, .untilClose:
+            exchange.chunkedToClient = clientTakesChunks
+            framed = clientTakesChunks
+        }
+        exchange.responseKeepAlive = exchange.clientKeepAlive && framed && !isQuiescing
+        var extra: HTTPHeadWriter.RelayedFields = exchange.chunkedToClient ? [.chunked] : []
+        if !exchange.responseKeepAlive {
+            extra.insert(.connectionClose)
+        } else if !clientTakesChunks {
+            extra.insert(.connectionKeepAlive)
+        }
+        return HTTPHeadWriter.relayedResponseHead(
+            response, version: exchange.head.version, requestID: exchange.requestID, extraFields: extra, allocator: allocator)
     }
 }

@@ -7,7 +7,8 @@ import NIOHTTP1
 /// upstream connection and the response back, with backpressure both ways (reads are manual).
 final class ClientConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+    /// Responses are written as bytes (`HTTPHeadWriter`, `ChunkedFraming`): no encoder handler.
+    typealias OutboundOut = ByteBuffer
 
     enum State {
         case awaitingHead
@@ -55,6 +56,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private var isInReadBurst = false
     /// The client shut its sending side: finish the request in flight, then close.
     private var clientHalfClosed = false
+    /// Graceful stop: close once the response in flight is done, or now if there is none.
+    private(set) var isQuiescing = false
+    /// Parts of pipelined requests that arrived while an earlier one was still being answered.
+    private var pipelined = CircularBuffer<HTTPServerRequestPart>()
+    private var isDrainingPipelined = false
 
     init(handle: ServicesHandle, pool: UpstreamConnectionPool) {
         self.handle = handle
@@ -95,7 +101,17 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         isInReadBurst = true
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        if case .discarding = state { return }
+        if !pipelined.isEmpty || isNextRequest(part) {
+            pipelined.append(part)  // bounded: no read is asked for while a request is answered
+            return
+        }
+        receivedPart(part, context: context)
+    }
+
+    private func receivedPart(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
         case .head(let head):
             receivedHead(head, context: context)
         case .body(let buffer):
@@ -105,9 +121,42 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         }
     }
 
+    /// A head that arrives while the previous request is still being answered (pipelining).
+    private func isNextRequest(_ part: HTTPServerRequestPart) -> Bool {
+        guard case .head = part else { return false }
+        if case .awaitingHead = state { return false }
+        return true
+    }
+
+    /// Handles pipelined parts in order until one has to wait again. Not re-entered: an answer
+    /// given while draining resumes the loop instead of recursing (a read can hold thousands).
+    private func drainPipelined(context: ChannelHandlerContext) {
+        guard !isDrainingPipelined, !pipelined.isEmpty else { return }
+        isDrainingPipelined = true
+        let wasInReadBurst = isInReadBurst
+        isInReadBurst = true  // the queued parts are one burst: an answer may wait for its request's end
+        while let part = pipelined.first {
+            if case .discarding = state {
+                pipelined.removeAll()
+                break
+            }
+            if isNextRequest(part) { break }
+            pipelined.removeFirst()
+            receivedPart(part, context: context)
+        }
+        isInReadBurst = wasInReadBurst
+        isDrainingPipelined = false
+        if !wasInReadBurst { readBurstEnded(context: context) }
+    }
+
     func channelReadComplete(context: ChannelHandlerContext) {
         isInReadBurst = false
         lastClientRead = .now()
+        readBurstEnded(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    private func readBurstEnded(context: ChannelHandlerContext) {
         switch state {
         case .forwarding(let exchange):
             exchange.connection?.channel.flush()
@@ -120,7 +169,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .deciding, .connecting, .discarding, .upgrading, .tunnelling:
             break
         }
-        context.fireChannelReadComplete()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -133,7 +181,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             clientHalfClosed = true
-            if case .awaitingHead = state { context.close(promise: nil) }
+            if case .awaitingHead = state, pipelined.isEmpty { context.close(promise: nil) }
+            return
+        }
+        if event is ChannelShouldQuiesceEvent {
+            isQuiescing = true
+            if case .awaitingHead = state, pipelined.isEmpty { context.close(promise: nil) }
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -146,8 +199,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         if let parserError = error as? HTTPParserError, !isResponseInProgress, context.channel.isActive {
             let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
             let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+            context.writeAndFlush(wrapOutboundOut(HTTPHeadWriter.responseHead(head, allocator: context.channel.allocator)), promise: nil)
         }
         context.close(promise: nil)  // channelInactive releases an upstream connection in use
     }
@@ -201,7 +254,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .deciding(let exchange), .connecting(let exchange):
             exchange.bufferedBody.append(buffer)
         case .forwarding(let exchange):
-            exchange.connection?.channel.write(HTTPClientRequestPart.body(.byteBuffer(buffer)), promise: nil)
+            exchange.connection?.writeBody(buffer)
             exchange.bodyForwarded = true
         case .readingSignOut(_, let exchange, _):
             exchange.bufferedBody.append(buffer)
@@ -221,7 +274,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             exchange.requestEnded = true
         case .forwarding(let exchange):
             exchange.requestEnded = true
-            exchange.connection?.channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+            exchange.connection?.writeEnd()
+            exchange.connection?.channel.flush()
         case .answering(let exchange, let response):
             exchange.requestEnded = true
             sendLocal(response, for: exchange, context: context)
@@ -293,35 +347,37 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func sendLocal(_ response: LocalResponse, for exchange: Exchange, context: ChannelHandlerContext) {
-        let keepAlive = exchange.requestEnded && exchange.clientKeepAlive && !response.closeConnection
+        let keepAlive = exchange.requestEnded && exchange.clientKeepAlive && !response.closeConnection && !isQuiescing
         var headers = response.headers
-        var body = context.channel.allocator.buffer(capacity: response.body.utf8.count)
-        body.writeString(response.body)
-        headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes))
+        let bodyLength = response.body.utf8.count
+        headers.replaceOrAdd(name: "Content-Length", value: String(bodyLength))
         headers.replaceOrAdd(name: "X-Request-Id", value: exchange.requestID)
         let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
             .keepingAlive(keepAlive)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        var bytes = HTTPHeadWriter.responseHead(head, allocator: context.channel.allocator)
+        if exchange.head.method != .HEAD { bytes.writeString(response.body) }
+        context.write(wrapOutboundOut(bytes), promise: nil)
         finishResponse(keepAlive: keepAlive, context: context)
     }
 
-    /// Ends the response; then either waits for the next request or closes.
+    /// Sends what was written of the response; then either takes the next request or closes.
     func finishResponse(keepAlive: Bool, context: ChannelHandlerContext) {
-        if keepAlive && !clientHalfClosed {
-            // Ready first: writing the end may hand us the next pipelined request at once.
+        // A half-closed client still gets the answers to the requests it pipelined before closing.
+        if keepAlive && !isQuiescing && !(clientHalfClosed && pipelined.isEmpty) {
+            context.flush()
             awaitNextRequest(context: context)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         } else {
             state = .discarding
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-                context.close(promise: nil)
-            }
+            pipelined.removeAll()
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated()
+                .whenComplete { _ in context.close(promise: nil) }
         }
     }
 
     private func awaitNextRequest(context: ChannelHandlerContext) {
         state = .awaitingHead
+        drainPipelined(context: context)
+        guard case .awaitingHead = state, pipelined.isEmpty else { return }
         let deadline = NIODeadline.now() + services.idleTimeout
         headDeadline = deadline
         armWatchdog(for: deadline, context: context)

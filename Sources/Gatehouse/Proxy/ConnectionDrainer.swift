@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// Graceful stop for the client listener: stop accepting, ask every open connection to quiesce
-/// (NIO's `HTTPServerPipelineHandler` closes idle ones at once and busy ones after their response),
+/// (`ClientConnectionHandler` closes idle ones at once and busy ones after their response),
 /// and report when the last one has closed.
 final class ConnectionDrainer: Sendable {
     private struct State {

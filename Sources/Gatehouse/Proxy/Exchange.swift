@@ -14,6 +14,8 @@ final class Exchange {
     var connection: UpstreamConnection?
     var responseHeadSent = false
     var responseKeepAlive = true
+    /// The response body goes to the client with chunked framing (set with the relayed head).
+    var chunkedToClient = false
     var upstreamKeepAlive = true
     /// The whole response must have arrived by then (`[upstream] timeout`): 504, or a cut connection.
     var responseDeadline: NIODeadline?

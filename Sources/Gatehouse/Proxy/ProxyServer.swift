@@ -42,9 +42,10 @@ struct ProxyServer {
                     }
                     let sync = channel.pipeline.syncOperations
                     if let context = tls?.withLockedValue({ $0 }) { try sync.addHandler(NIOSSLServerHandler(context: context)) }
-                    try sync.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: false, withEncoderConfiguration: .init(),
-                        withDecoderLimitConfiguration: limits)
+                    // The decoder (llhttp) is the only HTTP handler: the connection handler queues
+                    // pipelined requests and writes responses as bytes itself.
+                    try sync.addHandler(ByteToMessageHandler(
+                        HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
                     try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value))
                 }
             }

@@ -1,37 +1,93 @@
 import NIOCore
-import NIOHTTP1
 
 /// What an upstream connection reports to the client connection currently using it.
 /// Both live on the same event loop, so these are plain calls.
 protocol UpstreamConnectionDelegate: AnyObject {
-    func upstreamReceived(_ part: HTTPClientResponsePart)
+    func upstreamReceived(_ part: UpstreamResponseParser.Part)
     func upstreamReadComplete()
     func upstreamWritabilityChanged(isWritable: Bool)
+    /// The connection closed, or its response was malformed (then it is closed too).
     func upstreamClosed()
 }
 
-/// One keep-alive connection to the upstream, and the handler at the end of its pipeline.
+/// One keep-alive connection to the upstream: the only handler of its pipeline (after TLS). It
+/// writes request heads it is given as bytes, frames request bodies, and parses responses itself.
 final class UpstreamConnection: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
 
     let channel: any Channel
     /// Whether this connection served a request before (a failure on it may be a stale keep-alive).
     var isReused = false
+    /// Whether any byte of the current request's response arrived: only a connection that said
+    /// nothing may be retried (the upstream may have acted on the request otherwise).
+    private(set) var answered = false
     weak var delegate: (any UpstreamConnectionDelegate)?
     /// Set by the pool while the connection idles in it; called when the upstream closes it.
     var onIdleClose: ((UpstreamConnection) -> Void)?
+    private var parser = UpstreamResponseParser()
+    private var chunkedRequestBody = false
+    private var context: ChannelHandlerContext?
 
     init(channel: any Channel) {
         self.channel = channel
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    /// Removed for a tunnel: what arrived after the 101 goes on to the next handler.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if let rest = parser.takeBuffered() { context.fireChannelRead(wrapInboundOut(rest)) }
+        self.context = nil
+    }
+
+    // MARK: Requests
+
+    /// Writes a request head (not flushed); `chunkedBody` says the body is sent chunked.
+    func startRequest(head: ByteBuffer, chunkedBody: Bool, isHEAD: Bool) {
+        answered = false
+        chunkedRequestBody = chunkedBody
+        parser.requestWasHEAD = isHEAD
+        channel.write(head, promise: nil)
+    }
+
+    func writeBody(_ buffer: ByteBuffer) {
+        if chunkedRequestBody {
+            ChunkedFraming.writeChunk(buffer, to: { self.channel.write($0, promise: nil) }, allocator: channel.allocator)
+        } else {
+            channel.write(buffer, promise: nil)
+        }
+    }
+
+    /// Ends the request body (not flushed).
+    func writeEnd() {
+        if chunkedRequestBody { channel.write(ChunkedFraming.lastChunk(channel.allocator), promise: nil) }
+    }
+
+    // MARK: Responses
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let delegate else {
+        guard delegate != nil else {
             // Bytes on an idle connection: the upstream broke the protocol; never reuse it.
             context.close(promise: nil)
             return
         }
-        delegate.upstreamReceived(unwrapInboundIn(data))
+        answered = true
+        parser.append(unwrapInboundIn(data))
+        do {
+            while let part = try parser.next() {
+                delegate?.upstreamReceived(part)
+                guard case .end = part else { continue }
+                if parser.isUpgraded { return }
+                // One request, one response: anything more means the framing cannot be trusted.
+                if parser.bufferedBytes > 0 { context.close(promise: nil) }
+                return
+            }
+        } catch {
+            context.close(promise: nil)  // channelInactive tells the delegate
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -44,6 +100,9 @@ final class UpstreamConnection: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         onIdleClose?(self)
+        if delegate != nil, let part = try? parser.connectionClosed() {
+            delegate?.upstreamReceived(part)  // the end of a body delimited by the close
+        }
         delegate?.upstreamClosed()
     }
 

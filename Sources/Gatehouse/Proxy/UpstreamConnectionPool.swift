@@ -1,5 +1,4 @@
 import NIOCore
-import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
@@ -86,11 +85,6 @@ final class UpstreamConnectionPool {
                     if let tls = target.tls {
                         try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
                     }
-                    var encoderConfiguration = HTTPRequestEncoder.Configuration()
-                    encoderConfiguration.automaticallySetFramingHeaders = false
-                    try sync.addHandler(HTTPRequestEncoder(configuration: encoderConfiguration))
-                    try sync.addHandler(ByteToMessageHandler(
-                        HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes, informationalResponseStrategy: .forward)))
                     try sync.addHandler(UpstreamConnection(channel: channel))
                 }
             }

@@ -1,0 +1,82 @@
+import NIOCore
+import NIOHTTP1
+
+/// HTTP/1.1 heads written straight into a `ByteBuffer`: no encoder handler, no `NIOAny` per part.
+/// Every value written comes from a parser that refused CR, LF and other controls, or from Gatehouse.
+enum HTTPHeadWriter {
+    /// The head sent upstream (always HTTP/1.1).
+    static func requestHead(_ head: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 512)
+        buffer.writeString(head.method.rawValue)
+        buffer.writeInteger(ASCIIByte.space)
+        buffer.writeString(head.uri)
+        buffer.writeStaticString(" HTTP/1.1\r\n")
+        writeFields(head.headers, into: &buffer)
+        buffer.writeStaticString("\r\n")
+        return buffer
+    }
+
+    /// A head Gatehouse answers with itself.
+    static func responseHead(_ head: HTTPResponseHead, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 256)
+        writeStatusLine(version: head.version, code: Int(head.status.code), into: &buffer)
+        buffer.writeString(head.status.reasonPhrase)
+        buffer.writeStaticString("\r\n")
+        writeFields(head.headers, into: &buffer)
+        buffer.writeStaticString("\r\n")
+        return buffer
+    }
+
+    /// What the client gets of an upstream head: its status and reason, every field relayed as
+    /// received except hop-by-hop ones and the upstream's `X-Request-Id`, then Gatehouse's own.
+    static func relayedResponseHead(
+        _ upstream: UpstreamResponseHead, version: HTTPVersion, requestID: String, extraFields: RelayedFields,
+        allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: upstream.bytes.readableBytes + 96)
+        writeStatusLine(version: version, code: upstream.status, into: &buffer)
+        let base = upstream.bytes.readerIndex
+        buffer.writeImmutableBuffer(upstream.bytes.getSlice(at: base + upstream.reason.lowerBound, length: upstream.reason.count)!)  // safe: within the head
+        buffer.writeStaticString("\r\n")
+        for field in upstream.fields where upstream.isRelayed(field) {
+            buffer.writeImmutableBuffer(upstream.bytes.getSlice(at: base + field.line.lowerBound, length: field.line.count)!)  // safe: within the head
+            buffer.writeStaticString("\r\n")
+        }
+        buffer.writeStaticString("X-Request-Id: ")
+        buffer.writeString(requestID)
+        buffer.writeStaticString("\r\n")
+        if extraFields.contains(.chunked) { buffer.writeStaticString("Transfer-Encoding: chunked\r\n") }
+        if extraFields.contains(.webSocketUpgrade) { buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n") }
+        if extraFields.contains(.connectionClose) { buffer.writeStaticString("Connection: close\r\n") }
+        if extraFields.contains(.connectionKeepAlive) { buffer.writeStaticString("Connection: keep-alive\r\n") }
+        buffer.writeStaticString("\r\n")
+        return buffer
+    }
+
+    /// Fields Gatehouse adds to a relayed head.
+    struct RelayedFields: OptionSet {
+        let rawValue: UInt8
+        static let chunked = RelayedFields(rawValue: 1)
+        static let connectionClose = RelayedFields(rawValue: 2)
+        /// For an HTTP/1.0 client whose connection stays open.
+        static let connectionKeepAlive = RelayedFields(rawValue: 4)
+        static let webSocketUpgrade = RelayedFields(rawValue: 8)
+    }
+
+    private static func writeStatusLine(version: HTTPVersion, code: Int, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(version.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
+        buffer.writeInteger(UInt8(ascii: "0") + UInt8(code / 100 % 10))
+        buffer.writeInteger(UInt8(ascii: "0") + UInt8(code / 10 % 10))
+        buffer.writeInteger(UInt8(ascii: "0") + UInt8(code % 10))
+        buffer.writeInteger(ASCIIByte.space)
+    }
+
+    private static func writeFields(_ headers: HTTPHeaders, into buffer: inout ByteBuffer) {
+        for (name, value) in headers {
+            buffer.writeString(name)
+            buffer.writeStaticString(": ")
+            buffer.writeString(value)
+            buffer.writeStaticString("\r\n")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import NIOCore
+
+/// An upstream response head as it arrived: the received bytes, and where each header field lies
+/// in them, so that relaying it copies byte ranges instead of building strings.
+struct UpstreamResponseHead {
+    /// How the body that follows the head is delimited (RFC 9112 §6.3).
+    enum Framing: Equatable {
+        /// No body: 1xx, 204, 304, or the answer to a HEAD request.
+        case none
+        case contentLength(Int)
+        case chunked
+        /// The body ends when the upstream closes the connection.
+        case untilClose
+    }
+
+    /// What relaying a field needs to know about its name.
+    enum FieldKind: Equatable {
+        case other
+        case contentLength
+        case transferEncoding
+        case connection
+        /// `Keep-Alive`, `TE`, `Trailer`, `Upgrade`, `Proxy-*`, `Proxy`: never relayed.
+        case hopByHop
+        /// Replaced by Gatehouse's own.
+        case requestID
+    }
+
+    struct Field {
+        var kind: FieldKind
+        var name: Range<Int>
+        var value: Range<Int>
+        /// The whole line without its CRLF.
+        var line: Range<Int>
+    }
+
+    /// Status line through the blank line; offsets below are from its reader index.
+    var bytes: ByteBuffer
+    var minorVersion: Int
+    var status: Int
+    var reason: Range<Int>
+    var fields: [Field]
+    var framing: Framing
+    /// Whether the upstream lets the connection be reused after this response.
+    var keepAlive: Bool
+    /// Names the upstream's `Connection` header lists (hop-by-hop too), as value ranges.
+    var nominated: [Range<Int>]
+
+    var isInformational: Bool { (100..<200).contains(status) }
+
+    /// The field's name as text (tests, logs).
+    func name(of field: Field) -> String {
+        bytes.getString(at: bytes.readerIndex + field.name.lowerBound, length: field.name.count) ?? ""
+    }
+
+    /// The field's value as text (tests, logs).
+    func value(of field: Field) -> String {
+        bytes.getString(at: bytes.readerIndex + field.value.lowerBound, length: field.value.count) ?? ""
+    }
+
+    /// The first value of a header, compared case-insensitively (tests, logs).
+    func value(named name: String) -> String? {
+        fields.first { self.name(of: $0).lowercased() == name.lowercased() }.map { value(of: $0) }
+    }
+
+    /// Whether the field is relayed to the client: hop-by-hop fields, the ones the `Connection`
+    /// header lists (never `Content-Length`) and the upstream's `X-Request-Id` are not.
+    func isRelayed(_ field: Field) -> Bool {
+        switch field.kind {
+        case .hopByHop, .transferEncoding, .connection, .requestID:
+            return false
+        case .contentLength:
+            // With chunked framing too, the length is not what frames the body: the client must not see it.
+            return framing != .chunked
+        case .other:
+            return nominated.isEmpty || !nominated.contains { bytesEqualIgnoringCase(field.name, $0) }
+        }
+    }
+
+    private func bytesEqualIgnoringCase(_ first: Range<Int>, _ second: Range<Int>) -> Bool {
+        guard first.count == second.count else { return false }
+        let base = bytes.readerIndex
+        for offset in 0..<first.count {
+            guard let a = bytes.getInteger(at: base + first.lowerBound + offset, as: UInt8.self),
+                let b = bytes.getInteger(at: base + second.lowerBound + offset, as: UInt8.self),
+                ASCIIByte.lowercased(a) == ASCIIByte.lowercased(b)
+            else { return false }
+        }
+        return true
+    }
+}

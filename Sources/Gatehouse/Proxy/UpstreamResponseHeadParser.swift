@@ -1,0 +1,226 @@
+import NIOCore
+
+/// Strict parsing of one upstream response head (RFC 9112 §4-6). The upstream is trusted to
+/// answer, not to frame: anything ambiguous (two lengths, an unknown transfer coding, folded or
+/// bare-LF lines, control bytes) is refused, because a mis-framed response on a pooled connection
+/// would be served to the next client.
+enum UpstreamResponseHeadParser {
+    struct Malformed: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// - Parameters:
+    ///   - head: exactly the head, from the status line through the empty line's CRLF.
+    ///   - requestWasHEAD: the answer to a HEAD request has no body whatever its headers say.
+    static func parse(_ head: ByteBuffer, requestWasHEAD: Bool) throws -> UpstreamResponseHead {
+        try head.withUnsafeReadableBytes { bytes in
+            var cursor = 0
+            let (minor, status, reason) = try statusLine(bytes, &cursor)
+            var fields: [UpstreamResponseHead.Field] = []
+            var nominated: [Range<Int>] = []
+            var contentLength: Int?
+            var transferEncodingCount = 0
+            var hasChunkedCoding = false
+            var connectionClose = false
+            var connectionKeepAlive = false
+            while true {
+                let lineEnd = try endOfLine(bytes, from: cursor)
+                if lineEnd == cursor { break }
+                let field = try headerField(bytes, cursor..<lineEnd)
+                fields.append(field)
+                switch field.kind {
+                case .contentLength:
+                    let length = try contentLengthValue(bytes, field.value)
+                    if let contentLength, contentLength != length { throw Malformed("conflicting Content-Length") }
+                    contentLength = length
+                case .transferEncoding:
+                    transferEncodingCount += 1
+                    guard transferEncodingCount == 1, equalsIgnoringCase(bytes, field.value, "chunked") else {
+                        throw Malformed("unsupported Transfer-Encoding")
+                    }
+                    hasChunkedCoding = true
+                case .connection:
+                    for token in tokens(bytes, field.value) {
+                        if equalsIgnoringCase(bytes, token, "close") {
+                            connectionClose = true
+                        } else if equalsIgnoringCase(bytes, token, "keep-alive") {
+                            connectionKeepAlive = true
+                        } else if !equalsIgnoringCase(bytes, token, "content-length") {
+                            nominated.append(token)
+                        }
+                    }
+                case .other, .hopByHop, .requestID:
+                    break
+                }
+                cursor = lineEnd + 2
+            }
+            guard cursor + 2 == bytes.count else { throw Malformed("bytes after the head") }
+
+            var keepAlive = minor == 1 ? !connectionClose : connectionKeepAlive && !connectionClose
+            let framing: UpstreamResponseHead.Framing
+            if (100..<200).contains(status) || status == 204 || status == 304 || requestWasHEAD {
+                framing = .none
+            } else if hasChunkedCoding {
+                framing = .chunked
+                if contentLength != nil { keepAlive = false }  // RFC 9112 §6.3 item 3: never reuse
+            } else if let contentLength {
+                framing = .contentLength(contentLength)
+            } else {
+                framing = .untilClose
+                keepAlive = false
+            }
+            return UpstreamResponseHead(
+                bytes: head, minorVersion: minor, status: status, reason: reason, fields: fields, framing: framing,
+                keepAlive: keepAlive, nominated: nominated)
+        }
+    }
+
+    // MARK: - Lines
+
+    /// `HTTP/1.x SP 3DIGIT [SP reason] CRLF`
+    private static func statusLine(_ bytes: UnsafeRawBufferPointer, _ cursor: inout Int) throws -> (Int, Int, Range<Int>) {
+        let end = try endOfLine(bytes, from: 0)
+        let prefix = Array("HTTP/1.".utf8)
+        guard end >= 12, zip(bytes[0..<7], prefix).allSatisfy({ $0 == $1 }),
+            bytes[7] == UInt8(ascii: "0") || bytes[7] == UInt8(ascii: "1"), bytes[8] == ASCIIByte.space
+        else { throw Malformed("bad status line") }
+        var status = 0
+        for index in 9..<12 {
+            guard let digit = decimalDigit(bytes[index]) else { throw Malformed("bad status code") }
+            status = status * 10 + digit
+        }
+        guard status >= 100 else { throw Malformed("bad status code") }
+        var reason = end..<end
+        if end > 12 {
+            guard bytes[12] == ASCIIByte.space else { throw Malformed("bad status line") }
+            reason = 13..<end
+            guard bytes[reason].allSatisfy(isFieldValueByte) else { throw Malformed("control byte in reason phrase") }
+        }
+        cursor = end + 2
+        return (Int(bytes[7] - UInt8(ascii: "0")), status, reason)
+    }
+
+    /// `name ":" OWS value OWS`; no folding, no space before the colon.
+    private static func headerField(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) throws -> UpstreamResponseHead.Field {
+        guard let colon = bytes[line].firstIndex(of: UInt8(ascii: ":")), colon > line.lowerBound else {
+            throw Malformed("bad header line")
+        }
+        let name = line.lowerBound..<colon
+        guard bytes[name].allSatisfy(isTokenByte) else { throw Malformed("bad header name") }
+        var valueStart = colon + 1
+        var valueEnd = line.upperBound
+        while valueStart < valueEnd, isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
+        while valueEnd > valueStart, isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
+        let value = valueStart..<valueEnd
+        guard bytes[value].allSatisfy(isFieldValueByte) else { throw Malformed("control byte in header value") }
+        return UpstreamResponseHead.Field(kind: kind(bytes, name), name: name, value: value, line: line)
+    }
+
+    /// The index of the CR of the next CRLF; a bare CR or LF is refused (response splitting).
+    private static func endOfLine(_ bytes: UnsafeRawBufferPointer, from start: Int) throws -> Int {
+        var index = start
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\r"):
+                guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") else { throw Malformed("bare CR") }
+                return index
+            case UInt8(ascii: "\n"):
+                throw Malformed("bare LF")
+            default:
+                index += 1
+            }
+        }
+        throw Malformed("unterminated line")
+    }
+
+    // MARK: - Fields
+
+    private static func kind(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> UpstreamResponseHead.FieldKind {
+        switch name.count {
+        case 14 where equalsIgnoringCase(bytes, name, "content-length"): .contentLength
+        case 17 where equalsIgnoringCase(bytes, name, "transfer-encoding"): .transferEncoding
+        case 10 where equalsIgnoringCase(bytes, name, "connection"): .connection
+        case 12 where equalsIgnoringCase(bytes, name, "x-request-id"): .requestID
+        case 10 where equalsIgnoringCase(bytes, name, "keep-alive"),
+            2 where equalsIgnoringCase(bytes, name, "te"),
+            7 where equalsIgnoringCase(bytes, name, "trailer"),
+            7 where equalsIgnoringCase(bytes, name, "upgrade"),
+            5 where equalsIgnoringCase(bytes, name, "proxy"):
+            .hopByHop
+        case 6... where equalsIgnoringCase(bytes, name.lowerBound..<name.lowerBound + 6, "proxy-"):
+            .hopByHop
+        default:
+            .other
+        }
+    }
+
+    /// `1*DIGIT`, or a list of equal ones (`5, 5`), which RFC 9110 §8.6 lets a recipient accept.
+    private static func contentLengthValue(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws -> Int {
+        var result: Int?
+        for token in tokens(bytes, value) {
+            guard token.count <= 18 else { throw Malformed("bad Content-Length") }
+            var length = 0
+            for index in token {
+                guard let digit = decimalDigit(bytes[index]) else { throw Malformed("bad Content-Length") }
+                length = length * 10 + digit
+            }
+            if let result, result != length { throw Malformed("conflicting Content-Length") }
+            result = length
+        }
+        guard let result else { throw Malformed("empty Content-Length") }
+        return result
+    }
+
+    /// The comma-separated elements of a list value, whitespace trimmed, empty ones skipped.
+    static func tokens(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        var start = value.lowerBound
+        for index in value.lowerBound...value.upperBound where index == value.upperBound || bytes[index] == ASCIIByte.comma {
+            var lower = start
+            var upper = index
+            while lower < upper, isOptionalWhitespace(bytes[lower]) { lower += 1 }
+            while upper > lower, isOptionalWhitespace(bytes[upper - 1]) { upper -= 1 }
+            if lower < upper { result.append(lower..<upper) }
+            start = index + 1
+        }
+        return result
+    }
+
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        guard range.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for offset in 0..<range.count where ASCIIByte.lowercased(bytes[range.lowerBound + offset]) != expected[offset] {
+            return false
+        }
+        return true
+    }
+
+    // MARK: - Byte classes
+
+    private static func decimalDigit(_ byte: UInt8) -> Int? {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) ? Int(byte - UInt8(ascii: "0")) : nil
+    }
+
+    private static func isOptionalWhitespace(_ byte: UInt8) -> Bool {
+        byte == ASCIIByte.space || byte == UInt8(ascii: "\t")
+    }
+
+    /// VCHAR, obs-text, SP, HTAB: no control bytes (RFC 9110 §5.5).
+    private static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte != 0x7F || byte == UInt8(ascii: "\t")
+    }
+
+    /// RFC 9110 tchar.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+}

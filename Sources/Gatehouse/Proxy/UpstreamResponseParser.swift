@@ -1,0 +1,227 @@
+import NIOCore
+
+/// Splits the bytes of one upstream connection into responses: heads (parsed strictly by
+/// `UpstreamResponseHeadParser`), body bytes as zero-copy slices, and each response's end.
+/// Chunked bodies are de-chunked here (sizes, extensions and trailers checked and dropped); the
+/// relay frames the body again for its client.
+struct UpstreamResponseParser {
+    enum Part {
+        case head(UpstreamResponseHead)
+        case body(ByteBuffer)
+        case end
+    }
+
+    typealias Malformed = UpstreamResponseHeadParser.Malformed
+
+    static let maxHeadBytes = 64 * 1024
+    static let maxChunkLineBytes = 4 * 1024
+    static let maxTrailerBytes = 16 * 1024
+
+    private enum State {
+        case head
+        case fixedBody(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers(seen: Int)
+        case untilClose
+        /// After a 101: the rest belongs to the tunnel.
+        case upgraded
+        /// After an `end` that was not yet collected.
+        case ended
+        /// After a 101's head: its `end`, then `upgraded`.
+        case endedBeforeTunnel
+    }
+
+    private var state = State.head
+    private var buffer: ByteBuffer?
+    /// How far the search for the head's end has looked (so a head in many reads is scanned once).
+    private var headScanned = 0
+    /// The request being answered was HEAD: its response has no body.
+    var requestWasHEAD = false
+
+    /// Bytes received and not yet returned as parts.
+    var bufferedBytes: Int { buffer?.readableBytes ?? 0 }
+    var isUpgraded: Bool { if case .upgraded = state { true } else { false } }
+
+    mutating func append(_ bytes: ByteBuffer) {
+        if buffer == nil || buffer!.readableBytes == 0 {
+            buffer = bytes
+        } else {
+            var incoming = bytes
+            buffer!.writeBuffer(&incoming)
+        }
+    }
+
+    /// Everything buffered, for the tunnel after a 101.
+    mutating func takeBuffered() -> ByteBuffer? {
+        defer { buffer = nil }
+        return buffer?.readableBytes ?? 0 > 0 ? buffer : nil
+    }
+
+    /// The next part, or nil when more bytes are needed.
+    mutating func next() throws -> Part? {
+        switch state {
+        case .ended:
+            state = .head
+            return .end
+        case .endedBeforeTunnel:
+            state = .upgraded
+            return .end
+        case .head:
+            return try nextHead()
+        case .fixedBody(let remaining):
+            guard let slice = slice(upTo: remaining) else { return nil }
+            let left = remaining - slice.readableBytes
+            state = left == 0 ? .ended : .fixedBody(remaining: left)
+            return .body(slice)
+        case .chunkSize:
+            return try nextChunkSize()
+        case .chunkData(let remaining):
+            guard let slice = slice(upTo: remaining) else { return nil }
+            let left = remaining - slice.readableBytes
+            state = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
+            return .body(slice)
+        case .chunkDataEnd:
+            guard let line = try takeLine(limit: 2) else { return nil }
+            guard line.readableBytes == 0 else { throw Malformed("chunk data longer than its size") }
+            state = .chunkSize
+            return try next()
+        case .trailers(let seen):
+            return try nextTrailer(seen: seen)
+        case .untilClose:
+            guard let slice = slice(upTo: Int.max) else { return nil }
+            return .body(slice)
+        case .upgraded:
+            return nil
+        }
+    }
+
+    /// The upstream closed its side: the end of a body delimited by the close, or an error if a
+    /// response was cut short. Nil if no response was under way.
+    mutating func connectionClosed() throws -> Part? {
+        switch state {
+        case .untilClose:
+            state = .head
+            return .end
+        case .head where bufferedBytes == 0, .upgraded:
+            return nil
+        case .ended:
+            state = .head
+            return .end
+        case .endedBeforeTunnel:
+            state = .upgraded
+            return .end
+        default:
+            throw Malformed("connection closed mid-response")
+        }
+    }
+
+    // MARK: - Steps
+
+    private mutating func nextHead() throws -> Part? {
+        guard var bytes = buffer else { return nil }
+        guard let length = headLength(in: bytes) else {
+            if bytes.readableBytes > Self.maxHeadBytes { throw Malformed("response head over \(Self.maxHeadBytes) bytes") }
+            return nil
+        }
+        guard length <= Self.maxHeadBytes else { throw Malformed("response head over \(Self.maxHeadBytes) bytes") }
+        let headBytes = bytes.readSlice(length: length)!  // safe: length <= readableBytes
+        buffer = bytes
+        headScanned = 0
+        let head = try UpstreamResponseHeadParser.parse(headBytes, requestWasHEAD: requestWasHEAD)
+        switch head.framing {
+        case .none:
+            // A 1xx is followed by the real response; 101 hands the connection over.
+            state = head.status == 101 ? .endedBeforeTunnel : head.isInformational ? .head : .ended
+        case .contentLength(let length):
+            state = length == 0 ? .ended : .fixedBody(remaining: length)
+        case .chunked:
+            state = .chunkSize
+        case .untilClose:
+            state = .untilClose
+        }
+        return .head(head)
+    }
+
+    /// `1*HEXDIG [ chunk-ext ] CRLF`; size 0 starts the trailers.
+    private mutating func nextChunkSize() throws -> Part? {
+        guard let line = try takeLine(limit: Self.maxChunkLineBytes) else { return nil }
+        let size = try line.withUnsafeReadableBytes { bytes -> Int in
+            var size = 0
+            var digits = 0
+            for byte in bytes {
+                guard let value = ASCIIByte.hexValue(byte) else {
+                    guard digits > 0, byte == ASCIIByte.semicolon || byte == ASCIIByte.space || byte == UInt8(ascii: "\t") else {
+                        throw Malformed("bad chunk size")
+                    }
+                    break
+                }
+                digits += 1
+                guard digits <= 15 else { throw Malformed("chunk size too large") }
+                size = size * 16 + Int(value)
+            }
+            guard digits > 0 else { throw Malformed("bad chunk size") }
+            return size
+        }
+        state = size == 0 ? .trailers(seen: 0) : .chunkData(remaining: size)
+        return try next()
+    }
+
+    /// Trailer fields are read and dropped (nothing relays them); the empty line ends the response.
+    private mutating func nextTrailer(seen: Int) throws -> Part? {
+        guard let line = try takeLine(limit: Self.maxTrailerBytes - seen) else { return nil }
+        if line.readableBytes == 0 {
+            state = .ended
+            return try next()
+        }
+        state = .trailers(seen: seen + line.readableBytes + 2)
+        return try next()
+    }
+
+    // MARK: - Bytes
+
+    private mutating func slice(upTo limit: Int) -> ByteBuffer? {
+        guard var bytes = buffer, bytes.readableBytes > 0 else { return nil }
+        let slice = bytes.readSlice(length: min(limit, bytes.readableBytes))!  // safe: within readableBytes
+        buffer = bytes
+        return slice
+    }
+
+    /// A line without its CRLF, or nil if it has not arrived yet; refuses one longer than `limit`
+    /// or ended by a bare LF.
+    private mutating func takeLine(limit: Int) throws -> ByteBuffer? {
+        guard var bytes = buffer else { return nil }
+        let view = bytes.readableBytesView
+        guard let lf = view.firstIndex(of: UInt8(ascii: "\n")) else {
+            if bytes.readableBytes > limit { throw Malformed("line too long") }
+            return nil
+        }
+        let length = lf - view.startIndex
+        guard length >= 1, view[lf - 1] == UInt8(ascii: "\r") else { throw Malformed("bare LF") }
+        guard length - 1 <= limit else { throw Malformed("line too long") }
+        let line = bytes.readSlice(length: length - 1)!  // safe: before the LF
+        bytes.moveReaderIndex(forwardBy: 2)
+        buffer = bytes
+        return line
+    }
+
+    /// The head's length up to and including its CRLFCRLF, if it has arrived.
+    private mutating func headLength(in bytes: ByteBuffer) -> Int? {
+        let found: Int? = bytes.withUnsafeReadableBytes { raw in
+            guard raw.count >= 4 else { return nil }
+            var index = max(headScanned, 3)
+            while index < raw.count {
+                if raw[index] == UInt8(ascii: "\n"), raw[index - 1] == UInt8(ascii: "\r"), raw[index - 2] == UInt8(ascii: "\n"),
+                    raw[index - 3] == UInt8(ascii: "\r")
+                {
+                    return index + 1
+                }
+                index += 1
+            }
+            return nil
+        }
+        if found == nil { headScanned = max(bytes.readableBytes, 3) }
+        return found
+    }
+}
