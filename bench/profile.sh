@@ -4,13 +4,15 @@
 #
 #   bench/profile.sh              # after bench/run.sh has built .build-release and minted tokens
 #   DURATION=8 bench/profile.sh
+#   MODE=utilization | syscalls    SCENARIO=a | b | c | public
+#   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 OUT=$ROOT/bench/out/profile
 DURATION=${DURATION:-6}
 SCENARIO=${SCENARIO:-a}
-GATEHOUSE=$ROOT/.build-release/release/gatehouse
+GATEHOUSE=${GATEHOUSE:-$ROOT/.build-release/release/gatehouse}
 TOKEN_DIR=$ROOT/bench/out
 [ -x "$GATEHOUSE" ] || { echo "build first: bench/run.sh (or swift build -c release --scratch-path .build-release)" >&2; exit 1; }
 [ -f "$TOKEN_DIR/token" ] || { echo "mint tokens first: bench/run.sh" >&2; exit 1; }

@@ -7,8 +7,12 @@ import NIOHTTP1
 /// The upstream half of a client connection: connect, stream, time out, answer 502/504.
 extension ClientConnectionHandler: UpstreamConnectionDelegate {
     func connect(_ exchange: Exchange, context: ChannelHandlerContext) {
+        if let connection = pool.takeIdle() {
+            begin(exchange, on: connection, context: context)
+            return
+        }
         state = .connecting(exchange)
-        pool.acquire().assumeIsolated().whenComplete { result in
+        pool.connect().assumeIsolated().whenComplete { result in
             guard case .connecting(let current) = self.state, current === exchange, let context = self.context else {
                 if case .success(let connection) = result { self.pool.release(connection) }
                 return
@@ -29,9 +33,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         exchange.connection = connection
         state = .forwarding(exchange)
         let channel = connection.channel
-        connection.startRequest(
-            head: HTTPHeadWriter.requestHead(upstreamHead, allocator: channel.allocator),
-            chunkedBody: upstreamHead.headers.contains(name: "transfer-encoding"), isHEAD: exchange.head.method == .HEAD)
+        connection.startRequest(head: upstreamHead.bytes, chunkedBody: upstreamHead.chunkedBody, isHEAD: exchange.head.method == .HEAD)
         while let buffered = exchange.bufferedBody.popFirst() {
             connection.writeBody(buffered)
             exchange.bodyForwarded = true
@@ -68,6 +70,8 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             }
             if response.isInformational {
                 // 100 Continue and friends: the client may be waiting for it before sending its body.
+                // Never to an HTTP/1.0 client, which would take it for the answer (RFC 9110 §15.2).
+                guard exchange.head.version.major == 1 && exchange.head.version.minor >= 1 else { return }
                 let head = HTTPHeadWriter.relayedResponseHead(
                     response, version: exchange.head.version, requestID: exchange.requestID, extraFields: [],
                     allocator: context.channel.allocator)

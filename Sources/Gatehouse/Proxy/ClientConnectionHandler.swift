@@ -299,7 +299,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
                 answerEndpoint(endpoint, admission, exchange, context: context)
                 return
             }
-            exchange.upstreamHead = services.upstreamHead.make(exchange.request, admission: admission)
+            exchange.upstreamHead = services.upstreamHead.make(exchange.request, admission: admission, allocator: context.channel.allocator)
             connect(exchange, context: context)
         case .reject(let failure):
             reject(exchange, failure, context: context)
@@ -389,12 +389,16 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// HTTP/1.1 needs exactly one Host; any version may not send two (SECURITY.md P18-19).
     private static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
         var count = 0
-        for header in head.headers where header.name.utf8.count == 4 && header.name.lowercased() == "host" {
+        for header in head.headers where header.name.utf8.count == 4 && IdentityHeaderNames.foldedHasPrefix(header.name, hostName) {
             count += 1
-            if header.value.isEmpty || header.value.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) { return false }
+            if header.value.isEmpty || header.value.utf8.contains(where: { $0 == ASCIIByte.space || $0 == ASCIIByte.slash || $0 == UInt8(ascii: "@") }) {
+                return false
+            }
         }
         return count == 1 || (count == 0 && head.version == .http1_0)
     }
+
+    private static let hostName = Array("host".utf8)
 
     private static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
         guard head.method == .GET, let upgrade = head.headers.first(name: "upgrade"), upgrade.lowercased() == "websocket" else {

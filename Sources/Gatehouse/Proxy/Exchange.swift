@@ -7,7 +7,7 @@ final class Exchange {
     let rule: RouteRule
     let token: Substring?
     let startedAt: NIODeadline
-    var upstreamHead: HTTPRequestHead?
+    var upstreamHead: UpstreamRequestHead.Written?
     var bufferedBody = CircularBuffer<ByteBuffer>()
     var requestEnded = false
     var bodyForwarded = false

@@ -4,18 +4,6 @@ import NIOHTTP1
 /// HTTP/1.1 heads written straight into a `ByteBuffer`: no encoder handler, no `NIOAny` per part.
 /// Every value written comes from a parser that refused CR, LF and other controls, or from Gatehouse.
 enum HTTPHeadWriter {
-    /// The head sent upstream (always HTTP/1.1).
-    static func requestHead(_ head: HTTPRequestHead, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 512)
-        buffer.writeString(head.method.rawValue)
-        buffer.writeInteger(ASCIIByte.space)
-        buffer.writeString(head.uri)
-        buffer.writeStaticString(" HTTP/1.1\r\n")
-        writeFields(head.headers, into: &buffer)
-        buffer.writeStaticString("\r\n")
-        return buffer
-    }
-
     /// A head Gatehouse answers with itself.
     static func responseHead(_ head: HTTPResponseHead, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 256)
@@ -28,7 +16,8 @@ enum HTTPHeadWriter {
     }
 
     /// What the client gets of an upstream head: its status and reason, every field relayed as
-    /// received except hop-by-hop ones and the upstream's `X-Request-Id`, then Gatehouse's own.
+    /// received except hop-by-hop ones, the upstream's `X-Request-Id` and `Content-Length` (written
+    /// once, normalised), then Gatehouse's own.
     static func relayedResponseHead(
         _ upstream: UpstreamResponseHead, version: HTTPVersion, requestID: String, extraFields: RelayedFields,
         allocator: ByteBufferAllocator
@@ -40,6 +29,11 @@ enum HTTPHeadWriter {
         buffer.writeStaticString("\r\n")
         for field in upstream.fields where upstream.isRelayed(field) {
             buffer.writeImmutableBuffer(upstream.bytes.getSlice(at: base + field.line.lowerBound, length: field.line.count)!)  // safe: within the head
+            buffer.writeStaticString("\r\n")
+        }
+        if let length = upstream.relayedContentLength {
+            buffer.writeStaticString("Content-Length: ")
+            buffer.writeString(String(length))
             buffer.writeStaticString("\r\n")
         }
         buffer.writeStaticString("X-Request-Id: ")

@@ -16,13 +16,7 @@ public enum HeaderHygiene {
     /// - Parameter keepWebSocketUpgrade: the caller has decided this is a WebSocket upgrade to proxy; then
     ///   exactly `Upgrade: websocket` and `Connection: upgrade` are sent (never `h2c` or other protocols).
     public static func removeHopByHop(_ headers: inout HTTPHeaders, keepWebSocketUpgrade: Bool) {
-        var nominated: [[UInt8]] = []
-        for (name, value) in headers where IdentityHeaderNames.foldedHasPrefix(name, connection) && name.utf8.count == connection.count {
-            for token in value.utf8.split(separator: ASCIIByte.comma) {
-                let folded = trimmed(token).map(ASCIIByte.foldedHeaderNameByte)
-                if !folded.isEmpty, !protectedNames.contains(folded) { nominated.append(folded) }
-            }
-        }
+        let nominated = connectionNominations(headers)
         var doomed: [String] = []
         for (name, _) in headers where isHopByHop(name, nominated: nominated) && !doomed.contains(name) {
             doomed.append(name)
@@ -54,7 +48,20 @@ public enum HeaderHygiene {
         .map { Array($0.utf8) }
     private static let protectedNames: [[UInt8]] = ["content-length", "host"].map { Array($0.utf8) }
 
-    private static func isHopByHop(_ name: String, nominated: [[UInt8]]) -> Bool {
+    /// The names the `Connection` headers list (folded), except the protected `Content-Length` and `Host`.
+    static func connectionNominations(_ headers: HTTPHeaders) -> [[UInt8]] {
+        var nominated: [[UInt8]] = []
+        for (name, value) in headers where IdentityHeaderNames.foldedHasPrefix(name, connection) && name.utf8.count == connection.count {
+            for token in value.utf8.split(separator: ASCIIByte.comma) {
+                let folded = trimmed(token).map(ASCIIByte.foldedHeaderNameByte)
+                if !folded.isEmpty, !protectedNames.contains(folded) { nominated.append(folded) }
+            }
+        }
+        return nominated
+    }
+
+    /// Whether `removeHopByHop` removes a header of this name, given `connectionNominations`.
+    static func isHopByHop(_ name: String, nominated: [[UInt8]]) -> Bool {
         let count = name.utf8.count
         func equals(_ folded: [UInt8]) -> Bool {
             folded.count == count && IdentityHeaderNames.foldedHasPrefix(name, folded)

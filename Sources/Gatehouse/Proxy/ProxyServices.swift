@@ -1,8 +1,9 @@
 import Logging
 import NIOCore
 
-/// Everything a client connection needs, shared read-only by all of them.
-struct ProxyServices: Sendable {
+/// Everything a client connection needs, shared read-only by all of them. A class: each request
+/// takes it with one retain instead of copying (and retaining) every member.
+final class ProxyServices: Sendable {
     let gatekeeper: Gatekeeper
     let routes: RouteTable
     let upstreamHead: UpstreamRequestHead
@@ -20,4 +21,24 @@ struct ProxyServices: Sendable {
     /// Seconds a client is told to wait after a 503.
     let retryAfterSeconds: Int
     let logger: Logger
+
+    init(
+        gatekeeper: Gatekeeper, routes: RouteTable, upstreamHead: UpstreamRequestHead, failureLog: FailureLog,
+        revocations: RevocationService, tokenRevoker: ProviderTokenRevoker, metrics: GatehouseMetrics, responseTimeout: TimeAmount,
+        idleTimeout: TimeAmount, verification: VerificationSettings, scheme: String, retryAfterSeconds: Int, logger: Logger
+    ) {
+        self.gatekeeper = gatekeeper
+        self.routes = routes
+        self.upstreamHead = upstreamHead
+        self.failureLog = failureLog
+        self.revocations = revocations
+        self.tokenRevoker = tokenRevoker
+        self.metrics = metrics
+        self.responseTimeout = responseTimeout
+        self.idleTimeout = idleTimeout
+        self.verification = verification
+        self.scheme = scheme
+        self.retryAfterSeconds = retryAfterSeconds
+        self.logger = logger
+    }
 }

@@ -22,14 +22,22 @@ enum RequestID {
     /// 32 hex digits: a random per-process prefix and a counter. Unique without a `getrandom`
     /// system call per request (request ids are correlation handles, not secrets).
     static func generate() -> String {
-        hex(processPrefix) + hex(counter.loadThenWrappingIncrement(ordering: .relaxed))
+        let counter = counter.loadThenWrappingIncrement(ordering: .relaxed)
+        return String(unsafeUninitializedCapacity: 32) { bytes in
+            writeHex(processPrefix, into: bytes, at: 0)
+            writeHex(counter, into: bytes, at: 16)
+            return 32
+        }
     }
 
     private static let processPrefix = UInt64.random(in: .min ... .max)
     private static let counter = ManagedAtomic<UInt64>(UInt64.random(in: 0 ... UInt64(UInt32.max)))
 
-    private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+    /// 16 lower-case hex digits, leading zeros kept.
+    private static func writeHex(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        for index in 0..<16 {
+            let nibble = UInt8(truncatingIfNeeded: value >> (60 - 4 * UInt64(index))) & 0x0F
+            bytes[start + index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+        }
     }
 }

@@ -22,6 +22,9 @@ final class UpstreamConnection: ChannelInboundHandler {
     /// Whether any byte of the current request's response arrived: only a connection that said
     /// nothing may be retried (the upstream may have acted on the request otherwise).
     private(set) var answered = false
+    /// False once the upstream sent more than the response to the request: the framing cannot be
+    /// trusted, so the pool closes the connection instead of keeping it.
+    private(set) var isReusable = true
     weak var delegate: (any UpstreamConnectionDelegate)?
     /// Set by the pool while the connection idles in it; called when the upstream closes it.
     var onIdleClose: ((UpstreamConnection) -> Void)?
@@ -78,11 +81,15 @@ final class UpstreamConnection: ChannelInboundHandler {
         parser.append(unwrapInboundIn(data))
         do {
             while let part = try parser.next() {
-                delegate?.upstreamReceived(part)
-                guard case .end = part else { continue }
-                if parser.isUpgraded { return }
+                guard case .end = part else {
+                    delegate?.upstreamReceived(part)
+                    continue
+                }
                 // One request, one response: anything more means the framing cannot be trusted.
-                if parser.bufferedBytes > 0 { context.close(promise: nil) }
+                // Decided before the end is delivered, as delivering it may hand this connection on.
+                if !parser.isUpgraded && parser.bufferedBytes > 0 { isReusable = false }
+                delegate?.upstreamReceived(part)
+                if !isReusable { context.close(promise: nil) }
                 return
             }
         } catch {

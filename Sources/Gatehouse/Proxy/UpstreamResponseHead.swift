@@ -42,6 +42,8 @@ struct UpstreamResponseHead {
     var framing: Framing
     /// Whether the upstream lets the connection be reused after this response.
     var keepAlive: Bool
+    /// The `Content-Length` value(s), once: relayed as one field whatever form it came in (`5, 5`).
+    var contentLength: Int?
     /// Names the upstream's `Connection` header lists (hop-by-hop too), as value ranges.
     var nominated: [Range<Int>]
 
@@ -62,15 +64,17 @@ struct UpstreamResponseHead {
         fields.first { self.name(of: $0).lowercased() == name.lowercased() }.map { value(of: $0) }
     }
 
-    /// Whether the field is relayed to the client: hop-by-hop fields, the ones the `Connection`
-    /// header lists (never `Content-Length`) and the upstream's `X-Request-Id` are not.
+    /// The `Content-Length` the client gets: none when the body is chunked (the length does not
+    /// frame it then), else the upstream's.
+    var relayedContentLength: Int? { framing == .chunked ? nil : contentLength }
+
+    /// Whether the field is copied to the client as received: hop-by-hop fields, the ones the
+    /// `Connection` header lists, the upstream's `X-Request-Id` are not, nor `Content-Length`
+    /// (written once from `relayedContentLength`).
     func isRelayed(_ field: Field) -> Bool {
         switch field.kind {
-        case .hopByHop, .transferEncoding, .connection, .requestID:
+        case .hopByHop, .transferEncoding, .connection, .requestID, .contentLength:
             return false
-        case .contentLength:
-            // With chunked framing too, the length is not what frames the body: the client must not see it.
-            return framing != .chunked
         case .other:
             return nominated.isEmpty || !nominated.contains { bytesEqualIgnoringCase(field.name, $0) }
         }

@@ -72,7 +72,7 @@ enum UpstreamResponseHeadParser {
             }
             return UpstreamResponseHead(
                 bytes: head, minorVersion: minor, status: status, reason: reason, fields: fields, framing: framing,
-                keepAlive: keepAlive, nominated: nominated)
+                keepAlive: keepAlive, contentLength: contentLength, nominated: nominated)
         }
     }
 

@@ -121,13 +121,13 @@ struct UpstreamResponseParser {
 
     private mutating func nextHead() throws -> Part? {
         guard var bytes = buffer else { return nil }
-        guard let length = headLength(in: bytes) else {
+        guard let length = try headLength(in: bytes) else {
             if bytes.readableBytes > Self.maxHeadBytes { throw Malformed("response head over \(Self.maxHeadBytes) bytes") }
             return nil
         }
         guard length <= Self.maxHeadBytes else { throw Malformed("response head over \(Self.maxHeadBytes) bytes") }
         let headBytes = bytes.readSlice(length: length)!  // safe: length <= readableBytes
-        buffer = bytes
+        keep(bytes)
         headScanned = 0
         let head = try UpstreamResponseHeadParser.parse(headBytes, requestWasHEAD: requestWasHEAD)
         switch head.framing {
@@ -181,10 +181,16 @@ struct UpstreamResponseParser {
 
     // MARK: - Bytes
 
+    /// Keeps what is left of the received bytes; none is kept as nil, so the channel's receive
+    /// buffer is not held between reads (NIO reuses it only when nothing else refers to it).
+    private mutating func keep(_ rest: ByteBuffer) {
+        buffer = rest.readableBytes == 0 ? nil : rest
+    }
+
     private mutating func slice(upTo limit: Int) -> ByteBuffer? {
         guard var bytes = buffer, bytes.readableBytes > 0 else { return nil }
         let slice = bytes.readSlice(length: min(limit, bytes.readableBytes))!  // safe: within readableBytes
-        buffer = bytes
+        keep(bytes)
         return slice
     }
 
@@ -194,7 +200,7 @@ struct UpstreamResponseParser {
         guard var bytes = buffer else { return nil }
         let view = bytes.readableBytesView
         guard let lf = view.firstIndex(of: UInt8(ascii: "\n")) else {
-            if bytes.readableBytes > limit { throw Malformed("line too long") }
+            if bytes.readableBytes > limit + 1 { throw Malformed("line too long") }  // + 1: its CR may be here
             return nil
         }
         let length = lf - view.startIndex
@@ -202,26 +208,25 @@ struct UpstreamResponseParser {
         guard length - 1 <= limit else { throw Malformed("line too long") }
         let line = bytes.readSlice(length: length - 1)!  // safe: before the LF
         bytes.moveReaderIndex(forwardBy: 2)
-        buffer = bytes
+        keep(bytes)
         return line
     }
 
-    /// The head's length up to and including its CRLFCRLF, if it has arrived.
-    private mutating func headLength(in bytes: ByteBuffer) -> Int? {
-        let found: Int? = bytes.withUnsafeReadableBytes { raw in
-            guard raw.count >= 4 else { return nil }
-            var index = max(headScanned, 3)
+    /// The head's length up to and including its CRLFCRLF, if it has arrived. A bare LF is
+    /// refused as soon as it is seen (a head of bare-LF lines would otherwise wait for the limit).
+    private mutating func headLength(in bytes: ByteBuffer) throws -> Int? {
+        let found: Int? = try bytes.withUnsafeReadableBytes { raw in
+            var index = headScanned
             while index < raw.count {
-                if raw[index] == UInt8(ascii: "\n"), raw[index - 1] == UInt8(ascii: "\r"), raw[index - 2] == UInt8(ascii: "\n"),
-                    raw[index - 3] == UInt8(ascii: "\r")
-                {
-                    return index + 1
+                if raw[index] == UInt8(ascii: "\n") {
+                    guard index >= 1, raw[index - 1] == UInt8(ascii: "\r") else { throw Malformed("bare LF") }
+                    if index >= 3, raw[index - 2] == UInt8(ascii: "\n"), raw[index - 3] == UInt8(ascii: "\r") { return index + 1 }
                 }
                 index += 1
             }
             return nil
         }
-        if found == nil { headScanned = max(bytes.readableBytes, 3) }
+        if found == nil { headScanned = bytes.readableBytes }
         return found
     }
 }

@@ -35,21 +35,30 @@ final class RevocationList: Sendable {
     /// The key a token is revoked under: its provider's name and `jti` when it has one (providers
     /// do not share `jti` spaces), else a digest of the whole token.
     static func tokenKey(_ identity: VerifiedIdentity, token: Substring) -> String {
-        identity.revocationKey ?? tokenKey(provider: identity.providerName, claims: identity.claims, tokenBytes: token.utf8Bytes)
+        identity.revocationKey
+            ?? tokenKey(provider: identity.providerName, claims: identity.claims, tokenDigest: Array(SHA256.hash(data: token.utf8Bytes)))
     }
 
-    static func tokenKey(provider: String, claims: [String: JSONValue], tokenBytes: [UInt8]) -> String {
+    /// - Parameter tokenDigest: the token's SHA-256 (the verifier has it already).
+    static func tokenKey(provider: String, claims: [String: JSONValue], tokenDigest: [UInt8]) -> String {
         if let jti = claims["jti"]?.stringValue, !jti.isEmpty { return "jti:" + provider + ":" + jti }
-        var hex = "sha256:"
-        hex.reserveCapacity(7 + 64)
-        for byte in SHA256.hash(data: tokenBytes) {
-            hex.unicodeScalars.append(hexDigits[Int(byte >> 4)])
-            hex.unicodeScalars.append(hexDigits[Int(byte & 0xF)])
+        let prefix = "sha256:".utf8
+        return String(unsafeUninitializedCapacity: prefix.count + 2 * tokenDigest.count) { bytes in
+            var index = 0
+            for byte in prefix {
+                bytes[index] = byte
+                index += 1
+            }
+            for byte in tokenDigest {
+                bytes[index] = hexDigits[Int(byte >> 4)]
+                bytes[index + 1] = hexDigits[Int(byte & 0xF)]
+                index += 2
+            }
+            return index
         }
-        return hex
     }
 
-    private static let hexDigits = Array("0123456789abcdef".unicodeScalars)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
         let snapshot = current.load(ordering: .acquiring).snapshot

@@ -125,7 +125,7 @@ struct TokenVerifier: Sendable {
             encodedPayload: String(jws.encodedPayload),
             keyID: jws.keyID,
             expiry: jws.claims["exp"]?.integerValue ?? now,
-            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: presented, tokenBytes: key.bytes)
+            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: presented, tokenDigest: rejectionKey.bytes)
         )
         cache.insert(key, identity)
         return .success(identity)
