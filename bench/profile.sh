@@ -4,7 +4,7 @@
 #
 #   bench/profile.sh              # after bench/run.sh has built .build-release and minted tokens
 #   DURATION=8 bench/profile.sh
-#   MODE=utilization | syscalls    SCENARIO=a | b | c | public
+#   MODE=utilization | syscalls | mallocs (per request) | malloc-callers    SCENARIO=a | b | c | public
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,15 +67,30 @@ if [[ ${MODE:-profile} == utilization ]]; then
   grep -E "CPUs utilized|task-clock" "$OUT/utilization.txt"
   exit 0
 fi
-if [[ ${MODE:-profile} == syscalls ]]; then
-  # Syscalls per request: counts over DURATION seconds, divided by the requests served meanwhile.
+if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs ]]; then
+  # Syscalls (or malloc calls) per request: counts over DURATION seconds, divided by the requests
+  # served meanwhile. Unlike times, these counts barely move between runs on this noisy VM.
+  EVENTS='syscalls:sys_enter_*'
+  if [[ $MODE == mallocs ]]; then
+    LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
+    perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
+    EVENTS=probe_libc:malloc
+  fi
   before=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
-  perf stat -e 'syscalls:sys_enter_*' -p "$GPID" -o "$OUT/syscalls.txt" -- sleep "$DURATION" 2>/dev/null
+  perf stat -e "$EVENTS" -p "$GPID" -o "$OUT/syscalls.txt" -- sleep "$DURATION" 2>/dev/null
   after=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
   wait $WRK
   requests=$((${after%.*} - ${before%.*}))
   echo "requests in the window: $requests"
   awk -v n="$requests" '$1 ~ /^[0-9,]+$/ { gsub(",", "", $1); if ($1 > 0) printf "%8.2f per request  %s\n", $1 / n, $2 }' "$OUT/syscalls.txt" | sort -rn | head -15
+  exit 0
+fi
+if [[ ${MODE:-profile} == malloc-callers ]]; then
+  # Where the mallocs of MODE=mallocs come from: perf report -i bench/out/profile/perf.data --no-children -g caller
+  LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
+  perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
+  perf record -e probe_libc:malloc -g -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
+  wait $WRK
   exit 0
 fi
 perf record -F 2999 -g -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null

@@ -192,6 +192,75 @@ struct ResponseRelayTests {
         }
     }
 
+    /// POST is not idempotent: the upstream may have acted on it before closing, so no second try.
+    @Test func reusedConnectionClosedWithoutAnAnswerIsNotRetriedForAPost() async throws {
+        let replies = ["/silent": RawUpstream.Reply("", thenClose: true)]
+        try await Self.withRawUpstream(replies) { (env: TestEnvironment, upstream: RawUpstream) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+            connection.send(Self.get("/ok", id: "p1"))
+            let ok = Self.echo("/ok", id: "p1")
+            #expect(connection.receive(until: ok) == ok)
+
+            connection.send("POST /silent HTTP/1.1\r\nHost: a\r\nX-Request-Id: p2\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            let body = "{\"error\":\"upstream_unavailable\",\"request_id\":\"p2\"}"
+            #expect(connection.receive() == "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+                + "X-Request-Id: p2\r\nConnection: close\r\n\r\n\(body)")
+            #expect(upstream.targets == ["/ok", "/silent"])
+            #expect(upstream.accepted == 1)
+        }
+    }
+
+    /// Bytes the decoder refuses after a request that is being forwarded: that request's answer
+    /// comes first (a 400 in its place would be taken for it), then the 400, then the close.
+    @Test func malformedPipelinedRequestIsRefusedAfterTheAnswerToTheOneBefore() async throws {
+        try await Self.withRawUpstream([:]) { (env: TestEnvironment, upstream: RawUpstream) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+            connection.send(Self.get("/one", id: "r1")
+                + "GET /two HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+            #expect(connection.receive() == Self.echo("/one", id: "r1")
+                + "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+            #expect(connection.peerClosed)
+            #expect(upstream.targets == ["/one"])
+        }
+    }
+
+    /// `/.gatehouse/check` judges the method the fronting proxy reports, but its own answer has a
+    /// body unless the request on the wire is a HEAD (else the proxy's connection would desync).
+    @Test func checkAnswerHasABodyUnlessTheRequestOnTheWireIsHEAD() async throws {
+        try await Self.withRawUpstream([:]) { (env: TestEnvironment, upstream: RawUpstream) async throws in
+            let allowed = "{\"allowed\":true}"
+            let getReportingHEAD = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+            getReportingHEAD.send("GET /.gatehouse/check HTTP/1.1\r\nHost: a\r\nX-Request-Id: k1\r\nX-Forwarded-Method: HEAD\r\n"
+                + "X-Forwarded-Uri: /x\r\nConnection: close\r\n\r\n")
+            let text = getReportingHEAD.receive()
+            #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(text.contains("\r\nContent-Length: \(allowed.utf8.count)\r\n"))
+            #expect(text.hasSuffix("\r\n\r\n" + allowed))
+
+            let headReportingGET = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+            headReportingGET.send("HEAD /.gatehouse/check HTTP/1.1\r\nHost: a\r\nX-Request-Id: k2\r\nX-Forwarded-Method: GET\r\n"
+                + "X-Forwarded-Uri: /x\r\nConnection: close\r\n\r\n")
+            let headText = headReportingGET.receive()
+            #expect(headText.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(headText.contains("\r\nContent-Length: \(allowed.utf8.count)\r\n"))
+            #expect(headText.hasSuffix("\r\n\r\n"))
+            #expect(upstream.targets.isEmpty)
+        }
+    }
+
+    /// A request asking for an upgrade that is not tunnelled (here `h2c`) stops the decoder, so
+    /// the connection is closed after the answer instead of hanging until the idle timeout.
+    @Test func anUpgradeRequestThatIsNotTunnelledClosesTheConnectionAfterItsAnswer() async throws {
+        try await Self.withRawUpstream([:]) { (env: TestEnvironment, upstream: RawUpstream) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+            connection.send("GET /up HTTP/1.1\r\nHost: a\r\nX-Request-Id: u1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+                + "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n")
+            #expect(connection.receive() == Self.echo("/up", id: "u1", close: true))
+            #expect(connection.peerClosed)
+            #expect(upstream.targets == ["/up"])
+        }
+    }
+
     /// Two responses in one write, to one request.
     private static let twoResponses = RawUpstream.Reply(
         "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst" + "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsecond")

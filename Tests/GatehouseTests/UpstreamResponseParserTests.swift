@@ -135,6 +135,28 @@ struct UpstreamResponseParserTests {
         ]))
     }
 
+    /// Chunked framing from an HTTP/1.0 upstream (RFC 9112 §6.1: faulty) is read, never reused.
+    @Test func chunkedFromAnHTTP10UpstreamIsNotReused() {
+        let outcome = parse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+        #expect(outcome == Outcome(pieces: [.head(status: 200, framing: .chunked, keepAlive: false, relayed: [], length: nil), .body("ok"), .end]))
+    }
+
+    /// Hop-by-hop names written with `_` are dropped like the real ones, and never frame the body.
+    @Test func hopByHopNamesWithUnderscoresAreNotRelayedNorFraming() {
+        let outcome = parse("HTTP/1.1 200 OK\r\nTransfer_Encoding: chunked\r\nKeep_Alive: timeout=5\r\nProxy_Authenticate: x\r\n"
+            + "X_Other: y\r\nContent-Length: 2\r\n\r\nok")
+        #expect(outcome == Outcome(pieces: [
+            .head(status: 200, framing: .contentLength(2), keepAlive: true, relayed: ["X_Other"], length: 2), .body("ok"), .end,
+        ]))
+    }
+
+    @Test func connectionListingMoreThan32NamesIsRefused() {
+        let names = (0..<33).map { "X-N\($0)" }.joined(separator: ", ")
+        expectRefused("HTTP/1.1 200 OK\r\nConnection: \(names)\r\nContent-Length: 0\r\n\r\n")
+        let fewer = parse("HTTP/1.1 200 OK\r\nConnection: \((0..<32).map { "X-N\($0)" }.joined(separator: ", "))\r\nContent-Length: 0\r\n\r\n")
+        #expect(!fewer.failed)
+    }
+
     @Test func chunkedWithContentLengthIsChunkedNeverReusedAndTheLengthIsNotRelayed() {
         for text in [
             "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\nX-A: 1\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
@@ -194,7 +216,8 @@ struct UpstreamResponseParserTests {
             + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         let outcome = parse(text, thenClose: true)
         #expect(outcome == Outcome(pieces: [
-            .head(status: 204, framing: .none, keepAlive: true, relayed: [], length: 7), .end,
+            // A 204 may not carry a length (RFC 9110 §8.6): it is not relayed. A 304's tells the entity's.
+            .head(status: 204, framing: .none, keepAlive: true, relayed: [], length: nil), .end,
             .head(status: 304, framing: .none, keepAlive: true, relayed: ["ETag"], length: 1234), .end,
             .head(status: 200, framing: .contentLength(2), keepAlive: true, relayed: [], length: 2), .body("ok"), .end,
         ]))

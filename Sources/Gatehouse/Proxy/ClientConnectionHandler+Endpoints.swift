@@ -40,6 +40,7 @@ extension ClientConnectionHandler {
         }
         let exchange = Exchange(request: judged, rule: rule, token: token.presentedToken, startedAt: .now())
         exchange.endpoint = endpoint
+        exchange.isHEAD = head.method == .HEAD
         let now = Int64(Date().timeIntervalSince1970)
         // Signing out a signed-out token again is harmless (a retry after a 503); signing out
         // everywhere again would move the subject's cut-off, so a revoked token may not.

@@ -33,11 +33,12 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         exchange.connection = connection
         state = .forwarding(exchange)
         let channel = connection.channel
-        connection.startRequest(head: upstreamHead.bytes, chunkedBody: upstreamHead.chunkedBody, isHEAD: exchange.head.method == .HEAD)
-        while let buffered = exchange.bufferedBody.popFirst() {
+        connection.startRequest(head: upstreamHead.bytes, chunkedBody: upstreamHead.chunkedBody, isHEAD: exchange.isHEAD)
+        for buffered in exchange.bufferedBody {
             connection.writeBody(buffered)
             exchange.bodyForwarded = true
         }
+        exchange.bufferedBody.removeAll()
         if exchange.requestEnded { connection.writeEnd() }
         channel.flush()
         // Set once per exchange (a retry on a fresh connection keeps it); armed on every attempt,
@@ -118,8 +119,11 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             exchange.responseDeadline = nil
             state = .discarding
             context.close(promise: nil)
-        } else if connection.isReused && !connection.answered && !exchange.bodyForwarded && exchange.requestEnded && !exchange.hasRetried {
-            // A keep-alive connection the upstream closed as we reused it: safe to try once more.
+        } else if connection.isReused && !connection.answered && !exchange.bodyForwarded && exchange.requestEnded && !exchange.hasRetried
+            && exchange.isIdempotent
+        {
+            // A keep-alive connection the upstream closed as we reused it, without a byte of answer:
+            // an idempotent request is tried once more (the upstream may have acted on any other).
             exchange.hasRetried = true
             connect(exchange, context: context)
         } else {

@@ -43,7 +43,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var state = State.awaitingHead
     var context: ChannelHandlerContext?
     var clientIP = "unknown"
-    /// A keep-alive connection must send its next request head by then (slowloris).
+    /// A keep-alive connection must send its next request head by then (slowloris); a closing one
+    /// must have taken its last response by then (a client that stops reading is let go).
     var headDeadline: NIODeadline?
     /// One timer per connection for the head and response deadlines, re-armed lazily when it
     /// fires: a request costs no timer scheduling or cancelling.
@@ -61,6 +62,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Parts of pipelined requests that arrived while an earlier one was still being answered.
     private var pipelined = CircularBuffer<HTTPServerRequestPart>()
     private var isDrainingPipelined = false
+    /// Parts (a head, body pieces, an end) of requests waiting behind the one being answered.
+    static let maxPipelinedParts = 1024
+    /// The decoder refused bytes after a request that is still being answered: that request (and
+    /// the pipelined ones before the refused bytes) is answered first, then this status, then close.
+    private var refusedAfterPending: HTTPResponseStatus?
 
     init(handle: ServicesHandle, pool: UpstreamConnectionPool) {
         self.handle = handle
@@ -104,7 +110,14 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         let part = unwrapInboundIn(data)
         if case .discarding = state { return }
         if !pipelined.isEmpty || isNextRequest(part) {
-            pipelined.append(part)  // bounded: no read is asked for while a request is answered
+            // No read is asked for while a request is answered, so this holds at most one read's
+            // worth; a client pipelining more than that is cut off rather than buffered.
+            guard pipelined.count < Self.maxPipelinedParts else {
+                pipelined.removeAll()
+                context.close(promise: nil)  // channelInactive frees an upstream connection in use
+                return
+            }
+            pipelined.append(part)
             return
         }
         receivedPart(part, context: context)
@@ -133,6 +146,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private func drainPipelined(context: ChannelHandlerContext) {
         guard !isDrainingPipelined, !pipelined.isEmpty else { return }
         isDrainingPipelined = true
+        lastClientRead = .now()  // the queued parts count as just read: a body they start has its full idle time
         let wasInReadBurst = isInReadBurst
         isInReadBurst = true  // the queued parts are one burst: an answer may wait for its request's end
         while let part = pipelined.first {
@@ -165,15 +179,28 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             // The request body goes on beyond this read: answer now and close rather than read it all.
             sendLocal(response, for: exchange, context: context)
         case .awaitingHead, .readingSignOut:
-            context.read()
+            readIfClientReads(context: context)
         case .deciding, .connecting, .discarding, .upgrading, .tunnelling:
             break
         }
     }
 
+    /// Asks for the next request only while the client takes our answers: one that sends requests
+    /// without reading responses would otherwise pile answers up in memory.
+    private func readIfClientReads(context: ChannelHandlerContext) {
+        if context.channel.isWritable { context.read() }
+    }
+
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if case .forwarding(let exchange) = state, context.channel.isWritable, let connection = exchange.connection {
-            connection.channel.read()
+        if context.channel.isWritable {
+            switch state {
+            case .forwarding(let exchange):
+                exchange.connection?.channel.read()
+            case .awaitingHead, .readingSignOut:
+                context.read()
+            case .deciding, .connecting, .answering, .discarding, .upgrading, .tunnelling:
+                break
+            }
         }
         context.fireChannelWritabilityChanged()
     }
@@ -195,14 +222,58 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// A request the HTTP decoder refused: 431 for an oversized head, 400 for anything else
     /// (smuggling attempts, bad framing, control characters), then the connection closes. Done here
     /// rather than in a handler of its own, which would have to watch every response part go by.
+    /// Refused bytes that follow a complete request still being answered wait for that answer (a
+    /// 400 in its place would be taken for it); refused bytes inside the current request end it.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let parserError = error as? HTTPParserError, !isResponseInProgress, context.channel.isActive {
-            let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+        guard let parserError = error as? HTTPParserError else {
+            abandon(context: context)
+            return
+        }
+        let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
+        if let exchange = currentExchange, exchange.requestEnded {
+            refusedAfterPending = status
+            return
+        }
+        refuse(status, context: context)
+    }
+
+    /// Answers a refused request (unless a response is already on the wire) and closes.
+    private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
+        if !isResponseInProgress, context.channel.isActive {
             let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
             let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
-            context.writeAndFlush(wrapOutboundOut(HTTPHeadWriter.responseHead(head, allocator: context.channel.allocator)), promise: nil)
+            context.write(wrapOutboundOut(HTTPHeadWriter.responseHead(head, allocator: context.channel.allocator)), promise: nil)
         }
-        context.close(promise: nil)  // channelInactive releases an upstream connection in use
+        abandon(context: context)
+    }
+
+    /// Gives up the connection: an upstream connection in use is closed (it may hold half a
+    /// request), nothing pending may go on, and the client is closed once what was written is sent.
+    private func abandon(context: ChannelHandlerContext) {
+        switch state {
+        case .forwarding(let exchange), .upgrading(let exchange):
+            if let connection = exchange.connection {
+                exchange.connection = nil
+                pool.discard(connection)
+            }
+        case .awaitingHead, .deciding, .readingSignOut, .answering, .connecting, .discarding, .tunnelling:
+            break
+        }
+        state = .discarding
+        pipelined.removeAll()
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated()
+            .whenComplete { _ in context.close(promise: nil) }
+    }
+
+    /// The request being decided, forwarded or answered, if any.
+    private var currentExchange: Exchange? {
+        switch state {
+        case .deciding(let exchange), .connecting(let exchange), .forwarding(let exchange), .answering(let exchange, _),
+            .readingSignOut(_, let exchange, _):
+            exchange
+        case .awaitingHead, .discarding, .upgrading, .tunnelling:
+            nil
+        }
     }
 
     /// Whether a response has begun on the wire (an error answer cannot be put in the middle of it),
@@ -355,7 +426,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
             .keepingAlive(keepAlive)
         var bytes = HTTPHeadWriter.responseHead(head, allocator: context.channel.allocator)
-        if exchange.head.method != .HEAD { bytes.writeString(response.body) }
+        if !exchange.isHEAD { bytes.writeString(response.body) }
         context.write(wrapOutboundOut(bytes), promise: nil)
         finishResponse(keepAlive: keepAlive, context: context)
     }
@@ -369,6 +440,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         } else {
             state = .discarding
             pipelined.removeAll()
+            // A client that stops reading its last response is let go after the idle timeout.
+            headDeadline = NIODeadline.now() + services.idleTimeout
+            armWatchdog(for: headDeadline!, context: context)  // safe: just set
             context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated()
                 .whenComplete { _ in context.close(promise: nil) }
         }
@@ -378,10 +452,14 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         state = .awaitingHead
         drainPipelined(context: context)
         guard case .awaitingHead = state, pipelined.isEmpty else { return }
+        if let status = refusedAfterPending {
+            refuse(status, context: context)
+            return
+        }
         let deadline = NIODeadline.now() + services.idleTimeout
         headDeadline = deadline
         armWatchdog(for: deadline, context: context)
-        context.read()
+        readIfClientReads(context: context)
     }
 
     // MARK: - Request checks

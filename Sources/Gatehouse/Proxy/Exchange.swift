@@ -8,7 +8,8 @@ final class Exchange {
     let token: Substring?
     let startedAt: NIODeadline
     var upstreamHead: UpstreamRequestHead.Written?
-    var bufferedBody = CircularBuffer<ByteBuffer>()
+    /// Body bytes that arrived before the upstream connection (an empty array costs no allocation).
+    var bufferedBody: [ByteBuffer] = []
     var requestEnded = false
     var bodyForwarded = false
     var connection: UpstreamConnection?
@@ -22,18 +23,31 @@ final class Exchange {
     var hasRetried = false
     /// Set for `/.gatehouse/*`: answered locally once admitted.
     var endpoint: OwnEndpoint?
+    /// The request on the wire is a HEAD: its answer has no body. (For `/.gatehouse/check`, `head`
+    /// is the request being judged, whose method the fronting proxy reports, not this one's.)
+    var isHEAD: Bool
 
     init(request: UpstreamRequestHead.Request, rule: RouteRule, token: Substring?, startedAt: NIODeadline) {
         self.request = request
         self.rule = rule
         self.token = token
         self.startedAt = startedAt
+        self.isHEAD = request.head.method == .HEAD
     }
 
     var head: HTTPRequestHead { request.head }
     var requestID: String { request.requestID }
     var routeAuth: String { rule.auth.rawValue }
 
-    /// Whether the client wants this connection kept open after the response.
-    var clientKeepAlive: Bool { request.head.isKeepAlive }
+    /// Whether the client wants this connection kept open after the response. Not after a request
+    /// asking for an upgrade that is not tunnelled: the decoder stops at such a request.
+    var clientKeepAlive: Bool { request.head.isKeepAlive && !request.head.headers.contains(name: "upgrade") }
+
+    /// Whether a request the upstream may have received can be sent again (RFC 9110 §9.2.2).
+    var isIdempotent: Bool {
+        switch request.head.method {
+        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: true
+        default: false
+        }
+    }
 }

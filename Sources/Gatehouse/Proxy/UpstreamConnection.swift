@@ -26,8 +26,8 @@ final class UpstreamConnection: ChannelInboundHandler {
     /// trusted, so the pool closes the connection instead of keeping it.
     private(set) var isReusable = true
     weak var delegate: (any UpstreamConnectionDelegate)?
-    /// Set by the pool while the connection idles in it; called when the upstream closes it.
-    var onIdleClose: ((UpstreamConnection) -> Void)?
+    /// Set by the pool while the connection idles in it, told when the upstream closes it.
+    weak var idleIn: UpstreamConnectionPool?
     private var parser = UpstreamResponseParser()
     private var chunkedRequestBody = false
     private var context: ChannelHandlerContext?
@@ -106,7 +106,7 @@ final class UpstreamConnection: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        onIdleClose?(self)
+        idleIn?.idleConnectionClosed(self)
         if delegate != nil, let part = try? parser.connectionClosed() {
             delegate?.upstreamReceived(part)  // the end of a body delimited by the close
         }

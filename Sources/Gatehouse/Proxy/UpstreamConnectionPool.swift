@@ -38,7 +38,7 @@ final class UpstreamConnectionPool {
     /// costs no allocation or callback).
     func takeIdle() -> UpstreamConnection? {
         while let connection = idle.popLast() {
-            connection.onIdleClose = nil
+            connection.idleIn = nil
             if connection.channel.isActive {
                 connection.isReused = true
                 return connection
@@ -54,12 +54,15 @@ final class UpstreamConnectionPool {
             connection.channel.close(promise: nil)
             return
         }
-        connection.onIdleClose = { [weak self] closed in
-            self?.idle.removeAll { $0 === closed }
-        }
+        connection.idleIn = self
         idle.append(connection)
         // Keep a read pending so an upstream close of an idle connection is noticed at once.
         connection.channel.read()
+    }
+
+    /// The upstream closed a connection idling here.
+    func idleConnectionClosed(_ connection: UpstreamConnection) {
+        idle.removeAll { $0 === connection }
     }
 
     func discard(_ connection: UpstreamConnection) {

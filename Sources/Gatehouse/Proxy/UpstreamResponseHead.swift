@@ -65,8 +65,8 @@ struct UpstreamResponseHead {
     }
 
     /// The `Content-Length` the client gets: none when the body is chunked (the length does not
-    /// frame it then), else the upstream's.
-    var relayedContentLength: Int? { framing == .chunked ? nil : contentLength }
+    /// frame it then) or on a 1xx or 204 (which may not carry one), else the upstream's.
+    var relayedContentLength: Int? { framing == .chunked || isInformational || status == 204 ? nil : contentLength }
 
     /// Whether the field is copied to the client as received: hop-by-hop fields, the ones the
     /// `Connection` header lists, the upstream's `X-Request-Id` are not, nor `Content-Length`

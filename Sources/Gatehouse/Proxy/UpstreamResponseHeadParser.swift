@@ -18,6 +18,7 @@ enum UpstreamResponseHeadParser {
             var cursor = 0
             let (minor, status, reason) = try statusLine(bytes, &cursor)
             var fields: [UpstreamResponseHead.Field] = []
+            fields.reserveCapacity(16)  // one allocation for a usual head, not one per doubling
             var nominated: [Range<Int>] = []
             var contentLength: Int?
             var transferEncodingCount = 0
@@ -41,7 +42,7 @@ enum UpstreamResponseHeadParser {
                     }
                     hasChunkedCoding = true
                 case .connection:
-                    for token in tokens(bytes, field.value) {
+                    forEachToken(bytes, field.value) { token in
                         if equalsIgnoringCase(bytes, token, "close") {
                             connectionClose = true
                         } else if equalsIgnoringCase(bytes, token, "keep-alive") {
@@ -50,6 +51,8 @@ enum UpstreamResponseHeadParser {
                             nominated.append(token)
                         }
                     }
+                    // Each relayed field is compared with each listed name: keep that bounded.
+                    guard nominated.count <= 32 else { throw Malformed("Connection lists too many names") }
                 case .other, .hopByHop, .requestID:
                     break
                 }
@@ -63,7 +66,9 @@ enum UpstreamResponseHeadParser {
                 framing = .none
             } else if hasChunkedCoding {
                 framing = .chunked
-                if contentLength != nil { keepAlive = false }  // RFC 9112 §6.3 item 3: never reuse
+                // RFC 9112 §6.3 item 3 (with a length too) and §6.1 (chunked from HTTP/1.0): framing
+                // that intermediaries read differently; the body is taken as chunked, never reused.
+                if contentLength != nil || minor == 0 { keepAlive = false }
             } else if let contentLength {
                 framing = .contentLength(contentLength)
             } else {
@@ -81,8 +86,7 @@ enum UpstreamResponseHeadParser {
     /// `HTTP/1.x SP 3DIGIT [SP reason] CRLF`
     private static func statusLine(_ bytes: UnsafeRawBufferPointer, _ cursor: inout Int) throws -> (Int, Int, Range<Int>) {
         let end = try endOfLine(bytes, from: 0)
-        let prefix = Array("HTTP/1.".utf8)
-        guard end >= 12, zip(bytes[0..<7], prefix).allSatisfy({ $0 == $1 }),
+        guard end >= 12, bytes[0..<7].elementsEqual("HTTP/1.".utf8),
             bytes[7] == UInt8(ascii: "0") || bytes[7] == UInt8(ascii: "1"), bytes[8] == ASCIIByte.space
         else { throw Malformed("bad status line") }
         var status = 0
@@ -136,29 +140,41 @@ enum UpstreamResponseHeadParser {
 
     // MARK: - Fields
 
+    /// Framing fields by their exact names; hop-by-hop ones also with `_` for `-`
+    /// (`Transfer_Encoding`, `Keep_Alive`), as request hygiene does: never relayed, never framing.
     private static func kind(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> UpstreamResponseHead.FieldKind {
         switch name.count {
         case 14 where equalsIgnoringCase(bytes, name, "content-length"): .contentLength
         case 17 where equalsIgnoringCase(bytes, name, "transfer-encoding"): .transferEncoding
         case 10 where equalsIgnoringCase(bytes, name, "connection"): .connection
         case 12 where equalsIgnoringCase(bytes, name, "x-request-id"): .requestID
-        case 10 where equalsIgnoringCase(bytes, name, "keep-alive"),
-            2 where equalsIgnoringCase(bytes, name, "te"),
-            7 where equalsIgnoringCase(bytes, name, "trailer"),
-            7 where equalsIgnoringCase(bytes, name, "upgrade"),
-            5 where equalsIgnoringCase(bytes, name, "proxy"):
+        case 10 where equalsFolded(bytes, name, "keep-alive") || equalsFolded(bytes, name, "connection"),
+            17 where equalsFolded(bytes, name, "transfer-encoding"),
+            2 where equalsFolded(bytes, name, "te"),
+            7 where equalsFolded(bytes, name, "trailer") || equalsFolded(bytes, name, "upgrade"),
+            5 where equalsFolded(bytes, name, "proxy"):
             .hopByHop
-        case 6... where equalsIgnoringCase(bytes, name.lowerBound..<name.lowerBound + 6, "proxy-"):
+        case 6... where equalsFolded(bytes, name.lowerBound..<name.lowerBound + 6, "proxy-"):
             .hopByHop
         default:
             .other
         }
     }
 
+    /// Case-insensitive, with `_` read as `-`.
+    private static func equalsFolded(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+        guard range.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        for offset in 0..<range.count where ASCIIByte.foldedHeaderNameByte(bytes[range.lowerBound + offset]) != expected[offset] {
+            return false
+        }
+        return true
+    }
+
     /// `1*DIGIT`, or a list of equal ones (`5, 5`), which RFC 9110 §8.6 lets a recipient accept.
     private static func contentLengthValue(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws -> Int {
         var result: Int?
-        for token in tokens(bytes, value) {
+        try forEachToken(bytes, value) { token in
             guard token.count <= 18 else { throw Malformed("bad Content-Length") }
             var length = 0
             for index in token {
@@ -172,19 +188,20 @@ enum UpstreamResponseHeadParser {
         return result
     }
 
-    /// The comma-separated elements of a list value, whitespace trimmed, empty ones skipped.
-    static func tokens(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) -> [Range<Int>] {
-        var result: [Range<Int>] = []
+    /// Calls `body` with each comma-separated element of a list value, whitespace trimmed, empty
+    /// ones skipped (no array: this runs for every response).
+    static func forEachToken(
+        _ bytes: UnsafeRawBufferPointer, _ value: Range<Int>, _ body: (Range<Int>) throws -> Void
+    ) rethrows {
         var start = value.lowerBound
         for index in value.lowerBound...value.upperBound where index == value.upperBound || bytes[index] == ASCIIByte.comma {
             var lower = start
             var upper = index
             while lower < upper, isOptionalWhitespace(bytes[lower]) { lower += 1 }
             while upper > lower, isOptionalWhitespace(bytes[upper - 1]) { upper -= 1 }
-            if lower < upper { result.append(lower..<upper) }
+            if lower < upper { try body(lower..<upper) }
             start = index + 1
         }
-        return result
     }
 
     static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {

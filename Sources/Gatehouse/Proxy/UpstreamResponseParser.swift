@@ -170,13 +170,16 @@ struct UpstreamResponseParser {
 
     /// Trailer fields are read and dropped (nothing relays them); the empty line ends the response.
     private mutating func nextTrailer(seen: Int) throws -> Part? {
-        guard let line = try takeLine(limit: Self.maxTrailerBytes - seen) else { return nil }
-        if line.readableBytes == 0 {
-            state = .ended
-            return try next()
+        var seen = seen
+        while let line = try takeLine(limit: max(Self.maxTrailerBytes - seen, 0)) {
+            if line.readableBytes == 0 {
+                state = .ended
+                return try next()
+            }
+            seen += line.readableBytes + 2
+            state = .trailers(seen: seen)
         }
-        state = .trailers(seen: seen + line.readableBytes + 2)
-        return try next()
+        return nil
     }
 
     // MARK: - Bytes
