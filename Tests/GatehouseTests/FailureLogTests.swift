@@ -18,6 +18,20 @@ struct FailureLogTests {
             userAgent: "agent", token: "abc")
     }
 
+    /// The log's own timestamp writer gives exactly what Foundation's ISO 8601 style (with
+    /// fractional seconds, UTC) gives, milliseconds truncated the same way.
+    @Test func timestampsAreWrittenLikeFoundation() {
+        let style = Date.ISO8601FormatStyle.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)
+        var generator = SystemRandomNumberGenerator()
+        var dates = [0, 1.9995, 1.0004, 1_700_000_000.123, 1_700_000_000.9999, 86_399.5, 951_782_400.001].map { Date(timeIntervalSince1970: $0) }
+        for _ in 0..<2_000 {
+            dates.append(Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator)))
+        }
+        for date in dates {
+            #expect(FailureEvent.timestamp(date) == date.formatted(style), "\(date.timeIntervalSince1970)")
+        }
+    }
+
     @Test func linesBeyondTheRateAreSummarizedOncePerSecond() throws {
         let (log, lines) = try makeLog(maxLinesPerSecond: 3)
         let start = Date(timeIntervalSince1970: 1_800_000_000)

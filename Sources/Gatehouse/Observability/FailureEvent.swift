@@ -54,7 +54,14 @@ struct FailureEvent: Sendable {
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
+    /// `YYYY-MM-DDTHH:MM:SS.sssZ`, milliseconds truncated: what Foundation's ISO 8601 style with
+    /// fractional seconds writes, at a fraction of its cost (no formatter, no calendar).
     static func timestamp(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let sinceReference = date.timeIntervalSinceReferenceDate
+        let whole = sinceReference.rounded(.down)
+        let milliseconds = min(Int((sinceReference - whole) * 1000), 999)
+        let seconds = Int64(whole) + Int64(Date.timeIntervalBetween1970AndReferenceDate)
+        let digits = String(milliseconds)
+        return ClaimChecks.formatted(seconds).dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 }

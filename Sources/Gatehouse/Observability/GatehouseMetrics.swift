@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 public import Prometheus
 
 /// The Prometheus series of INTERFACE.md §8, kept in a registry of this instance's own (not the
@@ -18,6 +19,8 @@ public struct GatehouseMetrics: Sendable {
     private let requests: [Counter]
     private static let routeAuths = ["public", "optional", "required", "none"]
     private static let outcomes = Outcome.allCases
+    /// Series made so far (reasons x configured providers: bounded), so a 401 flood costs a lookup.
+    private let authFailures = NIOLockedValueBox<[FailureSeries: Counter]>([:])
     private let cacheHits: Counter
     private let cacheMisses: Counter
     let upstreamDuration: DurationHistogram
@@ -51,9 +54,21 @@ public struct GatehouseMetrics: Sendable {
     }
 
     func authFailure(reason: FailureReason, provider: String?) {
-        registry.makeCounter(
-            name: "gatehouse_auth_failures_total", labels: [("reason", reason.rawValue), ("provider", provider ?? "")]
-        ).increment()
+        let key = FailureSeries(reason: reason, provider: provider ?? "")
+        if let counter = authFailures.withLockedValue({ $0[key] }) {
+            counter.increment()
+            return
+        }
+        let counter = registry.makeCounter(
+            name: "gatehouse_auth_failures_total", labels: [("reason", reason.rawValue), ("provider", key.provider)])
+        authFailures.withLockedValue { $0[key] = counter }
+        counter.increment()
+    }
+
+    /// One `gatehouse_auth_failures_total` series: found again without building its label list.
+    private struct FailureSeries: Hashable {
+        var reason: FailureReason
+        var provider: String
     }
 
     func verifyCache(hit: Bool) {

@@ -419,13 +419,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func sendLocal(_ response: LocalResponse, for exchange: Exchange, context: ChannelHandlerContext) {
         let keepAlive = exchange.requestEnded && exchange.clientKeepAlive && !response.closeConnection && !isQuiescing
-        var headers = response.headers
-        let bodyLength = response.body.utf8.count
-        headers.replaceOrAdd(name: "Content-Length", value: String(bodyLength))
-        headers.replaceOrAdd(name: "X-Request-Id", value: exchange.requestID)
-        let head = HTTPResponseHead(version: exchange.head.version, status: response.status, headers: headers)
-            .keepingAlive(keepAlive)
-        var bytes = HTTPHeadWriter.responseHead(head, allocator: context.channel.allocator)
+        var bytes = HTTPHeadWriter.localResponseHead(
+            status: response.status, version: exchange.head.version, headers: response.headers,
+            contentLength: response.body.utf8.count, requestID: exchange.requestID, keepAlive: keepAlive,
+            allocator: context.channel.allocator)
         if !exchange.isHEAD { bytes.writeString(response.body) }
         context.write(wrapOutboundOut(bytes), promise: nil)
         finishResponse(keepAlive: keepAlive, context: context)

@@ -15,6 +15,41 @@ enum HTTPHeadWriter {
         return buffer
     }
 
+    /// The head of an answer Gatehouse gives itself (401, 403, 503, 400, endpoints): its fields,
+    /// then the framing, request id and connection fields, written once (any of those three in
+    /// `headers` is left out).
+    static func localResponseHead(
+        status: HTTPResponseStatus, version: HTTPVersion, headers: HTTPHeaders, contentLength: Int, requestID: String, keepAlive: Bool,
+        allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 512 + contentLength)
+        writeStatusLine(version: version, code: Int(status.code), into: &buffer)
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\n")
+        for (name, value) in headers where !isWrittenByGatehouse(name) {
+            writeField(name, value, into: &buffer)
+        }
+        buffer.writeStaticString("Content-Length: ")
+        buffer.writeString(String(contentLength))
+        buffer.writeStaticString("\r\nX-Request-Id: ")
+        buffer.writeString(requestID)
+        buffer.writeStaticString("\r\n")
+        if !keepAlive {
+            buffer.writeStaticString("Connection: close\r\n")
+        } else if version.minor == 0 {
+            buffer.writeStaticString("Connection: keep-alive\r\n")
+        }
+        buffer.writeStaticString("\r\n")
+        return buffer
+    }
+
+    private static func isWrittenByGatehouse(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard utf8.count == 10 || utf8.count == 12 || utf8.count == 14 else { return false }
+        let lowered = name.lowercased()
+        return lowered == "connection" || lowered == "x-request-id" || lowered == "content-length"
+    }
+
     /// What the client gets of an upstream head: its status and reason, every field relayed as
     /// received except hop-by-hop ones, the upstream's `X-Request-Id` and `Content-Length` (written
     /// once, normalised), then Gatehouse's own.
@@ -67,10 +102,14 @@ enum HTTPHeadWriter {
 
     private static func writeFields(_ headers: HTTPHeaders, into buffer: inout ByteBuffer) {
         for (name, value) in headers {
-            buffer.writeString(name)
-            buffer.writeStaticString(": ")
-            buffer.writeString(value)
-            buffer.writeStaticString("\r\n")
+            writeField(name, value, into: &buffer)
         }
+    }
+
+    static func writeField(_ name: String, _ value: String, into buffer: inout ByteBuffer) {
+        buffer.writeString(name)
+        buffer.writeStaticString(": ")
+        buffer.writeString(value)
+        buffer.writeStaticString("\r\n")
     }
 }

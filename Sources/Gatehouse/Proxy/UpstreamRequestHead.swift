@@ -59,7 +59,7 @@ struct UpstreamRequestHead {
             if Self.isNamed(name, "x-forwarded-proto") { hasForwardedProto = true }
             if Self.isNamed(name, "x-forwarded-host") { hasForwardedHost = true }
             if host == nil, Self.isNamed(name, "host") { host = value }
-            Self.writeField(name, value, into: &buffer)
+            HTTPHeadWriter.writeField(name, value, into: &buffer)
         }
         if request.isWebSocket { buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n") }
         // The decoder has de-chunked the body; it is framed again when forwarded.
@@ -74,11 +74,11 @@ struct UpstreamRequestHead {
         }
         buffer.writeString(request.clientIP)
         buffer.writeStaticString("\r\n")
-        if !hasForwardedProto { Self.writeField("X-Forwarded-Proto", request.scheme, into: &buffer) }
-        if !hasForwardedHost, let host { Self.writeField("X-Forwarded-Host", host, into: &buffer) }
-        Self.writeField("X-Request-Id", request.requestID, into: &buffer)
+        if !hasForwardedProto { HTTPHeadWriter.writeField("X-Forwarded-Proto", request.scheme, into: &buffer) }
+        if !hasForwardedHost, let host { HTTPHeadWriter.writeField("X-Forwarded-Host", host, into: &buffer) }
+        HTTPHeadWriter.writeField("X-Request-Id", request.requestID, into: &buffer)
         if case .verified(let identity) = admission {
-            forEachIdentityHeader(identity) { Self.writeField($0, $1, into: &buffer) }
+            forEachIdentityHeader(identity) { HTTPHeadWriter.writeField($0, $1, into: &buffer) }
         } else if case .guest = admission {
             buffer.writeStaticString("X-Auth-Guest: true\r\n")
         }
@@ -119,13 +119,6 @@ struct UpstreamRequestHead {
         for (name, value) in request.head.headers { size += name.utf8.count + value.utf8.count + 4 }
         if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.encodedPayload.utf8.count }
         return size
-    }
-
-    private static func writeField(_ name: String, _ value: String, into buffer: inout ByteBuffer) {
-        buffer.writeString(name)
-        buffer.writeStaticString(": ")
-        buffer.writeString(value)
-        buffer.writeStaticString("\r\n")
     }
 
     /// ASCII case-insensitive name comparison (no `_`/`-` folding: that is for identity names).

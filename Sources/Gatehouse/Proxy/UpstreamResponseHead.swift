@@ -35,7 +35,6 @@ struct UpstreamResponseHead {
 
     /// Status line through the blank line; offsets below are from its reader index.
     var bytes: ByteBuffer
-    var minorVersion: Int
     var status: Int
     var reason: Range<Int>
     var fields: [Field]
@@ -48,21 +47,6 @@ struct UpstreamResponseHead {
     var nominated: [Range<Int>]
 
     var isInformational: Bool { (100..<200).contains(status) }
-
-    /// The field's name as text (tests, logs).
-    func name(of field: Field) -> String {
-        bytes.getString(at: bytes.readerIndex + field.name.lowerBound, length: field.name.count) ?? ""
-    }
-
-    /// The field's value as text (tests, logs).
-    func value(of field: Field) -> String {
-        bytes.getString(at: bytes.readerIndex + field.value.lowerBound, length: field.value.count) ?? ""
-    }
-
-    /// The first value of a header, compared case-insensitively (tests, logs).
-    func value(named name: String) -> String? {
-        fields.first { self.name(of: $0).lowercased() == name.lowercased() }.map { value(of: $0) }
-    }
 
     /// The `Content-Length` the client gets: none when the body is chunked (the length does not
     /// frame it then) or on a 1xx or 204 (which may not carry one), else the upstream's.

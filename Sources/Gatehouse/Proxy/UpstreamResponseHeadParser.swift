@@ -76,7 +76,7 @@ enum UpstreamResponseHeadParser {
                 keepAlive = false
             }
             return UpstreamResponseHead(
-                bytes: head, minorVersion: minor, status: status, reason: reason, fields: fields, framing: framing,
+                bytes: head, status: status, reason: reason, fields: fields, framing: framing,
                 keepAlive: keepAlive, contentLength: contentLength, nominated: nominated)
         }
     }
