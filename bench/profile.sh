@@ -52,7 +52,7 @@ for _ in $(seq 50); do curl -sf "http://127.0.0.1:$ADMIN/readyz" >/dev/null && b
 case $SCENARIO in
   a) ARGS=(-H "Authorization: Bearer $(cat "$TOKEN_DIR/token")") ;;
   b) ARGS=(-s bench/pool.lua); export TOKENS=$TOKEN_DIR/tokens ;;
-  c) ARGS=(-H "Authorization: Bearer $(cat "$TOKEN_DIR/token")x") ;;
+  c) ARGS=(-s bench/pool.lua); export TOKENS=$TOKEN_DIR/bad-tokens ;;  # as bench/run.sh: wrong signatures
   public) ARGS=() ;;
 esac
 taskset -c 0 wrk -t1 -c50 -d2s "${ARGS[@]}" "http://127.0.0.1:$GH/x" >/dev/null

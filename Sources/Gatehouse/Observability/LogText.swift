@@ -20,27 +20,35 @@ extension String {
     /// (U+0085 ends a line for some readers, U+009B starts a terminal escape), DEL and the
     /// Unicode line separators are escaped, so a value can never break a log line (SECURITY.md J45).
     var jsonQuoted: String {
-        // Most values are plain printable ASCII: quoted as they are, without a scalar-by-scalar copy.
-        if utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            return "\"" + self + "\""
-        }
-        var out = "\""
+        var out = ""
         out.reserveCapacity(utf8.count + 2)
-        for scalar in unicodeScalars {
+        out.appendJSONQuoted(self)
+        return out
+    }
+
+    /// Appends `value` as a JSON string literal (see `jsonQuoted`), with no string in between.
+    mutating func appendJSONQuoted(_ value: String) {
+        append("\"")
+        // Most values are plain printable ASCII: appended as they are, not scalar by scalar.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            append(value)
+            append("\"")
+            return
+        }
+        for scalar in value.unicodeScalars {
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
+            case "\"": append("\\\"")
+            case "\\": append("\\\\")
+            case "\n": append("\\n")
+            case "\r": append("\\r")
+            case "\t": append("\\t")
             case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029:
                 let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                append("\\u" + String(repeating: "0", count: 4 - hex.count) + hex)
             default:
-                out.unicodeScalars.append(scalar)
+                unicodeScalars.append(scalar)
             }
         }
-        out += "\""
-        return out
+        append("\"")
     }
 }

@@ -4,6 +4,22 @@ import NIOHTTP1
 /// The 401 / 403 / 503 answer of INTERFACE.md §4: status, `WWW-Authenticate` (RFC 6750 §3) and a JSON body.
 enum AuthErrorResponse {
     static func make(_ failure: AuthFailure, requestID: String, retryAfterSeconds: Int) -> (HTTPResponseStatus, HTTPHeaders, String) {
+        // Everything but the request id (and a 403's scopes, a 503's delay) depends on the reason
+        // alone: built once per reason, so a flood of bad tokens costs a lookup and one append.
+        let (headers, bodyPrefix) = switch failure.reason {
+        case .insufficientScope, .keysUnavailable:
+            parts(failure, retryAfterSeconds: retryAfterSeconds)
+        default:
+            prebuilt[failure.reason] ?? parts(failure, retryAfterSeconds: retryAfterSeconds)
+        }
+        return (failure.status, headers, bodyPrefix + requestID.jsonQuoted + "}")
+    }
+
+    private static let prebuilt: [FailureReason: (HTTPHeaders, String)] = Dictionary(
+        uniqueKeysWithValues: FailureReason.allCases.map { ($0, parts(AuthFailure($0, ""), retryAfterSeconds: 0)) })
+
+    /// The headers, and the body up to the request id's value.
+    private static func parts(_ failure: AuthFailure, retryAfterSeconds: Int) -> (HTTPHeaders, String) {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Cache-Control", value: "no-store")
@@ -22,9 +38,9 @@ enum AuthErrorResponse {
             headers.add(
                 name: "WWW-Authenticate", value: "Bearer realm=\"gatehouse\", error=\"invalid_token\", error_description=\"\(message)\"")
         }
-        let body = "{\"error\":\(errorCode(for: failure.reason).jsonQuoted),\"reason\":\(failure.reason.rawValue.jsonQuoted),"
-            + "\"message\":\(message.jsonQuoted),\"request_id\":\(requestID.jsonQuoted)}"
-        return (failure.status, headers, body)
+        let bodyPrefix = "{\"error\":\(errorCode(for: failure.reason).jsonQuoted),\"reason\":\(failure.reason.rawValue.jsonQuoted),"
+            + "\"message\":\(message.jsonQuoted),\"request_id\":"
+        return (headers, bodyPrefix)
     }
 
     static func errorCode(for reason: FailureReason) -> String {

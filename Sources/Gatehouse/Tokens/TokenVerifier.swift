@@ -40,20 +40,18 @@ struct TokenVerifier: Sendable {
             return .done(restrict(.success(cached), to: allowedProviders))
         }
         onCacheLookup(false)
-        // Parsed first: a malformed token is refused without hashing it (the rejected-token cache
-        // only ever holds well-formed tokens whose signature failed).
-        let jws: CompactJWS
-        do {
-            jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes)
-        } catch {
-            return .done(.failure(error))
-        }
         let rejectionKey = TokenKey.sha256(of: token)
         if let rejection = rejected.lookup(rejectionKey),
             allowedProviders.isEmpty || allowedProviders.contains(providers[rejection.provider].name),
             keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
         {
             return .done(.failure(rejection.failure))
+        }
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes)
+        } catch {
+            return .done(.failure(error))
         }
         let index: Int
         switch select(jws, allowedProviders: allowedProviders) {
