@@ -72,7 +72,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             if response.isInformational {
                 // 100 Continue and friends: the client may be waiting for it before sending its body.
                 // Never to an HTTP/1.0 client, which would take it for the answer (RFC 9110 §15.2).
-                guard exchange.head.version.major == 1 && exchange.head.version.minor >= 1 else { return }
+                guard exchange.clientSpeaksHTTP11 else { return }
                 let head = HTTPHeadWriter.relayedResponseHead(
                     response, version: exchange.head.version, requestID: exchange.requestID, extraFields: [],
                     allocator: context.channel.allocator)
@@ -177,7 +177,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
     /// client; an HTTP/1.0 client cannot take chunks, so its body ends at close).
     private func clientResponseHead(_ response: UpstreamResponseHead, _ exchange: Exchange, allocator: ByteBufferAllocator) -> ByteBuffer {
         exchange.upstreamKeepAlive = response.keepAlive
-        let clientTakesChunks = exchange.head.version.major == 1 && exchange.head.version.minor >= 1
+        let clientTakesChunks = exchange.clientSpeaksHTTP11
         let framed: Bool
         switch response.framing {
         case .none, .contentLength:

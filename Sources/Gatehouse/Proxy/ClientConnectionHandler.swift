@@ -259,8 +259,17 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .awaitingHead, .deciding, .readingSignOut, .answering, .connecting, .discarding, .tunnelling:
             break
         }
+        closeAfterWrites(context: context)
+    }
+
+    /// Nothing more is read or answered; the connection closes once what was written is sent, or
+    /// after the idle timeout if the client stops reading it.
+    private func closeAfterWrites(context: ChannelHandlerContext) {
         state = .discarding
         pipelined.removeAll()
+        let deadline = NIODeadline.now() + services.idleTimeout
+        headDeadline = deadline
+        armWatchdog(for: deadline, context: context)
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated()
             .whenComplete { _ in context.close(promise: nil) }
     }
@@ -435,13 +444,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             context.flush()
             awaitNextRequest(context: context)
         } else {
-            state = .discarding
-            pipelined.removeAll()
-            // A client that stops reading its last response is let go after the idle timeout.
-            headDeadline = NIODeadline.now() + services.idleTimeout
-            armWatchdog(for: headDeadline!, context: context)  // safe: just set
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated()
-                .whenComplete { _ in context.close(promise: nil) }
+            closeAfterWrites(context: context)
         }
     }
 

@@ -43,6 +43,9 @@ final class Exchange {
     /// asking for an upgrade that is not tunnelled: the decoder stops at such a request.
     var clientKeepAlive: Bool { request.head.isKeepAlive && !request.head.headers.contains(name: "upgrade") }
 
+    /// HTTP/1.1 (or later 1.x): takes chunked bodies and 1xx responses; HTTP/1.0 takes neither.
+    var clientSpeaksHTTP11: Bool { request.head.version.major == 1 && request.head.version.minor >= 1 }
+
     /// Whether a request the upstream may have received can be sent again (RFC 9110 §9.2.2).
     var isIdempotent: Bool {
         switch request.head.method {
