@@ -240,9 +240,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Answers a refused request (unless a response is already on the wire) and closes.
     private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
         if !isResponseInProgress, context.channel.isActive {
-            let headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0")])
-            let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
-            context.write(wrapOutboundOut(HTTPHeadWriter.responseHead(head, allocator: context.channel.allocator)), promise: nil)
+            context.write(wrapOutboundOut(HTTPHeadWriter.refusal(status, allocator: context.channel.allocator)), promise: nil)
         }
         abandon(context: context)
     }

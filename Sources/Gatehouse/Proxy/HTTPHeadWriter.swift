@@ -4,14 +4,12 @@ import NIOHTTP1
 /// HTTP/1.1 heads written straight into a `ByteBuffer`: no encoder handler, no `NIOAny` per part.
 /// Every value written comes from a parser that refused CR, LF and other controls, or from Gatehouse.
 enum HTTPHeadWriter {
-    /// A head Gatehouse answers with itself.
-    static func responseHead(_ head: HTTPResponseHead, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 256)
-        writeStatusLine(version: head.version, code: Int(head.status.code), into: &buffer)
-        buffer.writeString(head.status.reasonPhrase)
-        buffer.writeStaticString("\r\n")
-        writeFields(head.headers, into: &buffer)
-        buffer.writeStaticString("\r\n")
+    /// The whole answer to a request the decoder refused (400, 431): empty, and the connection closes.
+    static func refusal(_ status: HTTPResponseStatus, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 96)
+        writeStatusLine(version: .http1_1, code: Int(status.code), into: &buffer)
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
         return buffer
     }
 
@@ -44,10 +42,8 @@ enum HTTPHeadWriter {
     }
 
     private static func isWrittenByGatehouse(_ name: String) -> Bool {
-        let utf8 = name.utf8
-        guard utf8.count == 10 || utf8.count == 12 || utf8.count == 14 else { return false }
-        let lowered = name.lowercased()
-        return lowered == "connection" || lowered == "x-request-id" || lowered == "content-length"
+        name.utf8.elementsEqualIgnoringASCIICase("connection".utf8) || name.utf8.elementsEqualIgnoringASCIICase("x-request-id".utf8)
+            || name.utf8.elementsEqualIgnoringASCIICase("content-length".utf8)
     }
 
     /// What the client gets of an upstream head: its status and reason, every field relayed as
@@ -98,12 +94,6 @@ enum HTTPHeadWriter {
         buffer.writeInteger(UInt8(ascii: "0") + UInt8(code / 10 % 10))
         buffer.writeInteger(UInt8(ascii: "0") + UInt8(code % 10))
         buffer.writeInteger(ASCIIByte.space)
-    }
-
-    private static func writeFields(_ headers: HTTPHeaders, into buffer: inout ByteBuffer) {
-        for (name, value) in headers {
-            writeField(name, value, into: &buffer)
-        }
     }
 
     static func writeField(_ name: String, _ value: String, into buffer: inout ByteBuffer) {

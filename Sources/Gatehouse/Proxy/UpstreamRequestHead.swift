@@ -122,9 +122,7 @@ struct UpstreamRequestHead {
     }
 
     /// ASCII case-insensitive name comparison (no `_`/`-` folding: that is for identity names).
-    private static func isNamed(_ name: String, _ lowercase: String) -> Bool {
-        let utf8 = name.utf8
-        guard utf8.count == lowercase.utf8.count else { return false }
-        return zip(utf8, lowercase.utf8).allSatisfy { ASCIIByte.lowercased($0) == ASCIIByte.lowercased($1) }
+    private static func isNamed(_ name: String, _ other: String) -> Bool {
+        name.utf8.elementsEqualIgnoringASCIICase(other.utf8)
     }
 }
