@@ -76,6 +76,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
+            resources: [.copy("Resources/wycheproof")],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

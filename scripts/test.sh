@@ -3,7 +3,7 @@
 # End-to-end tests start real helper servers on 127.0.0.1: PostgreSQL (two Gatehouse replicas
 # sharing a revocation store) and nginx (the deploy/nginx auth_request example). Their Debian
 # packages are installed here when missing (as root), so a fresh Debian machine needs nothing else.
-# The Wycheproof vectors are read from ../shared/wycheproof.
+# The Wycheproof vectors are test resources in Tests/GatehouseTests/Resources/wycheproof.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

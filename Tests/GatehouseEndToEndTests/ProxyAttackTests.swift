@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-/// SECURITY.md §4, end to end through the real listener, judged by what the echo upstream received:
+/// docs/security.md, the P rows (reverse-proxy cases), end to end through the real listener, judged by what the echo upstream received:
 /// identity headers only Gatehouse can set, one canonical path for decision and forward, malformed
 /// and smuggling framings refused with 400 before anything is forwarded.
 @Suite(.serialized)

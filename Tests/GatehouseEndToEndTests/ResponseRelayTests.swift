@@ -387,7 +387,7 @@ struct ResponseRelayTests {
         "HTTP/1.1 200 OK\r\nContent-Length: \(path.utf8.count)\r\nX-Request-Id: \(id)\r\n" + (close ? "Connection: close\r\n" : "") + "\r\n" + path
     }
 
-    /// Gatehouse's 401 to a request without a token (INTERFACE.md §4).
+    /// Gatehouse's 401 to a request without a token (docs/reference.md §4).
     private static func missingToken(id: String, close: Bool = false) -> String {
         let body = "{\"error\":\"invalid_request\",\"reason\":\"missing_token\",\"message\":\"A bearer token is required.\","
             + "\"request_id\":\"\(id)\"}"

@@ -2,7 +2,7 @@
 import NIOHTTP1
 import Testing
 
-/// RFC 6750 §2.1 extraction (SECURITY.md J41-J44).
+/// RFC 6750 §2.1 extraction (docs/security.md J41-J44).
 struct BearerTokenTests {
     private func extract(_ headers: [(String, String)], cookie: String? = nil, header: String? = nil) -> BearerToken {
         BearerToken.extract(from: HTTPHeaders(headers), cookieName: cookie, headerName: header)
@@ -13,9 +13,19 @@ struct BearerTokenTests {
         #expect(extract([("Authorization", value)]) == .present("abc.def.ghi"))
     }
 
-    @Test func tabAfterSchemeOrOtherSchemeIsNoBearerToken() {
-        #expect(extract([("Authorization", "Bearer\tabc")]) == .absent)
+    @Test func otherSchemeIsNoBearerToken() {
         #expect(extract([("Authorization", "Basic dXNlcjpwYXNz")]) == .absent)
+        #expect(extract([("Authorization", "Bearerabc.def.ghi")]) == .absent)
+        #expect(extract([("Authorization", "Bearer-X abc")]) == .absent)
+    }
+
+    // J42: "Bearer" followed by a byte that can neither separate a token nor continue a scheme name.
+    @Test(arguments: ["Bearer\tabc", "Bearer,abc", "Bearer\u{0}abc", "Bearer;abc", "Bearer\"abc\""])
+    func bearerWithoutItsSpaceIsMalformed(value: String) {
+        guard case .malformed = extract([("Authorization", value)]) else {
+            Issue.record("\(value.debugDescription) was not refused as a malformed bearer credential")
+            return
+        }
     }
 
     @Test func twoTokensOrEmptyTokenIsMalformed() {

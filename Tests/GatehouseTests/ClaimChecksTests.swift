@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Gatehouse
 
-/// SECURITY.md §3 rows J32-J36.
+/// docs/security.md rows J32-J36.
 struct ClaimChecksTests {
     private let now: Int64 = 1_795_341_660 + 843
 

@@ -1,7 +1,7 @@
 import Testing
 @testable import Gatehouse
 
-/// SECURITY.md §3 rows about parsing: J01, J02, J20, J23-J31, J39, J40.
+/// docs/security.md rows about parsing: J01, J02, J03, J20, J23-J31, J39, J40.
 struct CompactJWSTests {
     private typealias F = TokenFixtures
     private let es256Header = #"{"alg":"ES256","kid":"k1","typ":"JWT"}"#
@@ -28,23 +28,64 @@ struct CompactJWSTests {
         #expect(jws.encodedPayload == token.split(separator: ".")[1])
     }
 
-    // J01
+    // J01: the algorithm is judged right after the strict header, before the payload and signature segments,
+    // so the classic `alg: none` token (empty signature) is reported as the attack it is.
     @Test(arguments: ["none", "None", "NONE", "nOnE"])
-    func algNoneIsRejected(_ alg: String) {
-        let header = #"{"alg":"\#(alg)"}"#
-        let emptySignature = "\(F.segment(header)).\(F.segment(#"{"sub":"u"}"#))."
-        #expect(F.failure(emptySignature)?.reason == .malformedToken)
-        let withSignature = F.failure(F.token(header: header))
-        #expect(withSignature?.reason == .unsupportedAlgorithm)
-        #expect(withSignature?.algorithm == alg)
+    func algNoneIsUnsupportedWhateverTheSignatureSegmentHolds(_ alg: String) {
+        let header = #"{"alg":"\#(alg)","kid":"k1"}"#
+        let headerAndPayload = "\(F.segment(header)).\(F.segment(#"{"iss":"https://issuer.example","sub":"u"}"#))"
+        let variants = [
+            "empty signature": headerAndPayload + ".",
+            "no signature segment": headerAndPayload,
+            "garbage signature": headerAndPayload + ".!!not-base64!!",
+            "padded signature": headerAndPayload + ".AAAA==",
+            "some signature": F.token(header: header),
+            "empty payload": "\(F.segment(header))..",
+            "payload not JSON": "\(F.segment(header)).\(F.segment("hello")).",
+        ]
+        for (name, token) in variants {
+            let failure = F.failure(token)
+            #expect(failure?.reason == .unsupportedAlgorithm, "\(name)")
+            #expect(failure?.algorithm == alg, "\(name)")
+            #expect(failure?.keyID == "k1", "\(name)")
+        }
+        #expect(F.failure(headerAndPayload + ".")?.issuer == "https://issuer.example")
     }
 
-    // J02
-    @Test func emptyOrMissingSignatureIsRejected() {
+    // J03: HMAC is refused as an algorithm whatever the signature segment holds.
+    @Test(arguments: ["HS256", "HS384", "HS512"])
+    func hmacIsUnsupportedWhateverTheSignatureSegmentHolds(_ alg: String) {
+        let headerAndPayload = "\(F.segment(#"{"alg":"\#(alg)"}"#)).\(F.segment(#"{"sub":"u"}"#))"
+        for token in [headerAndPayload + ".", headerAndPayload, headerAndPayload + ".%%%", headerAndPayload + ".AAAA"] {
+            #expect(F.failure(token)?.reason == .unsupportedAlgorithm, "\(token)")
+        }
+    }
+
+    // J01/J30: a header that is not strict JSON stays malformed, even when it spells none.
+    @Test func malformedHeaderStaysMalformedEvenWithAlgNone() {
+        let payload = F.segment(#"{"sub":"u"}"#)
+        for header in [#"{"alg":"none","alg":"none"}"#, #"{"alg":"none""#, #"["none"]"#, #"{'alg':'none'}"#] {
+            #expect(F.failure("\(F.segment(header)).\(payload).")?.reason == .malformedToken, "\(header)")
+        }
+        #expect(F.failure("\(F.segment(#"{"alg":"none"}"#))=.\(payload).")?.reason == .malformedToken)
+    }
+
+    // J02: a supported algorithm without its signature is signature stripping.
+    @Test func emptyOrMissingSignatureIsABadSignature() {
         let headerAndPayload = "\(F.segment(es256Header)).\(F.segment(#"{"sub":"u"}"#))"
-        #expect(F.failure(headerAndPayload + ".")?.reason == .malformedToken)
+        #expect(F.failure(headerAndPayload + ".")?.reason == .badSignature)
         #expect(F.failure(headerAndPayload + ".")?.detail == "empty signature segment")
-        #expect(F.failure(headerAndPayload)?.reason == .malformedToken)
+        #expect(F.failure(headerAndPayload)?.reason == .badSignature)
+        #expect(F.failure(headerAndPayload)?.detail == "signature segment missing")
+        #expect(F.failure(headerAndPayload)?.keyID == "k1")
+    }
+
+    // J28: two segments that are no JWS header at all (an opaque token) are malformed, not a stripped signature.
+    @Test func twoSegmentsWithoutAJWSHeaderAreMalformed() {
+        for token in ["ya29.a0AfH6SMBx", "abc.def", ".def", "abc."] {
+            #expect(F.failure(token)?.reason == .malformedToken, "\(token)")
+            #expect(F.failure(token)?.detail == "expected 3 segments, found 2", "\(token)")
+        }
     }
 
     // J20

@@ -10,7 +10,7 @@ struct HeaderHygieneTests {
         headers.map(\.name)
     }
 
-    // SECURITY.md P01-P04
+    // docs/security.md P01-P04
     @Test(arguments: ["X-Auth-Subject", "x-auth-subject", "X-AUTH-SUBJECT", "x-auth-anything", "X-Auth-Provider", "X-Auth-Claims",
                       "X-Auth-Guest", "X_Auth_Subject", "X-Auth_Subject", "x_auth_", "X-Auth-"])
     func xAuthHeadersInAnySpellingAreIdentityHeaders(name: String) {
@@ -72,7 +72,7 @@ struct HeaderHygieneTests {
         #expect(names(headers) == ["Host", "Content-Length"])
     }
 
-    // SECURITY.md P05: the client's Connection header only acts on the client's headers.
+    // docs/security.md P05: the client's Connection header only acts on the client's headers.
     @Test func connectionListingAnIdentityHeaderCannotRemoveTheOneAddedAfterwards() {
         var headers: HTTPHeaders = ["Host": "api.test", "Connection": "close, X-Auth-Subject", "X-Auth-Subject": "forged"]
         HeaderHygiene.removeHopByHop(&headers, keepWebSocketUpgrade: false)
@@ -82,7 +82,7 @@ struct HeaderHygieneTests {
         #expect(!headers.contains(name: "Connection"))
     }
 
-    // SECURITY.md P26
+    // docs/security.md P26
     @Test func webSocketUpgradeKeepsOnlyUpgradeWebsocketAndConnectionUpgrade() {
         var headers: HTTPHeaders = [
             "Host": "api.test", "Connection": "Upgrade, keep-alive, X-Drop", "Upgrade": "websocket, h2c", "X-Drop": "1",

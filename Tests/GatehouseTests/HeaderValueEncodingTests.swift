@@ -39,7 +39,7 @@ struct HeaderValueEncodingTests {
         #expect(HeaderValueEncoding.encode(string: "%41") == "%2541")
     }
 
-    // SECURITY.md P13
+    // docs/security.md P13
     @Test(arguments: [
         ("a\r\nX-Auth-Subject: admin", "a%0D%0AX-Auth-Subject: admin"),
         ("a\u{0}b", "a%00b"),

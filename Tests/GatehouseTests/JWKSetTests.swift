@@ -3,7 +3,7 @@ import _CryptoExtras
 import Testing
 @testable import Gatehouse
 
-/// JWK set loading policy; SECURITY.md J10, J11, J19.
+/// JWK set loading policy; docs/security.md J10, J11, J19.
 struct JWKSetTests {
     private typealias F = TokenFixtures
 

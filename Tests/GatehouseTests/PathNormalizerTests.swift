@@ -20,7 +20,7 @@ struct PathNormalizerTests {
         #expect(normalized.requestURI == "/v1/sync/items")
     }
 
-    // SECURITY.md P15
+    // docs/security.md P15
     @Test(arguments: [
         ("/public/../admin", "/admin"),
         ("/public/%2e%2e/admin", "/admin"),
@@ -87,7 +87,7 @@ struct PathNormalizerTests {
         #expect(PathNormalizer.normalize(target) == nil)
     }
 
-    // SECURITY.md P12, P18
+    // docs/security.md P12, P18
     @Test(arguments: ["", "*", "admin", "http://example.com/admin", "https://example.com/", "example.com:443",
                       "/a b", "/a\tb", "/a\r\nX-Auth-Subject: x", "/a\n", "/a\u{0}", "/a\u{7f}", "/caf\u{e9}", "/\u{202e}", "/a\"b", "/a<b",
                       "/a>b", "/a^b", "/a`b", "/a{b", "/a|b", "/a}b", "/a?b c", "/a?b\r", "/a?caf\u{e9}", "/a?x\\y"])
@@ -95,7 +95,7 @@ struct PathNormalizerTests {
         #expect(PathNormalizer.normalize(target) == nil)
     }
 
-    // SECURITY.md P16
+    // docs/security.md P16
     @Test func queryIsSplitAtTheFirstQuestionMarkAndKeptVerbatim() throws {
         let normalized = try #require(PathNormalizer.normalize("/admin?/public"))
         #expect(normalized.path == "/admin")

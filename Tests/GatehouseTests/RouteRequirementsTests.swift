@@ -96,7 +96,7 @@ struct RouteRequirementsTests {
         #expect(rule.checkRequirements(claims: ["email_verified": .string("true")]) == nil)
     }
 
-    // SECURITY.md P14
+    // docs/security.md P14
     @Test(arguments: [JSONValue.bool(false), .string("false"), .string("TRUE"), .string("1"), .number("1"), .null])
     func unverifiedEmailIsForbidden(verified: JSONValue) {
         let rule = RouteRule(auth: .required, requireEmailVerified: true)

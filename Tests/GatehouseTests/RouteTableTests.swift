@@ -97,7 +97,7 @@ struct RouteTableTests {
         #expect(table.match(method: "GET", path: "/x").index == nil)
     }
 
-    // SECURITY.md P15: a spelling an upstream reads as the protected path gets the protected path's rule.
+    // docs/security.md P15: a spelling an upstream reads as the protected path gets the protected path's rule.
     @Test func pathParametersAreIgnoredForMatching() {
         let table = RouteTable([
             route(.prefix("/admin"), auth: .required),

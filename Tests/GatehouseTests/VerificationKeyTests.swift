@@ -3,7 +3,7 @@ import _CryptoExtras
 import Testing
 @testable import Gatehouse
 
-/// Signature primitives; SECURITY.md J13, J14 (J15-18 run against Wycheproof in WycheproofTests).
+/// Signature primitives; docs/security.md J13, J14 (J15-18 run against Wycheproof in WycheproofTests).
 struct VerificationKeyTests {
     private typealias F = TokenFixtures
     private let input = Array(#"eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1In0"#.utf8)

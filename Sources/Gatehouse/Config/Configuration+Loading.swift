@@ -2,7 +2,7 @@ import Foundation
 import TOMLKit
 
 extension Configuration {
-    /// Parses and validates a TOML configuration (INTERFACE.md §3).
+    /// Parses and validates a TOML configuration (docs/reference.md §3).
     ///
     /// Throws every problem found, each with its key path, not just the first. Note that TOMLKit does not
     /// keep the order of keys within a table, so `[headers]` mappings come out sorted by header name.

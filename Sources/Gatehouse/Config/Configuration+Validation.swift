@@ -89,7 +89,7 @@ enum ConfigSyntax {
         return nil
     }
 
-    /// A route path or prefix in the form requests are normalized to before matching (INTERFACE.md §5):
+    /// A route path or prefix in the form requests are normalized to before matching (docs/reference.md §5):
     /// one that is not could never match, which on a public route is harmless but on a protected one hides a mistake.
     static func routePathProblem(_ path: String) -> String? {
         guard path.hasPrefix("/") else { return "must start with \"/\"" }

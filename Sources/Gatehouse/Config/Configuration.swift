@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The whole, validated Gatehouse configuration (INTERFACE.md §3).
+/// The whole, validated Gatehouse configuration (docs/reference.md §3).
 ///
 /// Built by `Configuration.parse(toml:)` / `Configuration.load(fromFile:)`, which reject unknown
 /// keys and gather every error with its key path. Every field has the documented default.
@@ -109,7 +109,7 @@ public struct HeaderMapping: Sendable, Equatable {
 }
 
 public struct HeaderSettings: Sendable, Equatable {
-    /// In file order. Defaults to the five `X-Auth-*` headers of INTERFACE.md §3.
+    /// In file order. Defaults to the five `X-Auth-*` headers of docs/reference.md §3.
     public var mappings: [HeaderMapping] = HeaderSettings.defaultMappings
     public var forwardClaimsJSON = true
     public init() {}

@@ -2,7 +2,7 @@ import TOMLKit
 
 // [headers] and [provider.headers]: which claims go upstream under which header names.
 extension ConfigurationDecoder {
-    /// Names Gatehouse sets itself on every verified or guest request (INTERFACE.md §5).
+    /// Names Gatehouse sets itself on every verified or guest request (docs/reference.md §5).
     static let reservedHeaderNames: Set<String> = ["x-auth-provider", "x-auth-claims", "x-auth-guest"]
 
     /// Names that HTTP framing, the proxy or the token itself depend on. Incoming headers with a mapped name

@@ -1,6 +1,6 @@
 /// Text that came from a client, made safe to put in a log line.
 enum LogText {
-    /// Cuts to at most `maxBytes` UTF-8 bytes on a character boundary (INTERFACE.md §7: 256).
+    /// Cuts to at most `maxBytes` UTF-8 bytes on a character boundary (docs/reference.md §7: 256).
     static func truncated(_ text: String, maxBytes: Int = 256) -> String {
         guard text.utf8.count > maxBytes else { return text }
         var result = ""
@@ -18,7 +18,7 @@ enum LogText {
 extension String {
     /// This string as a JSON string literal (quotes included). Every C0 and C1 control character
     /// (U+0085 ends a line for some readers, U+009B starts a terminal escape), DEL and the
-    /// Unicode line separators are escaped, so a value can never break a log line (SECURITY.md J45).
+    /// Unicode line separators are escaped, so a value can never break a log line (docs/security.md J45).
     var jsonQuoted: String {
         var out = ""
         out.reserveCapacity(utf8.count + 2)

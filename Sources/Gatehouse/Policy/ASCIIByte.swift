@@ -39,6 +39,19 @@ enum ASCIIByte {
         byte == question || isPathByte(byte)
     }
 
+    /// RFC 9110 tchar: the bytes of header names and authentication scheme names.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
+
     static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
@@ -59,7 +72,7 @@ enum ASCIIByte {
         byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
-    /// Header-name folding of INTERFACE.md §5: ASCII lower case, and `_` read as `-`.
+    /// Header-name folding of docs/reference.md §5: ASCII lower case, and `_` read as `-`.
     static func foldedHeaderNameByte(_ byte: UInt8) -> UInt8 {
         byte == underscore ? hyphen : lowercased(byte)
     }

@@ -105,7 +105,7 @@ struct Gatekeeper: Sendable {
 }
 
 extension AuthFailure {
-    /// The HTTP status this failure is answered with (INTERFACE.md §4).
+    /// The HTTP status this failure is answered with (docs/reference.md §4).
     var status: HTTPResponseStatus {
         switch reason {
         case .insufficientScope, .forbidden: .forbidden

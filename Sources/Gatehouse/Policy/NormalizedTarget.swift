@@ -1,5 +1,5 @@
 /// A request target reduced to its one canonical form: what routes are matched against is exactly
-/// what is forwarded upstream (INTERFACE.md §5, SECURITY.md P15/P16).
+/// what is forwarded upstream (docs/reference.md §5, docs/security.md P15/P16).
 public struct NormalizedTarget: Sendable, Equatable {
     /// The canonical origin-form path: starts with `/`, no dot segments, no empty segments (a trailing
     /// slash is kept), unreserved characters decoded, every other escape as upper-case `%XX`.

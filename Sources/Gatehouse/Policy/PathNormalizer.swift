@@ -1,5 +1,5 @@
 /// Turns a request target into the one canonical path used both for the route decision and for the
-/// forward (INTERFACE.md §5, SECURITY.md P15, P16, P18), or rejects it when no single reading exists.
+/// forward (docs/reference.md §5, docs/security.md P15, P16, P18), or rejects it when no single reading exists.
 ///
 /// Rules, in the order they apply:
 /// - origin-form only: the target must start with `/` (absolute-form, authority-form and `*` are rejected);

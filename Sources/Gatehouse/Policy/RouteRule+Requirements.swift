@@ -1,5 +1,5 @@
 extension RouteRule {
-    /// Checks the route's claim requirements against a verified token's claims (INTERFACE.md §3, §4).
+    /// Checks the route's claim requirements against a verified token's claims (docs/reference.md §3, §4).
     ///
     /// In this order, the first unmet one answers:
     /// - `scopes`: all required, read from `scope` (space-separated string) and `scp` (array of strings or

@@ -1,5 +1,5 @@
 extension Provider {
-    /// The audience check of this provider's type (INTERFACE.md §3, "audience check").
+    /// The audience check of this provider's type (docs/reference.md §3, "audience check").
     func checkAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
         if type == .cognito {
             try CognitoPreset.checkAudience(claims, clientIDs: audiences, accepted: tokenUse, provider: name)

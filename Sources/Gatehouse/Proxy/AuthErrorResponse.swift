@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-/// The 401 / 403 / 503 answer of INTERFACE.md §4: status, `WWW-Authenticate` (RFC 6750 §3) and a JSON body.
+/// The 401 / 403 / 503 answer of docs/reference.md §4: status, `WWW-Authenticate` (RFC 6750 §3) and a JSON body.
 enum AuthErrorResponse {
     static func make(_ failure: AuthFailure, requestID: String, retryAfterSeconds: Int) -> (HTTPResponseStatus, HTTPHeaders, String) {
         // Everything but the request id (and a 403's scopes, a 503's delay) depends on the reason

@@ -462,7 +462,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     // MARK: - Request checks
 
-    /// HTTP/1.1 needs exactly one Host; any version may not send two (SECURITY.md P18-19).
+    /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19).
     private static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
         var count = 0
         for header in head.headers where header.name.utf8.count == 4 && IdentityHeaderNames.foldedHasPrefix(header.name, hostName) {

@@ -1,7 +1,7 @@
 public import NIOHTTP1
 
-/// Removal of request headers the upstream must not receive from the client (INTERFACE.md §5,
-/// SECURITY.md P01-P05, P26). Both functions act on the headers they are given only, so the caller adds its
+/// Removal of request headers the upstream must not receive from the client (docs/reference.md §5,
+/// docs/security.md P01-P05, P26). Both functions act on the headers they are given only, so the caller adds its
 /// own headers (identity, `X-Forwarded-*`) afterwards and nothing the client sent can remove them.
 public enum HeaderHygiene {
     /// Removes hop-by-hop headers: `Connection` and every name it lists, `Keep-Alive`, `TE`, `Trailer`,

@@ -1,4 +1,4 @@
-/// Claim values as identity-header values (INTERFACE.md §5 "Header values", SECURITY.md P13).
+/// Claim values as identity-header values (docs/reference.md §5 "Header values", docs/security.md P13).
 ///
 /// The output only ever holds visible ASCII and inner spaces, so no claim can carry CR, LF, NUL, controls,
 /// bidi overrides or other non-ASCII into a header, and the encoding is deterministic and reversible:
@@ -33,7 +33,7 @@ public enum HeaderValueEncoding {
     /// and none is `%`; otherwise each other UTF-8 byte, each `%`, and each space at the start or end is
     /// written `%XX` (upper-case hex).
     ///
-    /// Leading and trailing spaces are encoded although INTERFACE.md §5 lets spaces through: HTTP parsers
+    /// Leading and trailing spaces are encoded although docs/reference.md §5 lets spaces through: HTTP parsers
     /// trim them from field values, which would make `" alice"` arrive as `alice`.
     public static func encode(string: String) -> String {
         percentEncoded(string, encodingComma: false)

@@ -1,8 +1,8 @@
-/// The header names that only Gatehouse may send upstream (INTERFACE.md §5): every name that, lower-cased with
+/// The header names that only Gatehouse may send upstream (docs/reference.md §5): every name that, lower-cased with
 /// `_` read as `-`, starts with `x-auth-` or equals a configured identity header name under the same folding.
 ///
 /// The folding matters because many upstream stacks (CGI, PHP, Django, Rails, nginx with underscores allowed)
-/// read `X_Auth_Subject` and `X-Auth-Subject` as the same header (SECURITY.md P01-P04).
+/// read `X_Auth_Subject` and `X-Auth-Subject` as the same header (docs/security.md P01-P04).
 public struct IdentityHeaderNames: Sendable {
     /// Configured names, folded, as bytes.
     private let foldedNames: [[UInt8]]

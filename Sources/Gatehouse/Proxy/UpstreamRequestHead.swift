@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
 /// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse
-/// vouches for is added (INTERFACE.md §5), so nothing a client sends can remove or fake it.
+/// vouches for is added (docs/reference.md §5), so nothing a client sends can remove or fake it.
 struct UpstreamRequestHead {
     let identityHeaderNames: IdentityHeaderNames
     let headerMappings: [[HeaderMapping]]  // per provider index

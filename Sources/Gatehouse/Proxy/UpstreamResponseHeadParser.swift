@@ -111,7 +111,7 @@ enum UpstreamResponseHeadParser {
             throw Malformed("bad header line")
         }
         let name = line.lowerBound..<colon
-        guard bytes[name].allSatisfy(isTokenByte) else { throw Malformed("bad header name") }
+        guard bytes[name].allSatisfy(ASCIIByte.isTokenByte) else { throw Malformed("bad header name") }
         var valueStart = colon + 1
         var valueEnd = line.upperBound
         while valueStart < valueEnd, isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
@@ -226,18 +226,5 @@ enum UpstreamResponseHeadParser {
     /// VCHAR, obs-text, SP, HTAB: no control bytes (RFC 9110 §5.5).
     private static func isFieldValueByte(_ byte: UInt8) -> Bool {
         byte >= 0x20 && byte != 0x7F || byte == UInt8(ascii: "\t")
-    }
-
-    /// RFC 9110 tchar.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
     }
 }

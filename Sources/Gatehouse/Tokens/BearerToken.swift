@@ -41,7 +41,11 @@ enum BearerToken: Equatable {
             cursor = bytes.index(after: cursor)
         }
         if cursor == end { return .malformed("Bearer scheme without a token") }
-        guard bytes[cursor] == UInt8(ascii: " ") else { return nil }  // "Bearerx", "Bearer\t…": another scheme
+        if bytes[cursor] != UInt8(ascii: " ") {
+            // "Bearerx …" is a scheme of another name; "Bearer\t…" or "Bearer,…" is a bearer credential that
+            // is not RFC 9110's `scheme SP token68`: refused as such, not taken for a missing token.
+            return ASCIIByte.isTokenByte(bytes[cursor]) ? nil : .malformed("Authorization is not \"Bearer <token>\"")
+        }
         while cursor < end, bytes[cursor] == UInt8(ascii: " ") { cursor = bytes.index(after: cursor) }
         let token = Substring(value.utf8[cursor..<end])
         guard !token.isEmpty, !token.containsByte(UInt8(ascii: " ")) else {

@@ -74,48 +74,49 @@ public struct CompactJWS: Sendable {
             dotCount += 1
             if dotCount == 5 { break }
         }
+        // One dot: `header.payload` with the signature segment cut off. Judged like an empty signature
+        // segment once the header has spoken, so `alg: none` written without its final dot is still `none`.
+        let signatureMissing = dotCount == 1
         switch dotCount {
+        case 1: secondDot = buffer.count
         case 2: break
         case 4: throw AuthFailure(.malformedToken, "JWE is not accepted")
         case 5: throw AuthFailure(.malformedToken, "expected 3 segments, found more than 5")
         default: throw AuthFailure(.malformedToken, "expected 3 segments, found \(dotCount + 1)")
         }
 
-        let headerSegment = UnsafeBufferPointer(rebasing: buffer[0..<firstDot])
-        let payloadSegment = UnsafeBufferPointer(rebasing: buffer[(firstDot + 1)..<secondDot])
-        let signatureSegment = UnsafeBufferPointer(rebasing: buffer[(secondDot + 1)...])
-        guard !headerSegment.isEmpty else { throw AuthFailure(.malformedToken, "empty header segment") }
-        guard !payloadSegment.isEmpty || rule == .opaque else { throw AuthFailure(.malformedToken, "empty payload segment") }
-        guard !signatureSegment.isEmpty else { throw AuthFailure(.malformedToken, "empty signature segment") }
-
-        guard let headerBytes = Base64URL.decode(buffer: headerSegment) else {
-            throw AuthFailure(.malformedToken, "header is not canonical base64url")
+        // The header first and strictly: it names the algorithm, and the algorithm names the attack.
+        // `alg: none` or HS256 is refused as `unsupported_algorithm` whatever the payload and signature
+        // segments hold (empty, missing, garbage), so the failure log counts the attack as what it is.
+        let header: [String: JSONValue]
+        do {
+            header = try headerObject(UnsafeBufferPointer(rebasing: buffer[0..<firstDot]))
+        } catch where signatureMissing {
+            // Two segments and no JWS header: an opaque token (`ya29.…`) or a fragment, not a stripped JWS.
+            throw AuthFailure(.malformedToken, "expected 3 segments, found 2")
         }
-        guard let payloadBytes = Base64URL.decode(buffer: payloadSegment) else {
-            throw AuthFailure(.malformedToken, "payload is not canonical base64url")
-        }
-        guard let signature = Base64URL.decode(buffer: signatureSegment) else {
-            throw AuthFailure(.malformedToken, "signature is not canonical base64url")
-        }
-
-        let header = try jsonObject(headerBytes, name: "header", diagnostics: Diagnostics())
         let algValue = header["alg"]
         let kidValue = header["kid"]
         var diagnostics = Diagnostics()
         diagnostics.algorithm = algValue?.stringValue
         diagnostics.keyID = kidValue?.stringValue
-        let claims: [String: JSONValue]
-        switch rule {
-        case .claims:
-            claims = try jsonObject(payloadBytes, name: "payload", diagnostics: diagnostics)
-        case .opaque:
-            claims = (try? StrictJSON.parse(payloadBytes))?.objectValue ?? [:]
-        }
-        diagnostics.issuer = claims["iss"]?.stringValue
+
+        let payloadSegment = UnsafeBufferPointer(rebasing: buffer[(firstDot + 1)..<secondDot])
+        let payload = payloadClaims(payloadSegment, rule: rule, diagnostics: diagnostics)
+        // The issuer is diagnosis only: taken from a payload that parsed, whatever else fails.
+        diagnostics.issuer = (try? payload.get())?["iss"]?.stringValue
 
         let algorithm = try checkAlgorithm(algValue, diagnostics: diagnostics)
         let keyID = try checkHeaderMembers(header, kid: kidValue, diagnostics: diagnostics)
+        let claims = try payload.get()
 
+        // A supported algorithm without a signature is signature stripping, not a parsing accident.
+        if signatureMissing { throw diagnostics.failure(.badSignature, "signature segment missing") }
+        let signatureSegment = UnsafeBufferPointer(rebasing: buffer[(secondDot + 1)...])
+        guard !signatureSegment.isEmpty else { throw diagnostics.failure(.badSignature, "empty signature segment") }
+        guard let signature = Base64URL.decode(buffer: signatureSegment) else {
+            throw diagnostics.failure(.malformedToken, "signature is not canonical base64url")
+        }
         if let expected = algorithm.signatureByteCount, signature.count != expected {
             throw diagnostics.failure(.badSignature, "\(algorithm.rawValue) signature must be \(expected) bytes, got \(signature.count)")
         }
@@ -132,6 +133,38 @@ public struct CompactJWS: Sendable {
             signature: signature,
             encodedPayload: token[payloadStart..<payloadEnd]
         )
+    }
+
+    private static func headerObject(_ segment: UnsafeBufferPointer<UInt8>) throws(AuthFailure) -> [String: JSONValue] {
+        guard !segment.isEmpty else { throw AuthFailure(.malformedToken, "empty header segment") }
+        guard let bytes = Base64URL.decode(buffer: segment) else {
+            throw AuthFailure(.malformedToken, "header is not canonical base64url")
+        }
+        return try jsonObject(bytes, name: "header", diagnostics: Diagnostics())
+    }
+
+    /// The payload segment decoded and parsed as the rule asks; a failure is kept, not thrown, so the
+    /// header's algorithm is judged first.
+    private static func payloadClaims(
+        _ segment: UnsafeBufferPointer<UInt8>, rule: PayloadRule, diagnostics: Diagnostics
+    ) -> Result<[String: JSONValue], AuthFailure> {
+        switch rule {
+        case .claims:
+            guard !segment.isEmpty else { return .failure(diagnostics.failure(.malformedToken, "empty payload segment")) }
+            guard let bytes = Base64URL.decode(buffer: segment) else {
+                return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
+            }
+            do {
+                return .success(try jsonObject(bytes, name: "payload", diagnostics: diagnostics))
+            } catch {
+                return .failure(error)
+            }
+        case .opaque:
+            guard let bytes = Base64URL.decode(buffer: segment) else {
+                return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
+            }
+            return .success((try? StrictJSON.parse(bytes))?.objectValue ?? [:])
+        }
     }
 
     private static func jsonObject(_ bytes: [UInt8], name: String, diagnostics: Diagnostics) throws(AuthFailure) -> [String: JSONValue] {
@@ -204,7 +237,7 @@ extension JWSAlgorithm {
     }
 }
 
-/// The unverified header/payload fields a failure may carry for diagnosis (INTERFACE.md §7).
+/// The unverified header/payload fields a failure may carry for diagnosis (docs/reference.md §7).
 private struct Diagnostics {
     static let fieldLimit = 256
 

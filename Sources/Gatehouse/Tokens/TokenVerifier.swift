@@ -109,7 +109,7 @@ struct TokenVerifier: Sendable {
         let presented: [String: JSONValue]
         do {
             try ClaimChecks.checkTimes(jws.claims, now: now, leeway: leeway)
-            // `sub` names the user upstream: it must be a string when present (SECURITY.md J32).
+            // `sub` names the user upstream: it must be a string when present (docs/security.md J32).
             _ = try ClaimChecks.string("sub", in: jws.claims, required: false)
             try provider.checkAudience(jws.claims)
             presented = try provider.checkPresetRules(jws.claims, now: now, leeway: leeway)

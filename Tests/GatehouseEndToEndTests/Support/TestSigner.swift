@@ -14,7 +14,7 @@ struct TestSigner: Sendable {
     let key: Key
     let keyID: String
     let algorithm: String
-    /// Put `alg` in the published JWK (false: an alg-less JWK, SECURITY.md J19).
+    /// Put `alg` in the published JWK (false: an alg-less JWK, docs/security.md J19).
     var publishAlgorithm = true
 
     static let rsa = TestSigner(key: .rsa(TestKeys.rsa), keyID: "rsa-1", algorithm: "RS256")
