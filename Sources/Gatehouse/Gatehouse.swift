@@ -43,7 +43,7 @@ public final class Gatehouse: Service, Sendable {
         var proxy: any Channel
         var admin: any Channel
         var quiesce: ConnectionDrainer
-        var pools: [NIOLoopBound<UpstreamConnectionPool>]
+        var pools: ProxyServer.Pools
     }
 
     /// - Parameters:
@@ -137,9 +137,12 @@ public final class Gatehouse: Service, Sendable {
             connectTimeout: TimeAmount(configuration.upstream.connectTimeout),
             tls: isTLS ? try Self.upstreamTLS(configuration.upstream) : nil)
         let server = ProxyServer(
-            services: handle, upstream: target, maxHeaderBytes: configuration.listen.maxHeaderBytes, tls: tls)
+            services: handle, upstream: target, upstreamProtocol: configuration.upstream.protocolVersion,
+            maxHeaderBytes: configuration.listen.maxHeaderBytes, http2: configuration.listen.http2,
+            idleTimeout: TimeAmount(configuration.listen.idleTimeout), drainTimeout: TimeAmount(configuration.listen.drainTimeout),
+            tls: tls)
         let listen = configuration.listen.address
-        let (proxy, quiesce, pools): (any Channel, ConnectionDrainer, [NIOLoopBound<UpstreamConnectionPool>])
+        let (proxy, quiesce, pools): (any Channel, ConnectionDrainer, ProxyServer.Pools)
         do {
             (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)
         } catch {
@@ -206,14 +209,14 @@ public final class Gatehouse: Service, Sendable {
         }
     }
 
-    /// `[listen] tls_cert` / `tls_key`: TLS on the client port (HTTP/1.1 only).
+    /// `[listen] tls_cert` / `tls_key`: TLS on the client port; ALPN offers `h2` unless `[listen] http2 = false`.
     private static func serverTLS(_ listen: ListenSettings) throws -> NIOSSLContext? {
         guard let certificatePath = listen.tlsCertificatePath, let keyPath = listen.tlsKeyPath else { return nil }
         do {
             let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map(NIOSSLCertificateSource.certificate)
             let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
             var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-            tls.applicationProtocols = ["http/1.1"]
+            tls.applicationProtocols = listen.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
             return try NIOSSLContext(configuration: tls)
         } catch {
             throw StartError(description: "cannot load [listen] tls_cert \(certificatePath) / tls_key \(keyPath): \(error)")
@@ -223,6 +226,7 @@ public final class Gatehouse: Service, Sendable {
     /// https upstreams: certificates verified against `ca_file` when given, else the system's trust store.
     private static func upstreamTLS(_ upstream: UpstreamSettings) throws -> NIOSSLContext {
         var tls = TLSConfiguration.makeClientConfiguration()
+        if upstream.protocolVersion == .http2 { tls.applicationProtocols = ["h2"] }
         if let caFile = upstream.caFile {
             do {
                 tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
@@ -278,9 +282,7 @@ public final class Gatehouse: Service, Sendable {
         deadline.cancel()
         running.quiesce.closeRemaining()
         try? await running.admin.close()
-        for pool in running.pools {
-            try? await pool.eventLoop.submit { pool.value.closeAll() }.get()
-        }
+        await running.pools.closeAll()
         try? await httpClient.shutdown()
     }
 

@@ -44,6 +44,8 @@ public struct ListenSettings: Sendable, Equatable {
     public var idleTimeout: Duration = .seconds(60)
     public var maxHeaderBytes = 16384
     public var tokenMaxBytes = 8192
+    /// Serve HTTP/2 too: prior knowledge on a cleartext port, ALPN `h2` with TLS.
+    public var http2 = true
     public init() {}
 }
 
@@ -59,7 +61,16 @@ public struct UpstreamSettings: Sendable, Equatable {
     public var forwardToken = true
     /// PEM bundle of the CAs an https upstream's certificate must chain to; nil: the system's trust store.
     public var caFile: String?
+    /// The protocol Gatehouse speaks to the upstream.
+    public var protocolVersion: UpstreamProtocol = .http1
     public init(url: URL) { self.url = url }
+}
+
+/// `[upstream] protocol`: HTTP/1.1 over pooled keep-alive connections, or HTTP/2 over a few
+/// multiplexed ones (prior knowledge for `http://`, ALPN `h2` for `https://`). gRPC needs `http2`.
+public enum UpstreamProtocol: String, Sendable, Equatable {
+    case http1
+    case http2
 }
 
 public struct FailureLogSettings: Sendable, Equatable {

@@ -17,6 +17,7 @@ extension ConfigurationDecoder {
         settings.idleTimeout = positiveDuration(table, "idle_timeout") ?? settings.idleTimeout
         settings.maxHeaderBytes = table.integer("max_header_bytes", in: 1024...1_048_576) ?? settings.maxHeaderBytes
         settings.tokenMaxBytes = table.integer("token_max_bytes", in: 256...1_048_576) ?? settings.tokenMaxBytes
+        settings.http2 = table.bool("http2") ?? settings.http2
         table.finish()
         return settings
     }
@@ -37,11 +38,13 @@ extension ConfigurationDecoder {
         let timeout = positiveDuration(table, "timeout")
         let forwardToken = table.bool("forward_token")
         let caFile = table.nonEmptyString("ca_file")
+        let protocolVersion = table.choice("protocol", among: [UpstreamProtocol.http1, .http2])
         if caFile != nil, let url, url.scheme != "https" { table.report("ca_file", "only used by an https:// upstream url") }
         settings?.caFile = caFile
         if let connectTimeout { settings?.connectTimeout = connectTimeout }
         if let timeout { settings?.timeout = timeout }
         if let forwardToken { settings?.forwardToken = forwardToken }
+        if let protocolVersion { settings?.protocolVersion = protocolVersion }
         table.finish()
         return settings
     }

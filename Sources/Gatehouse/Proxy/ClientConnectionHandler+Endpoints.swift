@@ -26,17 +26,13 @@ extension ClientConnectionHandler {
         var judged = request
         var rule = RouteRule.defaultRule
         if endpoint == .check {
-            // The request being judged is the one the fronting proxy describes.
-            let method = head.headers.first(name: "x-forwarded-method") ?? head.headers.first(name: "x-original-method") ?? "GET"
-            let uri = head.headers.first(name: "x-forwarded-uri") ?? head.headers.first(name: "x-original-uri") ?? "/"
-            guard let target = PathNormalizer.normalize(uri) else {
+            guard let described = OwnEndpoint.describedRequest(head) else {
                 services.metrics.request(routeAuth: "none", outcome: .badRequest)
                 answer(plain, LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), context: context)
                 return
             }
-            judged.head = HTTPRequestHead(version: head.version, method: HTTPMethod(rawValue: method), uri: uri, headers: head.headers)
-            judged.target = target
-            rule = services.routes.match(method: method, path: target.path)
+            (judged.head, judged.target) = described
+            rule = services.routes.match(method: described.head.method.rawValue, path: described.target.path)
         }
         let exchange = Exchange(request: judged, rule: rule, token: token.presentedToken, startedAt: .now())
         exchange.endpoint = endpoint

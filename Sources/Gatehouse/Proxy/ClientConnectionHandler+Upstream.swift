@@ -167,9 +167,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             pool.discard(connection)
         }
         services.metrics.request(routeAuth: exchange.routeAuth, outcome: .upstreamError)
-        let message = status == .gatewayTimeout ? "upstream_timeout" : "upstream_unavailable"
-        answer(exchange, LocalResponse.json(status, "{\"error\":\"\(message)\",\"request_id\":\(exchange.requestID.jsonQuoted)}"),
-               context: context)
+        answer(exchange, LocalResponse.upstreamFailure(status, requestID: exchange.requestID), context: context)
     }
 
     /// The upstream's response head as the client gets it: hop-by-hop headers out, our request id

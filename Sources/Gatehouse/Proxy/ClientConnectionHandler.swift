@@ -27,14 +27,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case tunnelling
     }
 
-    struct LocalResponse {
-        var status: HTTPResponseStatus
-        var headers: HTTPHeaders
-        var body: String
-        /// Close after answering even if the client could keep the connection (malformed requests).
-        var closeConnection = false
-    }
-
 
     private let handle: ServicesHandle
     /// Read from the handle at each request head: a reload applies to the next request.
@@ -396,18 +388,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     private func reject(_ exchange: Exchange, _ failure: AuthFailure, context: ChannelHandlerContext) {
-        services.failureLog.record(FailureEvent(
-            timestamp: Date(), status: Int(failure.status.code), failure: failure, requestID: exchange.requestID,
-            clientIP: clientIP, method: exchange.head.method.rawValue, path: exchange.request.target.path,
-            userAgent: exchange.head.headers.first(name: "user-agent"),
-            token: exchange.token))
-        services.metrics.authFailure(reason: failure.reason, provider: failure.provider)
-        let outcome: GatehouseMetrics.Outcome = switch failure.status {
-        case .forbidden: .forbidden
-        case .serviceUnavailable: .unavailable
-        default: .unauthorized
-        }
-        services.metrics.request(routeAuth: exchange.routeAuth, outcome: outcome)
+        services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.token)
         let (status, headers, body) = AuthErrorResponse.make(
             failure, requestID: exchange.requestID, retryAfterSeconds: services.retryAfterSeconds)
         answer(exchange, LocalResponse(status: status, headers: headers, body: body), context: context)
@@ -463,7 +444,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     // MARK: - Request checks
 
     /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19).
-    private static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
+    static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
         var count = 0
         for header in head.headers where header.name.utf8.count == 4 && IdentityHeaderNames.foldedHasPrefix(header.name, hostName) {
             count += 1
@@ -481,16 +462,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             return false
         }
         return head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
-    }
-}
-
-extension ClientConnectionHandler.LocalResponse {
-    static func plain(_ status: HTTPResponseStatus, _ text: String) -> Self {
-        Self(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: text + "\n")
-    }
-
-    static func json(_ status: HTTPResponseStatus, _ body: String) -> Self {
-        Self(status: status, headers: ["Content-Type": "application/json"], body: body)
     }
 }
 

@@ -4,17 +4,36 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The client-facing listener: one HTTP/1.1 pipeline per connection, upstream pools per event loop.
+/// The client-facing listener. A cleartext connection is HTTP/2 when it opens with the HTTP/2
+/// preface, a TLS one when ALPN chose `h2`; any other is HTTP/1.1 (the decoder and one
+/// `ClientConnectionHandler`). Upstream pools are per event loop.
 struct ProxyServer {
     let services: ServicesHandle
     let upstream: UpstreamConnectionPool.Target
+    let upstreamProtocol: UpstreamProtocol
     let maxHeaderBytes: Int
+    /// `[listen] http2`: offer HTTP/2 at all.
+    let http2: Bool
+    let idleTimeout: TimeAmount
+    let drainTimeout: TimeAmount
     /// TLS on the client port, when configured; read for each new connection (SIGHUP may replace it).
     let tls: NIOLockedValueBox<NIOSSLContext?>?
 
+    /// The upstream pools of every event loop, closed at stop.
+    struct Pools: Sendable {
+        var http1: [ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]
+        var http2: [ObjectIdentifier: NIOLoopBound<HTTP2UpstreamPool>]
+
+        func closeAll() async {
+            for pool in http1.values { try? await pool.eventLoop.submit { pool.value.closeAll() }.get() }
+            for pool in http2.values { try? await pool.eventLoop.submit { pool.value.closeAll() }.get() }
+        }
+    }
+
     /// Binds and returns the server channel, the quiescing helper that drains it, and the pools to close.
-    func bind(host: String, port: Int, group: any EventLoopGroup) async throws -> (any Channel, ConnectionDrainer, [NIOLoopBound<UpstreamConnectionPool>]) {
-        let pools = try await Self.makePools(group: group, target: upstream)
+    func bind(host: String, port: Int, group: any EventLoopGroup) async throws -> (any Channel, ConnectionDrainer, Pools) {
+        let pools = try await Self.makePools(group: group, target: upstream, protocolVersion: upstreamProtocol)
+        let legs = UpstreamLegFactory(protocolVersion: upstreamProtocol, http1Pools: pools.http1, http2Pools: pools.http2)
         let quiesce = ConnectionDrainer()
         let limits = {
             var limits = NIOHTTPDecoderLimitConfiguration()
@@ -24,6 +43,11 @@ struct ProxyServer {
         }()
         let services = self.services
         let tls = self.tls
+        let http2 = self.http2 ? HTTP2ServerSetup(
+            handle: services, upstream: legs, maxHeaderBytes: maxHeaderBytes, idleTimeout: idleTimeout, drainTimeout: drainTimeout) : nil
+        let idleTimeout = self.idleTimeout
+        let upstreamProtocol = self.upstreamProtocol
+        let http1Pools = pools.http1
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -37,31 +61,63 @@ struct ProxyServer {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    guard let pool = pools[ObjectIdentifier(channel.eventLoop)] else {
+                    guard let pool = http1Pools[ObjectIdentifier(channel.eventLoop)] else {
                         throw ChannelError.ioOnClosedChannel
                     }
                     let sync = channel.pipeline.syncOperations
-                    if let context = tls?.withLockedValue({ $0 }) { try sync.addHandler(NIOSSLServerHandler(context: context)) }
-                    // The decoder (llhttp) is the only HTTP handler: the connection handler queues
-                    // pipelined requests and writes responses as bytes itself.
-                    try sync.addHandler(ByteToMessageHandler(
-                        HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
-                    try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value))
+                    let http1 = { (channel: any Channel) throws in
+                        let sync = channel.pipeline.syncOperations
+                        guard upstreamProtocol == .http1 else {
+                            // An HTTP/2 upstream: requests in parts, as HTTP/2 streams are, through NIO's codec.
+                            try sync.addHandler(ByteToMessageHandler(
+                                HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
+                            try sync.addHandler(HTTPResponseEncoder())
+                            try sync.addHandler(HTTPServerPipelineHandler())
+                            try sync.addHandler(HTTPServerProtocolErrorHandler())
+                            try sync.addHandler(StreamRequestHandler(
+                                handle: services, upstream: legs, clientIP: channel.remoteAddress?.ipAddress ?? "unknown",
+                                keepsConnection: true))
+                            return
+                        }
+                        // The decoder (llhttp) is the only HTTP handler: the connection handler queues
+                        // pipelined requests and writes responses as bytes itself.
+                        try sync.addHandler(ByteToMessageHandler(
+                            HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
+                        try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value))
+                    }
+                    if let context = tls?.withLockedValue({ $0 }) {
+                        try sync.addHandler(NIOSSLServerHandler(context: context))
+                        guard let http2 else { return try http1(channel) }
+                        try sync.addHandler(ProtocolSelector(.alpn, idleTimeout: idleTimeout) { chosen, channel in
+                            try chosen == .http2 ? http2.configure(channel) : http1(channel)
+                        })
+                    } else if let http2 {
+                        try sync.addHandler(ProtocolSelector(.preface, idleTimeout: idleTimeout) { detected, channel in
+                            try detected == .http2 ? http2.configure(channel) : http1(channel)
+                        })
+                    } else {
+                        try http1(channel)
+                    }
                 }
             }
             .bind(host: host, port: port)
             .get()
-        return (channel, quiesce, Array(pools.values))
+        return (channel, quiesce, pools)
     }
 
-    private static func makePools(group: any EventLoopGroup, target: UpstreamConnectionPool.Target) async throws
-        -> [ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]
+    private static func makePools(group: any EventLoopGroup, target: UpstreamConnectionPool.Target, protocolVersion: UpstreamProtocol)
+        async throws -> Pools
     {
-        var pools: [ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>] = [:]
+        var pools = Pools(http1: [:], http2: [:])
         for eventLoop in group.makeIterator() {
-            pools[ObjectIdentifier(eventLoop)] = try await eventLoop.submit {
+            pools.http1[ObjectIdentifier(eventLoop)] = try await eventLoop.submit {
                 NIOLoopBound(UpstreamConnectionPool(eventLoop: eventLoop, target: target), eventLoop: eventLoop)
             }.get()
+            if protocolVersion == .http2 {
+                pools.http2[ObjectIdentifier(eventLoop)] = try await eventLoop.submit {
+                    NIOLoopBound(HTTP2UpstreamPool(eventLoop: eventLoop, target: target), eventLoop: eventLoop)
+                }.get()
+            }
         }
         return pools
     }

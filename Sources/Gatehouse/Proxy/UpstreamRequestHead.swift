@@ -26,14 +26,34 @@ struct UpstreamRequestHead {
         var chunkedBody: Bool
     }
 
-    func make(_ request: Request, admission: Gatekeeper.Admission, allocator: ByteBufferAllocator) -> Written {
-        let headers = request.head.headers
-        var buffer = allocator.buffer(capacity: estimatedSize(request, admission))
-        buffer.writeString(request.head.method.rawValue)
-        buffer.writeInteger(ASCIIByte.space)
-        buffer.writeString(request.target.requestURI)
-        buffer.writeStaticString(" HTTP/1.1\r\n")
+    /// - Parameter chunkedBody: frame the body chunked whatever the client's framing was (an
+    ///   HTTP/2 client's body without a length).
+    func make(_ request: Request, admission: Gatekeeper.Admission, allocator: ByteBufferAllocator, chunkedBody forceChunked: Bool = false) -> Written {
+        var sink = BufferSink(buffer: allocator.buffer(capacity: estimatedSize(request, admission)))
+        sink.buffer.writeString(request.head.method.rawValue)
+        sink.buffer.writeInteger(ASCIIByte.space)
+        sink.buffer.writeString(request.target.requestURI)
+        sink.buffer.writeStaticString(" HTTP/1.1\r\n")
+        let chunkedBody = writeFields(request, admission: admission, into: &sink, forceChunked: forceChunked)
+        sink.buffer.writeStaticString("\r\n")
+        return Written(bytes: sink.buffer, chunkedBody: chunkedBody)
+    }
 
+    /// The head for an HTTP/2 upstream: the same fields as `make`, as a header list (NIO's stream
+    /// codec turns `Host` into `:authority` and drops what HTTP/2 forbids).
+    func makeHead(_ request: Request, admission: Gatekeeper.Admission) -> HTTPRequestHead {
+        var sink = HeadersSink()
+        _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
+        return HTTPRequestHead(version: .http1_1, method: request.head.method, uri: request.target.requestURI, headers: sink.headers)
+    }
+
+    /// One pass over the client's fields (returns whether the body goes chunked): hop-by-hop, identity and (unless forwarded) token headers
+    /// skipped, then `X-Forwarded-*`, the request id and what Gatehouse vouches for added. One rule
+    /// for every protocol: only the sink differs.
+    private func writeFields<Sink: UpstreamFieldSink>(
+        _ request: Request, admission: Gatekeeper.Admission, into sink: inout Sink, forceChunked: Bool
+    ) -> Bool {
+        let headers = request.head.headers
         let nominated = HeaderHygiene.connectionNominations(headers)
         var hadChunkedBody = false
         var hasContentLength = false
@@ -59,31 +79,22 @@ struct UpstreamRequestHead {
             if Self.isNamed(name, "x-forwarded-proto") { hasForwardedProto = true }
             if Self.isNamed(name, "x-forwarded-host") { hasForwardedHost = true }
             if host == nil, Self.isNamed(name, "host") { host = value }
-            HTTPHeadWriter.writeField(name, value, into: &buffer)
+            sink.add(name, value)
         }
-        if request.isWebSocket { buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n") }
+        if request.isWebSocket { sink.addWebSocketUpgrade() }
         // The decoder has de-chunked the body; it is framed again when forwarded.
-        let chunkedBody = hadChunkedBody && !hasContentLength
-        if chunkedBody { buffer.writeStaticString("transfer-encoding: chunked\r\n") }
-
-        buffer.writeStaticString("X-Forwarded-For: ")
-        let previous = hasForwardedFor ? headers[canonicalForm: "x-forwarded-for"] : []
-        if !previous.isEmpty {
-            buffer.writeString(previous.joined(separator: ", "))
-            buffer.writeStaticString(", ")
-        }
-        buffer.writeString(request.clientIP)
-        buffer.writeStaticString("\r\n")
-        if !hasForwardedProto { HTTPHeadWriter.writeField("X-Forwarded-Proto", request.scheme, into: &buffer) }
-        if !hasForwardedHost, let host { HTTPHeadWriter.writeField("X-Forwarded-Host", host, into: &buffer) }
-        HTTPHeadWriter.writeField("X-Request-Id", request.requestID, into: &buffer)
+        let chunkedBody = (hadChunkedBody || forceChunked) && !hasContentLength
+        if chunkedBody { sink.add("transfer-encoding", "chunked") }
+        sink.addForwardedFor(previous: hasForwardedFor ? headers[canonicalForm: "x-forwarded-for"] : [], clientIP: request.clientIP)
+        if !hasForwardedProto { sink.add("X-Forwarded-Proto", request.scheme) }
+        if !hasForwardedHost, let host { sink.add("X-Forwarded-Host", host) }
+        sink.add("X-Request-Id", request.requestID)
         if case .verified(let identity) = admission {
-            forEachIdentityHeader(identity) { HTTPHeadWriter.writeField($0, $1, into: &buffer) }
+            forEachIdentityHeader(identity) { sink.add($0, $1) }
         } else if case .guest = admission {
-            buffer.writeStaticString("X-Auth-Guest: true\r\n")
+            sink.add("X-Auth-Guest", "true")
         }
-        buffer.writeStaticString("\r\n")
-        return Written(bytes: buffer, chunkedBody: chunkedBody)
+        return chunkedBody
     }
 
     /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or
@@ -124,5 +135,51 @@ struct UpstreamRequestHead {
     /// ASCII case-insensitive name comparison (no `_`/`-` folding: that is for identity names).
     private static func isNamed(_ name: String, _ other: String) -> Bool {
         name.utf8.elementsEqualIgnoringASCIICase(other.utf8)
+    }
+}
+
+/// Where `UpstreamRequestHead` puts the fields it forwards.
+private protocol UpstreamFieldSink {
+    mutating func add(_ name: String, _ value: String)
+    mutating func addWebSocketUpgrade()
+    mutating func addForwardedFor(previous: [Substring], clientIP: String)
+}
+
+/// HTTP/1.1 bytes, written straight into the head's buffer.
+private struct BufferSink: UpstreamFieldSink {
+    var buffer: ByteBuffer
+
+    mutating func add(_ name: String, _ value: String) {
+        HTTPHeadWriter.writeField(name, value, into: &buffer)
+    }
+
+    mutating func addWebSocketUpgrade() {
+        buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n")
+    }
+
+    mutating func addForwardedFor(previous: [Substring], clientIP: String) {
+        buffer.writeStaticString("X-Forwarded-For: ")
+        if !previous.isEmpty {
+            buffer.writeString(previous.joined(separator: ", "))
+            buffer.writeStaticString(", ")
+        }
+        buffer.writeString(clientIP)
+        buffer.writeStaticString("\r\n")
+    }
+}
+
+/// A header list (HTTP/2 upstreams; NIO's codec lower-cases the names).
+private struct HeadersSink: UpstreamFieldSink {
+    var headers = HTTPHeaders()
+
+    mutating func add(_ name: String, _ value: String) {
+        headers.add(name: name, value: value)
+    }
+
+    /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
+    mutating func addWebSocketUpgrade() {}
+
+    mutating func addForwardedFor(previous: [Substring], clientIP: String) {
+        headers.add(name: "X-Forwarded-For", value: previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP)
     }
 }

@@ -33,11 +33,12 @@ struct TestEnvironment: Sendable {
         waitForKeys: Bool = true,
         configurationPath: String? = nil,
         upstreamTLS: NIOSSLContext? = nil,
+        upstreamHTTP2: Bool = false,
         configure: (inout Configuration, _ jwks: TestJWKSServer) -> Void = { _, _ in },
         _ body: (TestEnvironment) async throws -> T
     ) async throws -> T {
         let jwks = try await TestJWKSServer(jwks: TestSigner.jwks(signers))
-        let upstream = try await TestUpstream(tls: upstreamTLS)
+        let upstream = try await TestUpstream(tls: upstreamTLS, http2: upstreamHTTP2)
         var provider = ProviderSettings(name: "test", type: .jwks)
         provider.issuer = Claims.issuer
         provider.jwksURI = jwks.jwksURL
@@ -48,6 +49,7 @@ struct TestEnvironment: Sendable {
         configuration.listen.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
         configuration.admin.address = SocketAddressSetting(host: "127.0.0.1", port: 0)
         configuration.upstream.timeout = .milliseconds(800)
+        if upstreamHTTP2 { configuration.upstream.protocolVersion = .http2 }
         configuration.jwks.fetchTimeout = .seconds(1)
         configure(&configuration, jwks)
         let lines = NIOLockedValueBox<[String]>([])

@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -32,8 +33,10 @@ final class TestUpstream: Sendable {
     private let closed = NIOLockedValueBox(0)
     private let channel: any Channel
 
-    /// - Parameter tls: serve https with this context.
-    init(tls: NIOSSLContext? = nil) async throws {
+    /// - Parameters:
+    ///   - tls: serve https with this context.
+    ///   - http2: speak HTTP/2 (prior knowledge, or ALPN `h2` with `tls`), each stream one request.
+    init(tls: NIOSSLContext? = nil, http2: Bool = false) async throws {
         let received = self.received
         let closed = self.closed
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -43,6 +46,17 @@ final class TestUpstream: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+                    if http2 {
+                        _ = try sync.configureHTTP2Pipeline(
+                            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+                        ) { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                                try stream.pipeline.syncOperations.addHandler(Handler(received: received))
+                            }
+                        }
+                        return
+                    }
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: false, withServerUpgrade: nil, withErrorHandling: false, withOutboundHeaderValidation: false)
                     try sync.addHandler(Handler(received: received))

@@ -1,0 +1,25 @@
+import NIOHTTP1
+
+/// An answer Gatehouse gives itself (401/403/503, 400, 502/504, its own endpoints), whatever
+/// protocol the client speaks.
+struct LocalResponse {
+    var status: HTTPResponseStatus
+    var headers: HTTPHeaders
+    var body: String
+    /// Close after answering even if the client could keep the connection (malformed requests).
+    var closeConnection = false
+
+    static func plain(_ status: HTTPResponseStatus, _ text: String) -> Self {
+        Self(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: text + "\n")
+    }
+
+    static func json(_ status: HTTPResponseStatus, _ body: String) -> Self {
+        Self(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    /// 502 / 504: not an authentication failure, so nothing in the failure log.
+    static func upstreamFailure(_ status: HTTPResponseStatus, requestID: String) -> Self {
+        let message = status == .gatewayTimeout ? "upstream_timeout" : "upstream_unavailable"
+        return json(status, "{\"error\":\"\(message)\",\"request_id\":\(requestID.jsonQuoted)}")
+    }
+}

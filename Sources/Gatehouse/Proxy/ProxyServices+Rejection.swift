@@ -1,0 +1,21 @@
+import Foundation
+import NIOHTTP1
+
+extension ProxyServices {
+    /// What every refused request leaves behind, whichever protocol it came by: one failure-log
+    /// line, the failure counter, and the request counter with its outcome.
+    func recordRejection(_ failure: AuthFailure, of request: UpstreamRequestHead.Request, routeAuth: String, token: Substring?) {
+        failureLog.record(FailureEvent(
+            timestamp: Date(), status: Int(failure.status.code), failure: failure, requestID: request.requestID,
+            clientIP: request.clientIP, method: request.head.method.rawValue, path: request.target.path,
+            userAgent: request.head.headers.first(name: "user-agent"),
+            token: token))
+        metrics.authFailure(reason: failure.reason, provider: failure.provider)
+        let outcome: GatehouseMetrics.Outcome = switch failure.status {
+        case .forbidden: .forbidden
+        case .serviceUnavailable: .unavailable
+        default: .unauthorized
+        }
+        metrics.request(routeAuth: routeAuth, outcome: outcome)
+    }
+}

@@ -1,0 +1,21 @@
+import NIOCore
+import NIOHTTP1
+
+extension UpstreamResponseHead {
+    /// The relayed head as a header list, for a client that is not sent HTTP/1.1 bytes (an
+    /// HTTP/2 stream): the same fields `HTTPHeadWriter` relays, `Content-Length` once, and
+    /// Gatehouse's request id.
+    func relayedHead(requestID: String) -> HTTPResponseHead {
+        var headers = HTTPHeaders()
+        for field in fields where isRelayed(field) {
+            headers.add(name: string(field.name), value: string(field.value))
+        }
+        if let length = relayedContentLength { headers.add(name: "content-length", value: String(length)) }
+        headers.add(name: "x-request-id", value: requestID)
+        return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+    }
+
+    private func string(_ range: Range<Int>) -> String {
+        bytes.getString(at: bytes.readerIndex + range.lowerBound, length: range.count) ?? ""
+    }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import Gatehouse
+import Testing
+
+/// The Python programs the HTTP/2 and gRPC tests talk to Gatehouse with (grpcio and h2 from
+/// PyPI, installed by scripts/test.sh): resources of this test target, run with `python3`.
+enum PythonPeer {
+    struct Failed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func script(_ folder: String, _ name: String) throws -> String {
+        let url = try #require(
+            Bundle.module.url(forResource: name, withExtension: nil, subdirectory: folder),
+            "\(folder)/\(name) is not among the test target's resources")
+        return url.path
+    }
+
+    /// Runs a script to its end and returns the JSON object it printed last on stdout.
+    static func runJSON(_ folder: String, _ name: String, _ arguments: [String]) async throws -> [String: JSONValue] {
+        let path = try script(folder, name)
+        let output = try await Task.detached { try runCapturing(["/usr/bin/env", "python3", path] + arguments) }.value
+        let line = output.split(separator: "\n").last { $0.hasPrefix("{") }
+        guard let line, let object = try? StrictJSON.parse(Array(line.utf8), maxDepth: 64).objectValue else {
+            throw Failed(description: "\(name) \(arguments.joined(separator: " ")) printed no JSON object: \(output)")
+        }
+        return object
+    }
+
+    /// Runs to completion and returns stdout+stderr; throws unless it exits 0 (or at all, when `anyExit`).
+    static func runCapturing(_ argv: [String], anyExit: Bool = false) throws -> String {
+        let outputPath = NSTemporaryDirectory() + "gatehouse-python-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let pid = try ChildProcess.spawn(argv, outputPath: outputPath)
+        let exitCode = ChildProcess.wait(pid)
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard exitCode == 0 || anyExit else { throw Failed(description: "\(argv.joined(separator: " ")) failed (\(exitCode)): \(text)") }
+        return text
+    }
+}
+
+/// The gRPC echo server (`Resources/grpc/echo_server.py`) on a free loopback port.
+final class TestGRPCServer: Sendable {
+    let port: Int
+    private let pid: pid_t
+
+    init() async throws {
+        let path = try PythonPeer.script("grpc", "echo_server.py")
+        let portFile = NSTemporaryDirectory() + "gatehouse-grpc-port-" + UUID().uuidString
+        let logFile = portFile + ".log"
+        pid = try ChildProcess.spawn(["/usr/bin/env", "python3", path, "--port-file", portFile], outputPath: logFile)
+        var found: Int?
+        for _ in 0..<500 {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                found = value
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try? FileManager.default.removeItem(atPath: portFile)
+        guard let found else {
+            kill(pid, SIGKILL)
+            ChildProcess.wait(pid)
+            let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+            throw PythonPeer.Failed(description: "the gRPC echo server did not start (is grpcio installed? scripts/test.sh installs it): \(log)")
+        }
+        port = found
+    }
+
+    func close() {
+        kill(pid, SIGTERM)
+        ChildProcess.wait(pid)
+    }
+
+    /// Starts the server, runs `body`, and stops the server whatever happens.
+    static func with<T: Sendable>(_ body: (TestGRPCServer) async throws -> T) async throws -> T {
+        let server = try await TestGRPCServer()
+        defer { server.close() }
+        return try await body(server)
+    }
+}
+
+/// One call made by `Resources/grpc/grpc_client.py`, as it reported it.
+struct GRPCCallResult: Sendable {
+    let object: [String: JSONValue]
+
+    var code: String? { object["code"]?.stringValue }
+    var details: String? { object["details"]?.stringValue }
+    var responses: [String] { object["responses"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+    var initialMetadata: [(String, String)] { pairs("initial_metadata") }
+    var trailingMetadata: [(String, String)] { pairs("trailing_metadata") }
+
+    func initial(_ name: String) -> String? { initialMetadata.first { $0.0 == name }?.1 }
+    func trailing(_ name: String) -> String? { trailingMetadata.first { $0.0 == name }?.1 }
+
+    private func pairs(_ key: String) -> [(String, String)] {
+        (object[key]?.arrayValue ?? []).compactMap { pair in
+            guard let items = pair.arrayValue, items.count == 2, let name = items[0].stringValue, let value = items[1].stringValue else {
+                return nil
+            }
+            return (name, value)
+        }
+    }
+
+    /// The metadata the echo server saw, from a JSON response that carries it.
+    static func echoedMetadata(_ response: String) -> [(String, String)] {
+        guard let object = try? StrictJSON.parse(Array(response.utf8), maxDepth: 16).objectValue else { return [] }
+        return GRPCCallResult(object: ["initial_metadata": object["metadata"] ?? .array([])]).initialMetadata
+    }
+
+    static func call(
+        port: Int, _ call: String, token: String? = nil, metadata: [(String, String)] = [], options: [String] = []
+    ) async throws -> GRPCCallResult {
+        var arguments = ["--target", "127.0.0.1:\(port)", call]
+        if let token { arguments += ["--token", token] }
+        for (name, value) in metadata { arguments += ["--metadata", "\(name)=\(value)"] }
+        return GRPCCallResult(object: try await PythonPeer.runJSON("grpc", "grpc_client.py", arguments + options))
+    }
+}
