@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README): builds Gatehouse and runs every test, unit and end to end.
 # End-to-end tests start real helper servers on 127.0.0.1: PostgreSQL (two Gatehouse replicas
-# sharing a revocation store) and nginx (the deploy/nginx auth_request example). Their Debian
-# packages are installed here when missing (as root), so a fresh Debian machine needs nothing else.
+# sharing a revocation store), nginx (the deploy/nginx auth_request example), a Python gRPC server
+# and client (grpcio), raw HTTP/2 frames (h2) and curl. Their Debian and PyPI packages are
+# installed here when missing (as root), so a fresh Debian machine needs nothing else.
 # The Wycheproof vectors are test resources in Tests/GatehouseTests/Resources/wycheproof.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,8 @@ missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
 [ -x /usr/sbin/runuser ] || missing+=(util-linux)
+command -v curl >/dev/null || missing+=(curl)
+command -v python3 >/dev/null || missing+=(python3 python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
     echo "missing: ${missing[*]}; install them (apt-get install ${missing[*]}) and run again" >&2
@@ -25,6 +28,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   if $own_policy; then rm -f /usr/sbin/policy-rc.d; fi
+fi
+
+# The Python peers of the HTTP/2 and gRPC tests.
+if ! python3 -c "import grpc, h2" 2>/dev/null; then
+  echo "installing from PyPI: grpcio h2" >&2
+  python3 -m pip install -q grpcio h2 2>/dev/null || python3 -m pip install -q --break-system-packages grpcio h2
 fi
 
 # Build first so a compile error is reported as such, then run the tests.

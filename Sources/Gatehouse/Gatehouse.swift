@@ -330,8 +330,10 @@ public final class Gatehouse: Service, Sendable {
         var needRestart: [String] = []
         if new.listen != old.listen { needRestart.append("[listen]") }
         if new.admin != old.admin { needRestart.append("[admin]") }
-        if new.upstream.url != old.upstream.url || new.upstream.connectTimeout != old.upstream.connectTimeout {
-            needRestart.append("[upstream] url/connect_timeout")
+        if new.upstream.url != old.upstream.url || new.upstream.connectTimeout != old.upstream.connectTimeout
+            || new.upstream.protocolVersion != old.upstream.protocolVersion || new.upstream.caFile != old.upstream.caFile
+        {
+            needRestart.append("[upstream] url/connect_timeout/protocol/ca_file")
         }
         if new.failureLog != old.failureLog { needRestart.append("[failure_log]") }
         if new.log != old.log { needRestart.append("[log]") }
@@ -341,6 +343,8 @@ public final class Gatehouse: Service, Sendable {
         applied.admin = old.admin
         applied.upstream.url = old.upstream.url
         applied.upstream.connectTimeout = old.upstream.connectTimeout
+        applied.upstream.protocolVersion = old.upstream.protocolVersion
+        applied.upstream.caFile = old.upstream.caFile
         applied.failureLog = old.failureLog
         applied.log = old.log
         applied.revocation = old.revocation

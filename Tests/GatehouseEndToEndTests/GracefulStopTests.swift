@@ -45,4 +45,21 @@ struct GracefulStopTests {
             #expect(await slow == nil)
         }
     }
+
+    /// HTTP/2: the stop sends GOAWAY, the stream in flight still gets its whole answer.
+    @Test func inFlightHTTP2StreamFinishesWhileStopping() async throws {
+        try await TestEnvironment.run(configure: Self.slowAndPublic) { (env: TestEnvironment) async throws in
+            let url = env.baseURL + "/slow"
+            async let slow = HTTP2Tests.curl(["--http2-prior-knowledge", url])
+            for _ in 0..<500 where env.upstream.requestCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(env.upstream.requestCount == 1)
+            let started = ContinuousClock.now
+            await env.gatehouse.stop(drainTimeout: .seconds(5))
+            let response = try await slow
+            #expect(response.version == "2")
+            #expect(response.status == 200)
+            #expect(response.body == "slow")
+            #expect(ContinuousClock.now - started < .seconds(4))
+        }
+    }
 }

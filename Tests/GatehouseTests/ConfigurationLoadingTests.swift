@@ -50,6 +50,8 @@ struct ConfigurationLoadingTests {
         #expect(configuration.listen.maxHeaderBytes == 16384)
         #expect(configuration.listen.tokenMaxBytes == 8192)
         #expect(configuration.listen.tlsCertificatePath == nil)
+        #expect(configuration.listen.http2)
+        #expect(configuration.upstream.protocolVersion == .http1)
         #expect(configuration.admin.address.description == "127.0.0.1:9901")
         #expect(configuration.upstream.url.absoluteString == "http://127.0.0.1:3000")
         #expect(configuration.upstream.connectTimeout == .seconds(2))
@@ -81,6 +83,7 @@ struct ConfigurationLoadingTests {
             drain_timeout = "3s"
             max_header_bytes = 1024
             token_max_bytes = 1048576
+            http2 = false
             [admin]
             address = "localhost:0"
             [failure_log]
@@ -110,6 +113,7 @@ struct ConfigurationLoadingTests {
         #expect(configuration.listen.tlsCertificatePath == "/etc/tls.crt" && configuration.listen.tlsKeyPath == "/etc/tls.key")
         #expect(configuration.listen.drainTimeout == .seconds(3))
         #expect(configuration.listen.maxHeaderBytes == 1024 && configuration.listen.tokenMaxBytes == 1_048_576)
+        #expect(!configuration.listen.http2)
         #expect(configuration.admin.address == SocketAddressSetting(host: "localhost", port: 0))
         #expect(configuration.failureLog.path == "/var/log/gatehouse/failures.log")
         #expect(configuration.failureLog.maxLinesPerSecond == 1)
@@ -131,11 +135,25 @@ struct ConfigurationLoadingTests {
             connect_timeout = "250ms"
             timeout = "2m"
             forward_token = false
+            protocol = "http2"
             """ + "\n" + ConfigFixture.jwksProvider)
         #expect(configuration.upstream.url.absoluteString == "https://api.internal:8443/base")
         #expect(configuration.upstream.connectTimeout == .milliseconds(250))
         #expect(configuration.upstream.timeout == .seconds(120))
         #expect(!configuration.upstream.forwardToken)
+        #expect(configuration.upstream.protocolVersion == .http2)
+    }
+
+    @Test func upstreamProtocolAndHTTP2SwitchRefuseWrongValues() {
+        let issues = ConfigFixture.issues("""
+            [listen]
+            http2 = "yes"
+            [upstream]
+            url = "http://127.0.0.1:3000"
+            protocol = "h2c"
+            """ + "\n" + ConfigFixture.jwksProvider).map(\.description)
+        #expect(issues.contains { $0.hasPrefix("listen.http2:") }, "\(issues)")
+        #expect(issues.contains { $0.hasPrefix("upstream.protocol:") && $0.contains("http1") && $0.contains("http2") }, "\(issues)")
     }
 
     @Test func headersTableReplacesTheDefaultsSortedByName() throws {
@@ -273,9 +291,9 @@ struct ConfigurationLoadingTests {
             path = "/c"
             """)
         #expect(configuration.summary
-            == "config OK: 2 providers (google, local), 3 routes, upstream http://127.0.0.1:3000, listen 0.0.0.0:8080")
+            == "config OK: 2 providers (google, local), 3 routes, upstream http://127.0.0.1:3000, listen 0.0.0.0:8080, HTTP/2")
         let single = try Configuration.parse(toml: ConfigFixture.minimal("[[route]]\nprefix = \"/\"\n[listen]\naddress = \"[::]:80\"\n"))
-        #expect(single.summary == "config OK: 1 provider (local), 1 route, upstream http://127.0.0.1:3000, listen [::]:80")
+        #expect(single.summary == "config OK: 1 provider (local), 1 route, upstream http://127.0.0.1:3000, listen [::]:80, HTTP/2")
     }
 
     @Test func exampleFileParsesWithZeroIssues() throws {
@@ -304,7 +322,7 @@ struct ConfigurationLoadingTests {
         let text = try String(contentsOfFile: ConfigFixture.examplePath, encoding: .utf8)
         let keys = [
             "address", "tls_cert", "tls_key", "drain_timeout", "idle_timeout", "max_header_bytes", "token_max_bytes", "url", "connect_timeout",
-            "timeout", "forward_token", "ca_file", "path", "max_lines_per_second", "pseudonymize", "pseudonymize_key_file", "format", "level",
+            "timeout", "forward_token", "ca_file", "protocol", "http2", "path", "max_lines_per_second", "pseudonymize", "pseudonymize_key_file", "format", "level",
             "leeway", "cache_size", "token_cookie", "token_header", "bypass_cors_preflight", "min_refresh", "max_refresh",
             "unknown_kid_cooldown", "max_stale", "fetch_timeout", "cache_dir", "forward_claims_json", "name", "type", "issuer",
             "jwks_uri", "audiences", "algorithms", "hosted_domains", "revocation_endpoint", "project_id", "region", "user_pool_id",

@@ -6,8 +6,10 @@ extension Configuration {
     public var summary: String {
         let names = providers.map(\.name).joined(separator: ", ")
         let tls = listen.tlsCertificatePath != nil ? " (TLS)" : ""
+        let http2 = listen.http2 ? ", HTTP/2" : ""
+        let upstreamProtocol = upstream.protocolVersion == .http2 ? " (HTTP/2)" : ""
         return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), "
-            + "upstream \(upstream.url.absoluteString), listen \(listen.address)\(tls)"
+            + "upstream \(upstream.url.absoluteString)\(upstreamProtocol), listen \(listen.address)\(tls)\(http2)"
     }
 
     private static func counted(_ count: Int, _ noun: String) -> String {
