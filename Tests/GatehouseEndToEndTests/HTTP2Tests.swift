@@ -148,4 +148,21 @@ struct HTTP2Tests {
             #expect(env.upstream.requestCount == 4)
         }
     }
+
+    /// A reload (SIGHUP) applies to the next stream.
+    @Test func reloadAppliesToTheNextStream() async throws {
+        try await TestEnvironment.run { env in
+            let url = env.baseURL + "/v1/open"
+            let before = try await Self.curl(["--http2-prior-knowledge", url])
+            #expect(before.status == 401)
+            var configuration = env.gatehouse.configuration
+            var route = RouteSettings(match: .prefix("/v1/open"))
+            route.auth = .public
+            configuration.routes = [route]
+            #expect(await env.gatehouse.reload(configuration).isEmpty)
+            let after = try await Self.curl(["--http2-prior-knowledge", url])
+            #expect(after.status == 200)
+            #expect(after.version == "2")
+        }
+    }
 }

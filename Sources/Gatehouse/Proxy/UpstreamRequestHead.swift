@@ -61,9 +61,11 @@ struct UpstreamRequestHead {
         var hasForwardedProto = false
         var hasForwardedHost = false
         var host: String?
+        var acceptsTrailers = false
         for (name, value) in headers {
             if HeaderHygiene.isHopByHop(name, nominated: nominated) {
                 if Self.isNamed(name, "transfer-encoding") { hadChunkedBody = true }
+                if Self.isNamed(name, "te"), value.lowercased().contains("trailers") { acceptsTrailers = true }
                 continue
             }
             if identityHeaderNames.isIdentityHeader(name) { continue }
@@ -82,6 +84,7 @@ struct UpstreamRequestHead {
             sink.add(name, value)
         }
         if request.isWebSocket { sink.addWebSocketUpgrade() }
+        if acceptsTrailers { sink.addTrailersAcceptance() }
         // The decoder has de-chunked the body; it is framed again when forwarded.
         let chunkedBody = (hadChunkedBody || forceChunked) && !hasContentLength
         if chunkedBody { sink.add("transfer-encoding", "chunked") }
@@ -142,6 +145,8 @@ struct UpstreamRequestHead {
 private protocol UpstreamFieldSink {
     mutating func add(_ name: String, _ value: String)
     mutating func addWebSocketUpgrade()
+    /// The client's `TE: trailers`, which gRPC servers require of every call.
+    mutating func addTrailersAcceptance()
     mutating func addForwardedFor(previous: [Substring], clientIP: String)
 }
 
@@ -156,6 +161,9 @@ private struct BufferSink: UpstreamFieldSink {
     mutating func addWebSocketUpgrade() {
         buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n")
     }
+
+    /// TE is hop-by-hop in HTTP/1.1 and nothing Gatehouse's HTTP/1.1 upstreams need.
+    mutating func addTrailersAcceptance() {}
 
     mutating func addForwardedFor(previous: [Substring], clientIP: String) {
         buffer.writeStaticString("X-Forwarded-For: ")
@@ -178,6 +186,11 @@ private struct HeadersSink: UpstreamFieldSink {
 
     /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
     mutating func addWebSocketUpgrade() {}
+
+    /// The one TE value HTTP/2 allows (RFC 9113 §8.2.2).
+    mutating func addTrailersAcceptance() {
+        headers.add(name: "te", value: "trailers")
+    }
 
     mutating func addForwardedFor(previous: [Substring], clientIP: String) {
         headers.add(name: "X-Forwarded-For", value: previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP)

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# HTTP/2 benchmark: Gatehouse's HTTP/2 path beside nginx's own HTTP/2 proxying and beside
+# Gatehouse's HTTP/1.1 figure, all on this machine in one run; h2load as the client.
+#
+#   bench/http2.sh                       # everything (the bidi stream runs BIDI_SECONDS=600)
+#   DURATION=5 BIDI_SECONDS=60 SKIP_BUILD=1 bench/http2.sh
+#
+# CPU layout (2 cores): h2load, the upstream nginx and the gRPC peers on CPU 0; the contender alone
+# on CPU 1. One valid RS256 token (bench/mint.py) on every request.
+#
+# Contenders (STREAMS=4 connections x 32 concurrent streams, or 128 HTTP/1.1 connections):
+#   nginx-h2     nginx, HTTP/2 in (cleartext), grpc_pass to the HTTP/2 upstream: no auth, the
+#                ceiling for an HTTP/2 proxy hop (nginx cannot proxy_pass over HTTP/2).
+#   gatehouse-h2 Gatehouse, HTTP/2 in, [upstream] protocol = "http2".
+#   gatehouse-h2-h1up  Gatehouse, HTTP/2 in, HTTP/1.1 upstream.
+#   gatehouse-h1 Gatehouse, HTTP/1.1 in (h2load --h1, 128 connections), HTTP/1.1 upstream: its
+#                HTTP/1.1 figure with the same client.
+# Then: RSS per idle HTTP/2 connection (IDLE=500 connections held open, bench/h2idle.py), and one
+# gRPC bidi stream through Gatehouse for BIDI_SECONDS with Gatehouse's RSS sampled every second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+OUT=${OUT:-$ROOT/bench/out-http2}
+DURATION=${DURATION:-8}
+WARMUP=${WARMUP:-2}
+CONNECTIONS=${CONNECTIONS:-4}
+STREAMS=${STREAMS:-32}
+IDLE=${IDLE:-500}
+BIDI_SECONDS=${BIDI_SECONDS:-600}
+UP_H1=18091; UP_H2=18092; NGINX_PORT=18093; GATEHOUSE_PORT=18094; ADMIN_PORT=18095; GRPC_PORT=18096
+ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
+GATEHOUSE=$ROOT/.build-release/release/gatehouse
+GRPC_PEERS=$ROOT/Tests/GatehouseEndToEndTests/Resources/grpc
+
+PIDS=()
+die() { echo "error: $*" >&2; exit 1; }
+start_bg() { local log=$1; shift; "$@" >>"$log" 2>&1 & LAST_PID=$!; PIDS+=("$LAST_PID"); }
+cleanup() { local pid; for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+rss_kib() { local total=0 pid kb; for pid in "$1" $(pgrep -P "$1" || true); do
+  kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true); total=$((total + ${kb:-0})); done; echo "$total"; }
+wait_port() { for _ in $(seq 100); do [[ -n $(ss -Htln "( sport = :$1 )") ]] && return 0; sleep 0.1; done; die "nothing listens on $1"; }
+
+install_missing() {
+  local missing=()
+  command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+  command -v h2load >/dev/null || missing+=(nghttp2-client)
+  command -v taskset >/dev/null || missing+=(util-linux)
+  if ((${#missing[@]})); then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  python3 -c 'import cryptography, grpc, h2' 2>/dev/null || python3 -m pip install -q cryptography grpcio h2
+}
+
+setup() {
+  rm -rf "$OUT"; mkdir -p "$OUT/www"
+  if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+    echo "building gatehouse (release)" >&2
+    swift build -c release --product gatehouse --scratch-path .build-release >/dev/null
+  fi
+  [[ -x $GATEHOUSE ]] || die "no release binary at $GATEHOUSE"
+  python3 bench/mint.py "$OUT" "$ISSUER" "$AUDIENCE" 1
+  cp "$OUT/jwks.json" "$OUT/www/jwks.json"
+  TOKEN=$(cat "$OUT/token")
+  cat >"$OUT/upstream.conf" <<CONF
+worker_processes 1; daemon off; pid $OUT/upstream.pid; error_log $OUT/upstream-error.log;
+events { worker_connections 8192; }
+http { access_log off; http2_max_requests 1000000; keepalive_requests 1000000;
+  server { listen 127.0.0.1:$UP_H1; location = /jwks.json { root $OUT/www; } location / { return 200 "ok\n"; } }
+  server { listen 127.0.0.1:$UP_H2 http2; location / { return 200 "ok\n"; } } }
+CONF
+  cat >"$OUT/nginx-h2.conf" <<CONF
+worker_processes 1; daemon off; pid $OUT/proxy.pid; error_log $OUT/proxy-error.log;
+events { worker_connections 8192; }
+http { access_log off; http2_max_requests 1000000;
+  upstream h2 { server 127.0.0.1:$UP_H2; keepalive 16; }
+  server { listen 127.0.0.1:$NGINX_PORT http2; location / { grpc_pass grpc://h2; } } }
+CONF
+  local name protocol upstream
+  for name in gatehouse-h2:http2:$UP_H2 gatehouse-h2-h1up:http1:$UP_H1 gatehouse-h1:http1:$UP_H1 gatehouse-grpc:http2:$GRPC_PORT; do
+    IFS=: read -r name protocol upstream <<<"$name"
+    cat >"$OUT/$name.toml" <<CONF
+[listen]
+address = "127.0.0.1:$GATEHOUSE_PORT"
+[admin]
+address = "127.0.0.1:$ADMIN_PORT"
+[upstream]
+url = "http://127.0.0.1:$upstream"
+protocol = "$protocol"
+timeout = "300s"
+[failure_log]
+path = "$OUT/failures.log"
+[[provider]]
+name = "bench"
+type = "jwks"
+issuer = "$ISSUER"
+jwks_uri = "http://127.0.0.1:$UP_H1/jwks.json"
+audiences = ["$AUDIENCE"]
+CONF
+  done
+}
+
+start_contender() {  # start_contender NAME: on CPU 1, sets CONTENDER
+  case $1 in
+    nginx-h2) start_bg "$OUT/nginx-h2.out" taskset -c 1 nginx -c "$OUT/nginx-h2.conf" -p "$OUT"; wait_port $NGINX_PORT; PORT=$NGINX_PORT ;;
+    *) start_bg "$OUT/$1.out" taskset -c 1 "$GATEHOUSE" serve --config "$OUT/$1.toml"; wait_port $GATEHOUSE_PORT; PORT=$GATEHOUSE_PORT
+       for _ in $(seq 100); do curl -sf "http://127.0.0.1:$ADMIN_PORT/readyz" >/dev/null && break; sleep 0.1; done ;;
+  esac
+  CONTENDER=$LAST_PID
+}
+stop_contender() { kill "$CONTENDER" 2>/dev/null || true; wait "$CONTENDER" 2>/dev/null || true; sleep 0.3; }
+
+# h2load NAME [--h1]: one measurement; prints and records req/s, and checks every answer was 2xx.
+measure() {
+  local name=$1 mode=${2:-} args text rps ok total
+  if [[ $mode == --h1 ]]; then args=(--h1 -c $((CONNECTIONS * STREAMS)) -m 1); else args=(-c "$CONNECTIONS" -m "$STREAMS"); fi
+  taskset -c 0 h2load "${args[@]}" -D "$WARMUP" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/" >/dev/null 2>&1 || true
+  text=$(taskset -c 0 h2load "${args[@]}" -D "$DURATION" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/" 2>&1)
+  echo "$text" >"$OUT/h2load-$name.txt"
+  rps=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' <<<"$text")
+  ok=$(awk '/^status codes:/ { print $3 }' <<<"$text")
+  total=$(awk '/^requests:/ { print $8 }' <<<"$text")
+  [[ -n $rps ]] || die "$name: cannot parse h2load output ($OUT/h2load-$name.txt)"
+  printf '%s\t%s\n' "$name" "$rps" >>"$OUT/results.tsv"
+  printf '  %-18s %10s req/s   (%s of %s answers 2xx)\n' "$name" "$rps" "${ok:-?}" "${total:-?}"
+  [[ ${ok:-0} == "${total:-x}" ]] || echo "  WARNING: $name answered something other than 2xx" >&2
+}
+
+idle_memory() {
+  start_contender gatehouse-h2
+  sleep 0.5
+  local before after
+  before=$(rss_kib "$CONTENDER")
+  taskset -c 0 python3 bench/h2idle.py 127.0.0.1 "$GATEHOUSE_PORT" "$IDLE" 4 >"$OUT/h2idle.out" 2>&1 &
+  local holder=$!
+  for _ in $(seq 100); do grep -q '^open' "$OUT/h2idle.out" 2>/dev/null && break; sleep 0.1; done
+  sleep 1
+  after=$(rss_kib "$CONTENDER")
+  wait "$holder" || true
+  stop_contender
+  printf '  idle HTTP/2 connections: %d held, RSS %d -> %d KiB: %.1f KiB per connection\n' \
+    "$IDLE" "$before" "$after" "$(echo "($after - $before) / $IDLE" | bc -l)"
+}
+
+bidi_stream() {
+  start_bg "$OUT/grpc-server.out" taskset -c 0 python3 "$GRPC_PEERS/echo_server.py" --port "$GRPC_PORT" --port-file "$OUT/grpc.port"
+  wait_port $GRPC_PORT
+  start_contender gatehouse-grpc
+  local messages=$((BIDI_SECONDS * 10)) samples="$OUT/bidi-rss.txt" start_rss
+  start_rss=$(rss_kib "$CONTENDER")
+  taskset -c 0 python3 "$GRPC_PEERS/grpc_client.py" --target "127.0.0.1:$GATEHOUSE_PORT" bidi --token "$TOKEN" \
+    --messages "$messages" --message-bytes 1024 --interval-ms 100 --timeout $((BIDI_SECONDS + 60)) >"$OUT/bidi.json" &
+  local client=$!
+  : >"$samples"
+  while kill -0 "$client" 2>/dev/null; do rss_kib "$CONTENDER" >>"$samples"; sleep 1; done
+  wait "$client" || true
+  stop_contender
+  python3 - "$OUT/bidi.json" "$samples" "$start_rss" "$BIDI_SECONDS" <<'PY'
+import json, sys
+result = json.load(open(sys.argv[1]))
+rss = [int(line) for line in open(sys.argv[2]) if line.strip()]
+half = rss[len(rss) // 2:] or rss
+print(f"  bidi stream {sys.argv[4]} s: {result['code']}, {len(result['responses'])} replies; RSS start {sys.argv[3]} KiB,"
+      f" min {min(rss)} / max {max(rss)} KiB over {len(rss)} samples, second half {min(half)}..{max(half)} KiB")
+PY
+}
+
+main() {
+  install_missing
+  setup
+  : >"$OUT/results.tsv"
+  start_bg "$OUT/upstream.out" taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT"
+  wait_port $UP_H1; wait_port $UP_H2
+  taskset -pc 0 $$ >/dev/null
+  echo "== requests/s, $CONNECTIONS connections x $STREAMS streams (HTTP/1.1: $((CONNECTIONS * STREAMS)) connections), ${DURATION}s"
+  local name
+  for name in nginx-h2 gatehouse-h2 gatehouse-h2-h1up gatehouse-h1; do
+    start_contender "$name"
+    if [[ $name == gatehouse-h1 ]]; then measure "$name" --h1; else measure "$name"; fi
+    stop_contender
+  done
+  python3 - "$OUT/results.tsv" <<'PY'
+import sys
+rows = dict(line.split("\t") for line in open(sys.argv[1]).read().split("\n") if line)
+rows = {k: float(v) for k, v in rows.items()}
+print(f"  gatehouse-h2 / nginx-h2      = {rows['gatehouse-h2'] / rows['nginx-h2']:.2f}x")
+print(f"  gatehouse-h2 / gatehouse-h1  = {rows['gatehouse-h2'] / rows['gatehouse-h1']:.2f}x   (target >= 1.0x)")
+PY
+  echo "== memory"
+  idle_memory
+  bidi_stream
+}
+
+main "$@"
