@@ -2,7 +2,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 
-/// The admin port: liveness, readiness per provider, Prometheus metrics with the docs/reference.md §8 names.
+/// The admin port: liveness, readiness per provider, Prometheus metrics with the docs/reference.md §9 names.
 @Suite(.serialized)
 struct AdminEndpointTests {
     @Test func healthzAndReadyzReportTheProviders() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The admin port: `/healthz`, `/readyz`, `/metrics` (docs/reference.md §6, §8). Never on the client port.
+/// The admin port: `/healthz`, `/readyz`, `/metrics` (docs/reference.md §7.2, §9). Never on the client port.
 final class AdminHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart

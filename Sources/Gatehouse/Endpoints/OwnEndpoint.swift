@@ -1,6 +1,6 @@
 import NIOHTTP1
 
-/// Gatehouse's own endpoints on the client port, under `/.gatehouse/` (docs/reference.md §6).
+/// Gatehouse's own endpoints on the client port, under `/.gatehouse/` (docs/reference.md §7).
 /// They are answered by Gatehouse and never forwarded.
 enum OwnEndpoint: Equatable {
     /// The verified identity as JSON.

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// One line of the failure log (docs/reference.md §7), before rate limiting.
+/// One line of the failure log (docs/reference.md §8), before rate limiting.
 struct FailureEvent: Sendable {
     var timestamp: Date
     var status: Int

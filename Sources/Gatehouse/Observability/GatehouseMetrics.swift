@@ -2,7 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 public import Prometheus
 
-/// The Prometheus series of docs/reference.md §8, kept in a registry of this instance's own (not the
+/// The Prometheus series of docs/reference.md §9, kept in a registry of this instance's own (not the
 /// process-global MetricsSystem), so tests and several servers in one process stay apart.
 public struct GatehouseMetrics: Sendable {
     /// `outcome` values of `gatehouse_requests_total`.

@@ -1,6 +1,6 @@
 /// Text that came from a client, made safe to put in a log line.
 enum LogText {
-    /// Cuts to at most `maxBytes` UTF-8 bytes on a character boundary (docs/reference.md §7: 256).
+    /// Cuts to at most `maxBytes` UTF-8 bytes on a character boundary (docs/reference.md §8: 256).
     static func truncated(_ text: String, maxBytes: Int = 256) -> String {
         guard text.utf8.count > maxBytes else { return text }
         var result = ""

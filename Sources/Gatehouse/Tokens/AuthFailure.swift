@@ -20,7 +20,7 @@ public enum FailureReason: String, Sendable, Equatable, CaseIterable {
 /// A rejected token or request, with what the failure log may say about it.
 ///
 /// `detail` is a human-readable explanation for the security team's log (never the token).
-/// The diagnostic fields follow docs/reference.md §7: `iss`, `kid`, `alg` come from the unverified
+/// The diagnostic fields follow docs/reference.md §8: `iss`, `kid`, `alg` come from the unverified
 /// header/payload for diagnosis only; `subject` is set only once the signature verified.
 public struct AuthFailure: Error, Sendable, Equatable {
     public var reason: FailureReason

@@ -237,7 +237,7 @@ extension JWSAlgorithm {
     }
 }
 
-/// The unverified header/payload fields a failure may carry for diagnosis (docs/reference.md §7).
+/// The unverified header/payload fields a failure may carry for diagnosis (docs/reference.md §8).
 private struct Diagnostics {
     static let fieldLimit = 256
 
