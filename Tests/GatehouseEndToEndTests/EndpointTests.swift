@@ -18,10 +18,12 @@ struct EndpointTests {
             #expect(body["name"] == .string("Ada"))
             #expect(body["picture"] == .string("https://p/x.png"))
             #expect(body["claims"]?.objectValue?["iss"] == .string(Claims.issuer))
-            let anonymous = try await env.request("/.gatehouse/userinfo")
+            let anonymous = try await env.request("/.gatehouse/userinfo?secret=1")
             #expect(anonymous.status == 401)
             #expect(anonymous.json?["reason"] == .string("missing_token"))
             #expect(env.failureLog.count == 1)
+            // The failure log names the endpoint that was refused, without its query.
+            #expect(env.failureLog.first?["path"] == .string("/.gatehouse/userinfo"))
             #expect(env.upstream.requestCount == 0)
         }
     }

@@ -194,7 +194,7 @@ final class StreamRequestHandler: ChannelInboundHandler {
         var endpoint: OwnEndpoint?
         var acceptingRevoked = false
         if OwnEndpoint.isOwn(target.path) {
-            current.target = NormalizedTarget.root
+            current.target = NormalizedTarget(path: target.path, query: nil)  // logged without its query
             request = current
             guard let own = OwnEndpoint(path: target.path) else {
                 services.metrics.request(routeAuth: "none", outcome: .endpoint)

@@ -8,8 +8,10 @@ extension ClientConnectionHandler {
     func startEndpoint(
         _ path: String, head: HTTPRequestHead, requestID: String, token: BearerToken, context: ChannelHandlerContext
     ) {
+        // The endpoint's own path (never its query) is what the failure log records.
         let request = UpstreamRequestHead.Request(
-            head: head, target: NormalizedTarget.root, requestID: requestID, clientIP: clientIP, scheme: services.scheme, isWebSocket: false)
+            head: head, target: NormalizedTarget(path: path, query: nil), requestID: requestID, clientIP: clientIP,
+            scheme: services.scheme, isWebSocket: false)
         let plain = Exchange(request: request, rule: RouteRule.defaultRule, token: token.presentedToken, startedAt: .now())
         guard let endpoint = OwnEndpoint(path: path) else {
             services.metrics.request(routeAuth: "none", outcome: .endpoint)
