@@ -55,7 +55,7 @@ struct ReloadTests {
             next.upstream.url = URL(string: "http://127.0.0.1:9")!
             next.upstream.timeout = .seconds(3)
             let needRestart = await env.gatehouse.reload(next)
-            #expect(needRestart == ["[listen]", "[upstream] url/connect_timeout"])
+            #expect(needRestart == ["[listen]", "[upstream] url/connect_timeout/protocol/ca_file"])
             // Still the old listener and the old upstream.
             #expect(try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid())).status == 200)
         }

@@ -30,12 +30,41 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // The test's threads are libdispatch workers, which block signals, and a spawned program
+        // inherits that mask: its SIGTERM would stay pending forever. Start it with no signal
+        // blocked and every signal at its default.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var defaulted = sigset_t()
+        sigemptyset(&defaulted)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGCHLD] { sigaddset(&defaulted, signal) }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaulted)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, cArguments, environ)
         guard spawned == 0 else { throw Failed(description: "cannot run \(argv[0]): errno \(spawned)") }
         return pid
+    }
+
+    /// Asks the process to stop (SIGTERM) and waits for it; after `grace` it is killed (SIGKILL), so a
+    /// helper that hangs on its way out cannot hang the test run with it.
+    static func stop(_ pid: pid_t, grace: Duration = .seconds(5)) {
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        var status: Int32 = 0
+        while ContinuousClock.now < deadline {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid || (result == -1 && errno != EINTR) { return }
+            usleep(20_000)
+        }
+        kill(pid, SIGKILL)
+        wait(pid)
     }
 
     /// Waits for the process; its exit code, or -1 when a signal ended it.

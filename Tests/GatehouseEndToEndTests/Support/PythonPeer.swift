@@ -71,8 +71,7 @@ final class TestGRPCServer: Sendable {
     }
 
     func close() {
-        kill(pid, SIGTERM)
-        ChildProcess.wait(pid)
+        ChildProcess.stop(pid)
     }
 
     /// Starts the server, runs `body`, and stops the server whatever happens.

@@ -107,7 +107,10 @@ def main():
 
     while not stop.wait(0.5):
         pass
-    server.stop(grace=2).wait()
+    # Calls still running get 2 s, then are cancelled; a handler thread that still does not return
+    # must not keep the process alive (the executor's threads are not daemons).
+    server.stop(grace=2).wait(timeout=5)
+    os._exit(0)
 
 
 if __name__ == "__main__":
