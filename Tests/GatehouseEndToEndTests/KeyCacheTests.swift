@@ -149,4 +149,112 @@ struct KeyCacheTests {
             #expect(ContinuousClock.now - started < .milliseconds(1500))
         }
     }
+
+    /// K05: while refreshes fail the last good keys keep serving (stale-if-error), but only until they are
+    /// `max_stale` old: then a valid token, cached or not, gets 503 `keys_unavailable` with `Retry-After`,
+    /// one failure-log line each, and nothing reaches the upstream.
+    @Test func keysOlderThanMaxStaleStopBeingUsed() async throws {
+        let maxStale = Duration.milliseconds(1500)
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, _ in
+            configuration.jwks.minRefresh = .milliseconds(200)
+            configuration.jwks.maxRefresh = .milliseconds(200)
+            configuration.jwks.maxStale = maxStale
+        }) { (env: TestEnvironment) async throws in
+            let cached = TestSigner.rsa.token(claims: Claims.valid())
+            #expect(try await env.request("/x", token: cached).status == 200)
+            // The provider goes away: every refresh from now on fails.
+            env.jwks.update { $0.status = .serviceUnavailable }
+            let fetchesAtOutage = env.jwks.fetchCount
+            let keys = { env.gatehouse.keyStore.status()[0] }
+            for _ in 0..<200 where keys().lastError == nil { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(keys().lastError?.contains("503") == true)
+            let lastGoodFetch = try #require(keys().lastFetch)
+            let staleAt = lastGoodFetch.addingTimeInterval(Double(maxStale.components.seconds) + Double(maxStale.components.attoseconds) / 1e18)
+            func sleep(until date: Date) async throws {
+                let seconds = date.timeIntervalSinceNow
+                if seconds > 0 { try await Task.sleep(for: .seconds(seconds)) }
+            }
+            // Stale-if-error: shortly before `max_stale`, after several failed refreshes, the old keys still serve,
+            // both for the cached token and for one that has to be verified against them.
+            try await sleep(until: staleAt.addingTimeInterval(-0.4))
+            // (Refreshes every 200 ms while good, retried about every 0.5 s while failing.)
+            #expect(env.jwks.fetchCount - fetchesAtOutage >= 2, "refreshes kept being tried and kept failing")
+            #expect(try await env.request("/x", token: cached).status == 200)
+            let fresh = TestSigner.rsa.token(claims: Claims.valid(extra: ["jti": .string("before")]))
+            #expect(try await env.request("/x", token: fresh).status == 200)
+            #expect(try await env.admin("/readyz").status == 200)
+            #expect(env.failureLog.isEmpty)
+            let forwarded = env.upstream.requestCount
+            #expect(forwarded == 3)
+            // Past `max_stale`: the keys are no longer used.
+            try await sleep(until: staleAt.addingTimeInterval(0.25))
+            let late = TestSigner.rsa.token(claims: Claims.valid(extra: ["jti": .string("after")]))
+            for token in [cached, late] {
+                let response = try await env.request("/x", token: token)
+                #expect(response.status == 503)
+                #expect(response.json?["reason"] == .string("keys_unavailable"))
+                #expect(response.json?["error"] == .string("temporarily_unavailable"))
+                #expect(response.headers.first(name: "retry-after") == "5")
+            }
+            #expect(env.upstream.requestCount == forwarded)
+            let lines = env.failureLog
+            #expect(lines.count == 2)
+            #expect(lines.allSatisfy { $0["reason"] == .string("keys_unavailable") && $0["status"] == .number("503") })
+            #expect(lines.allSatisfy { $0["provider"] == .string("test") })
+            #expect(try await env.admin("/readyz").status == 503)
+        }
+    }
+
+    /// K13: a JWKS or discovery endpoint answering with a redirect is never followed: the `Location` (which
+    /// serves a good key set and discovery document) is never fetched, the provider gets no keys, and valid
+    /// tokens get 503 `keys_unavailable`.
+    @Test func redirectsFromTheJWKSAndDiscoveryEndpointsAreNeverFollowed() async throws {
+        let elsewhere = try await TestJWKSServer(jwks: TestSigner.jwks([.rsa]))
+        do {
+            try await redirectsAreNeverFollowed(to: elsewhere)
+        } catch {
+            await elsewhere.close()
+            throw error
+        }
+        await elsewhere.close()
+    }
+
+    private func redirectsAreNeverFollowed(to elsewhere: TestJWKSServer) async throws {
+        try await TestEnvironment.run(signers: [.rsa], waitForKeys: false, configure: { configuration, jwks in
+            let oidcIssuer = "http://127.0.0.1:\(jwks.port)"
+            // Followed, either redirect would give the provider its keys.
+            elsewhere.update { $0.discovery = "{\"issuer\":\"\(oidcIssuer)\",\"jwks_uri\":\"\(elsewhere.jwksURL.absoluteString)\"}" }
+            jwks.update {
+                $0.redirect = elsewhere.jwksURL.absoluteString
+                $0.discoveryRedirect = elsewhere.discoveryURL.absoluteString
+            }
+            var oidc = ProviderSettings(name: "corp", type: .oidc)
+            oidc.issuer = oidcIssuer
+            oidc.audiences = [Claims.audience]
+            configuration.providers.append(oidc)
+            configuration.jwks.minRefresh = .milliseconds(200)
+        }) { (env: TestEnvironment) async throws in
+            // Wait for the start-up fetch and at least one retry of each.
+            for _ in 0..<300 where env.jwks.fetchCount < 2 || env.jwks.discoveryCount < 2 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(env.jwks.fetchCount >= 2)
+            #expect(env.jwks.discoveryCount >= 2)
+            #expect(elsewhere.requestCount == 0, "a redirect was followed")
+            let status = env.gatehouse.keyStore.status()
+            #expect(status.map(\.usable) == [false, false])
+            #expect(status.allSatisfy { $0.lastError?.contains("302") == true }, "\(status.map(\.lastError))")
+            let jwksToken = TestSigner.rsa.token(claims: Claims.valid())
+            let oidcToken = TestSigner.rsa.token(claims: Claims.valid(extra: ["iss": .string("http://127.0.0.1:\(env.jwks.port)")]))
+            for token in [jwksToken, oidcToken] {
+                let response = try await env.request("/x", token: token)
+                #expect(response.status == 503)
+                #expect(response.json?["reason"] == .string("keys_unavailable"))
+            }
+            #expect(env.failureLog.map { $0["provider"] } == [.string("test"), .string("corp")])
+            #expect(env.upstream.requestCount == 0)
+            #expect(try await env.admin("/readyz").status == 503)
+            #expect(elsewhere.requestCount == 0, "a redirect was followed")
+        }
+    }
 }

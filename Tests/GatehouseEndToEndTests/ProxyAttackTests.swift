@@ -165,6 +165,40 @@ struct ProxyAttackTests {
         }
     }
 
+    /// P33: bare LF line endings in a request head, throughout or mixed with CRLF at any line: 400 from the decoder,
+    /// the connection closed, nothing upstream and no failure-log line (a 400 is not an authentication failure).
+    @Test func bareLineFeedLineEndingsGet400AndClose() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let authorization = "Authorization: Bearer \(Self.validToken())"
+            let heads = [
+                "GET /v1/orders HTTP/1.1\nHost: a\n\n",
+                "GET /v1/orders HTTP/1.1\nHost: a\n\(authorization)\n\n",
+                "GET /v1/orders HTTP/1.1\nHost: a\r\n\(authorization)\r\n\r\n",
+                "GET /v1/orders HTTP/1.1\r\nHost: a\n\(authorization)\r\n\r\n",
+                "GET /v1/orders HTTP/1.1\r\nHost: a\r\n\(authorization)\n\r\n",
+                "GET /v1/orders HTTP/1.1\r\nHost: a\r\n\(authorization)\r\n\n",
+                "GET /v1/orders HTTP/1.1\r\nHost: a\r\n\n",
+            ]
+            for head in heads {
+                let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+                let started = ContinuousClock.now
+                connection.send(head)
+                let text = connection.receive()
+                #expect(RawHTTP.statuses(text) == [400], "\(head.debugDescription): \(text.debugDescription)")
+                // The decoder's refusal (4.6): empty, `Connection: close`, no request id.
+                #expect(text.contains("\r\nContent-Length: 0\r\n") && text.contains("\r\nConnection: close\r\n"), "\(text.debugDescription)")
+                #expect(!text.lowercased().contains("x-request-id"), "\(text.debugDescription)")
+                #expect(ContinuousClock.now - started < .seconds(2), "closed by the server: \(head.debugDescription)")
+                #expect(env.upstream.requestCount == 0, "\(head.debugDescription)")
+            }
+            #expect(env.failureLog.isEmpty, "\(env.failureLogLines)")
+            // Control: the same heads with CRLF throughout are a 401 and a 200.
+            #expect(env.sendRaw("GET /v1/orders HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n") == [401])
+            #expect(env.sendRaw("GET /v1/orders HTTP/1.1\r\nHost: a\r\n\(authorization)\r\nConnection: close\r\n\r\n") == [200])
+            #expect(env.upstream.requestCount == 1)
+        }
+    }
+
     /// P18-P19: absolute-form and authority-form targets, missing, duplicate or odd Host.
     @Test func absoluteFormAndBadHostGet400() async throws {
         try await TestEnvironment.run(configure: ForwardingTests.publicEverywhere) { (env: TestEnvironment) async throws in
@@ -531,6 +565,50 @@ struct ProxyAttackTests {
             #expect(!env.upstream.requests.contains { $0.uri == "/public/upload" })
             // The sign-out never completed: the token still works.
             #expect(try await env.request("/v1/orders", token: Self.validToken()).status == 200)
+        }
+    }
+
+    /// P46: a client pipelining more than 1024 request parts (a GET is two: head and end) behind the request being
+    /// answered is cut off: the connection is closed, far fewer than the requests sent reach the upstream, what was
+    /// answered was answered in order, and other connections are served. Control: 400 pipelined requests (800
+    /// parts) on one connection are all answered, in order.
+    @Test func morePipelinedPartsThanTheCapCloseTheConnection() async throws {
+        try await TestEnvironment.run(configure: Self.publicPrefix) { (env: TestEnvironment) async throws in
+            /// The `n` of every `/public/n` the echo upstream answered, in the order the answers arrived.
+            func answered(_ text: String) -> [Int] {
+                text.components(separatedBy: "\"uri\":\"/public/").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
+            }
+            func pipelined(_ count: Int, closeLast: Bool) -> String {
+                (0..<count).map { index in
+                    "GET /public/\(index) HTTP/1.1\r\nHost: a\r\n\(closeLast && index == count - 1 ? "Connection: close\r\n" : "")\r\n"
+                }.joined()
+            }
+
+            let control = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+            control.send(pipelined(400, closeLast: true))
+            let controlText = control.receive()
+            #expect(RawHTTP.statuses(controlText).count == 400)
+            #expect(answered(controlText) == Array(0..<400))
+            #expect(env.upstream.requestCount == 400)
+            env.upstream.reset()
+
+            let flood = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
+            let started = ContinuousClock.now
+            flood.send(pipelined(1100, closeLast: false))
+            let text = flood.receive()
+            #expect(ContinuousClock.now - started < .seconds(2), "closed by the server, not by the 3 s socket timeout")
+            let statuses = RawHTTP.statuses(text)
+            let order = answered(text)
+            #expect(statuses.count < 1100)
+            #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            #expect(order == Array(0..<statuses.count), "answered in order: \(order)")
+            // The queue holds at most 1024 parts (512 GETs) behind the request in flight.
+            #expect(env.upstream.requestCount <= 1024)
+            #expect(env.upstream.requestCount <= statuses.count + 1 + 512)
+            #expect(!env.upstream.requests.contains { $0.uri == "/public/1099" })
+            // Other connections are served.
+            #expect(try await env.request("/public/after").status == 200)
+            #expect(env.sendRaw("GET /v1/orders HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(Self.validToken())\r\nConnection: close\r\n\r\n") == [200])
         }
     }
 

@@ -19,10 +19,16 @@ final class TestJWKSServer: Sendable {
         /// Served at `/oauth2/revoke` (RFC 7009 token revocation) with this status.
         var revokeStatus: HTTPResponseStatus = .ok
         var revokeBody = ""
+        /// When set, the JWKS path answers `302 Found` with this `Location` instead of the key set.
+        var redirect: String?
+        /// When set, the discovery path answers `302 Found` with this `Location` instead of the document.
+        var discoveryRedirect: String?
     }
 
     private let script: NIOLockedValueBox<Script>
     private let fetches = NIOLockedValueBox(0)
+    private let discoveryFetches = NIOLockedValueBox(0)
+    private let allRequests = NIOLockedValueBox(0)
     private let userinfoCalls = NIOLockedValueBox(0)
     private let revokeForms = NIOLockedValueBox<[String]>([])
     private let channel: any Channel
@@ -30,6 +36,8 @@ final class TestJWKSServer: Sendable {
     init(jwks: String) async throws {
         let script = NIOLockedValueBox(Script(body: jwks))
         let fetches = self.fetches
+        let discoveryFetches = self.discoveryFetches
+        let allRequests = self.allRequests
         let userinfoCalls = self.userinfoCalls
         let revokeForms = self.revokeForms
         self.script = script
@@ -39,7 +47,8 @@ final class TestJWKSServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(Handler(
-                        script: script, fetches: fetches, userinfoCalls: userinfoCalls, revokeForms: revokeForms))
+                        script: script, fetches: fetches, discoveryFetches: discoveryFetches, allRequests: allRequests,
+                        userinfoCalls: userinfoCalls, revokeForms: revokeForms))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -49,6 +58,11 @@ final class TestJWKSServer: Sendable {
     var jwksURL: URL { URL(string: "http://127.0.0.1:\(port)/jwks.json")! }
     var fetchCount: Int { fetches.withLockedValue { $0 } }
     var userinfoCount: Int { userinfoCalls.withLockedValue { $0 } }
+    /// Requests for the discovery document (`/.well-known/openid-configuration`).
+    var discoveryCount: Int { discoveryFetches.withLockedValue { $0 } }
+    /// Every request received, whatever its path.
+    var requestCount: Int { allRequests.withLockedValue { $0 } }
+    var discoveryURL: URL { URL(string: "http://127.0.0.1:\(port)/.well-known/openid-configuration")! }
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
     /// The form bodies `/oauth2/revoke` received, in order.
     var revokeRequests: [String] { revokeForms.withLockedValue { $0 } }
@@ -66,17 +80,21 @@ final class TestJWKSServer: Sendable {
         typealias OutboundOut = HTTPServerResponsePart
         let script: NIOLockedValueBox<Script>
         let fetches: NIOLockedValueBox<Int>
+        let discoveryFetches: NIOLockedValueBox<Int>
+        let allRequests: NIOLockedValueBox<Int>
         let userinfoCalls: NIOLockedValueBox<Int>
         let revokeForms: NIOLockedValueBox<[String]>
         var uri = ""
         var requestBody = ""
 
         init(
-            script: NIOLockedValueBox<Script>, fetches: NIOLockedValueBox<Int>, userinfoCalls: NIOLockedValueBox<Int>,
-            revokeForms: NIOLockedValueBox<[String]>
+            script: NIOLockedValueBox<Script>, fetches: NIOLockedValueBox<Int>, discoveryFetches: NIOLockedValueBox<Int>,
+            allRequests: NIOLockedValueBox<Int>, userinfoCalls: NIOLockedValueBox<Int>, revokeForms: NIOLockedValueBox<[String]>
         ) {
             self.script = script
             self.fetches = fetches
+            self.discoveryFetches = discoveryFetches
+            self.allRequests = allRequests
             self.userinfoCalls = userinfoCalls
             self.revokeForms = revokeForms
         }
@@ -89,6 +107,7 @@ final class TestJWKSServer: Sendable {
             case .body(let buffer): requestBody += String(buffer: buffer)
             case .end:
                 let current = script.withLockedValue { $0 }
+                allRequests.withLockedValue { $0 += 1 }
                 if uri.hasSuffix("/oauth2/revoke") {
                     revokeForms.withLockedValue { $0.append(requestBody) }
                     respond(status: current.revokeStatus, body: current.revokeBody, headers: [:], delay: current.delay, context: context)
@@ -97,6 +116,11 @@ final class TestJWKSServer: Sendable {
                 let isDiscovery = uri.hasSuffix("/.well-known/openid-configuration")
                 let isUserinfo = uri.hasSuffix("/oauth2/userInfo")
                 if isUserinfo { userinfoCalls.withLockedValue { $0 += 1 } } else if !isDiscovery { fetches.withLockedValue { $0 += 1 } }
+                if isDiscovery { discoveryFetches.withLockedValue { $0 += 1 } }
+                if let location = isUserinfo ? nil : isDiscovery ? current.discoveryRedirect : current.redirect {
+                    respond(status: .found, body: "", headers: ["Location": location], delay: current.delay, context: context)
+                    return
+                }
                 let body = isUserinfo ? current.userinfo : isDiscovery ? (current.discovery ?? "{}") : current.body
                 let status = isUserinfo ? current.userinfoStatus : isDiscovery ? (current.discovery == nil ? .notFound : .ok) : current.status
                 var headers: HTTPHeaders = ["Content-Type": "application/json", "Content-Length": String(body.utf8.count)]
