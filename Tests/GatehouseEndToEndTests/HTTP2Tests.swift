@@ -15,10 +15,8 @@ struct HTTP2Tests {
 
     /// One request with curl; `version` is curl's `%{http_version}` ("2", "1.1"), status 0 when none came.
     static func curl(_ arguments: [String]) async throws -> CurlResult {
-        let output = try await Task.detached {
-            try PythonPeer.runCapturing(
-                ["/usr/bin/env", "curl", "-s", "-m", "10", "-w", "\n%{http_version} %{http_code}"] + arguments, anyExit: true)
-        }.value
+        let output = try await PythonPeer.runCapturing(
+            ["/usr/bin/env", "curl", "-s", "-m", "10", "-w", "\n%{http_version} %{http_code}"] + arguments, anyExit: true)
         let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
         let last = (lines.last ?? "").split(separator: " ")
         return CurlResult(

@@ -22,6 +22,34 @@ enum ChildProcess {
         }
     }
 
+    /// Runs `argv` to its end and returns its exit code (-1 when a signal ended it) and its output
+    /// (stdout and stderr), without blocking a thread of Swift's cooperative pool meanwhile
+    /// (waitpid WNOHANG between short sleeps): on a 2-core machine two blocked waits would stall
+    /// every other suite of this process, and Gatehouse's own background work, while they last.
+    /// Killed after `timeout`.
+    static func runToEnd(_ argv: [String], timeout: Duration = .seconds(60)) async throws -> (exitCode: Int32, output: String) {
+        let outputPath = NSTemporaryDirectory() + "gatehouse-child-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        let pid = try spawn(argv, outputPath: outputPath)
+        let deadline = ContinuousClock.now + timeout
+        var status: Int32 = 0
+        while true {
+            let waited = waitpid(pid, &status, WNOHANG)
+            if waited == pid { break }
+            if waited == -1 && errno != EINTR { throw Failed(description: "waitpid failed for \(argv)") }
+            do {
+                guard ContinuousClock.now < deadline else { throw Failed(description: "\(argv) ran past \(timeout)") }
+                try await Task.sleep(for: .milliseconds(10))
+            } catch {
+                kill(pid, SIGKILL)
+                wait(pid)
+                throw error
+            }
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return ((status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1, output)
+    }
+
     /// Starts `argv` with stdin from /dev/null and stdout+stderr into `outputPath`.
     static func spawn(_ argv: [String], outputPath: String) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()

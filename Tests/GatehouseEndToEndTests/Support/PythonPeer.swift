@@ -22,7 +22,7 @@ enum PythonPeer {
     /// Runs a script to its end and returns the JSON object it printed last on stdout.
     static func runJSON(_ folder: String, _ name: String, _ arguments: [String]) async throws -> [String: JSONValue] {
         let path = try script(folder, name)
-        let output = try await Task.detached { try runCapturing(["/usr/bin/env", "python3", path] + arguments) }.value
+        let output = try await runCapturing(["/usr/bin/env", "python3", path] + arguments)
         let line = output.split(separator: "\n").last { $0.hasPrefix("{") }
         guard let line, let object = try? StrictJSON.parse(Array(line.utf8), maxDepth: 64).objectValue else {
             throw Failed(description: "\(name) \(arguments.joined(separator: " ")) printed no JSON object: \(output)")
@@ -31,12 +31,8 @@ enum PythonPeer {
     }
 
     /// Runs to completion and returns stdout+stderr; throws unless it exits 0 (or at all, when `anyExit`).
-    static func runCapturing(_ argv: [String], anyExit: Bool = false) throws -> String {
-        let outputPath = NSTemporaryDirectory() + "gatehouse-python-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        let pid = try ChildProcess.spawn(argv, outputPath: outputPath)
-        let exitCode = ChildProcess.wait(pid)
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    static func runCapturing(_ argv: [String], anyExit: Bool = false) async throws -> String {
+        let (exitCode, text) = try await ChildProcess.runToEnd(argv)
         guard exitCode == 0 || anyExit else { throw Failed(description: "\(argv.joined(separator: " ")) failed (\(exitCode)): \(text)") }
         return text
     }

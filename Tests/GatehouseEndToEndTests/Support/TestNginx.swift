@@ -71,11 +71,8 @@ final class TestNginx: Sendable {
     /// Until nginx answers the probe server with `probe` (so the listener on `port` is this nginx).
     private static func waitUntilAnswering(port: Int, probe: String, logs: String) async throws {
         for _ in 0..<200 {
-            let answer = try? await Task.detached {
-                try PythonPeer.runCapturing(
-                    ["/usr/bin/env", "curl", "-s", "-m", "2", "-H", "Host: nginx-probe.invalid", "http://127.0.0.1:\(port)/"],
-                    anyExit: true)
-            }.value
+            let answer = try? await PythonPeer.runCapturing(
+                ["/usr/bin/env", "curl", "-s", "-m", "2", "-H", "Host: nginx-probe.invalid", "http://127.0.0.1:\(port)/"], anyExit: true)
             if answer == probe { return }
             try await Task.sleep(for: .milliseconds(25))
         }
