@@ -2,12 +2,14 @@
 """Makes the benchmark's identity provider: an RSA-2048 key, its JWKS, and RS256 tokens.
 
 Usage: mint.py OUTDIR ISSUER AUDIENCE POOLSIZE
-Writes OUTDIR/jwks.json, OUTDIR/token (one valid token), OUTDIR/tokens (POOLSIZE distinct valid
-tokens, one per line), OUTDIR/bad-tokens (tokens with a wrong signature, one per line).
+Writes OUTDIR/jwks.json, OUTDIR/pubkey.pem (the same public key as PEM SubjectPublicKeyInfo:
+HAProxy's jwt_verify takes a key file, not a JWKS), OUTDIR/token (one valid token), OUTDIR/tokens
+(POOLSIZE distinct valid tokens, one per line), OUTDIR/bad-tokens (tokens with a wrong signature,
+one per line).
 The pool is signed by one worker process per CPU (the keys are inherited through fork).
 """
 import base64, json, multiprocessing, sys, time
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 def b64(data: bytes) -> str:
@@ -23,6 +25,9 @@ numbers = key.public_key().public_numbers()
 jwk = {"kty": "RSA", "kid": "bench-1", "alg": "RS256", "use": "sig", "n": b64(uint(numbers.n)), "e": b64(uint(numbers.e))}
 with open(f"{out}/jwks.json", "w") as f:
     json.dump({"keys": [jwk]}, f)
+with open(f"{out}/pubkey.pem", "wb") as f:
+    f.write(key.public_key().public_bytes(serialization.Encoding.PEM,
+                                          serialization.PublicFormat.SubjectPublicKeyInfo))
 
 def token(subject: str, signer) -> str:
     now = int(time.time())

@@ -18,6 +18,11 @@
 #   openidc   Apache + mod_auth_openidc as an OAuth 2.0 resource server (AuthType oauth20), verifying
 #             the RS256 bearer JWT against the JWKS (fetched over https from a self-signed TLS copy),
 #             requiring iss and aud like Gatehouse does, claims passed upstream as OIDC_CLAIM_* headers.
+#   haproxy-jwt  HAProxy (Debian's 2.6) with its native JWT converters: one thread, no cache, every
+#             request's RS256 signature checked with jwt_verify against the key as PEM, alg, iss,
+#             aud, exp checked with ACLs, sub passed upstream as X-Auth-Subject. Scenarios a, b, c
+#             only: it is there for the JWT path (d and e would measure HAProxy's proxying, which
+#             nginx already stands for).
 #   gatehouse the release build.
 #
 # Scenarios (50 keep-alive connections unless said otherwise):
@@ -56,9 +61,9 @@ UPLOAD_MIN=${UPLOAD_MIN:-2}               # at least this many uploads per conte
 UPLOAD_MAX=${UPLOAD_MAX:-50}              # ...at most this many...
 UPLOAD_SECONDS=${UPLOAD_SECONDS:-}        # ...repeated for this long (default: DURATION)
 POOL_SIZE=${POOL_SIZE:-40000}             # scenario b: distinct valid tokens (4x the 10000-entry cache)
-CONTENDERS=${CONTENDERS:-direct nginx openidc gatehouse}
+CONTENDERS=${CONTENDERS:-direct nginx openidc haproxy-jwt gatehouse}
 UPSTREAM_PORT=18081; NGINX_PORT=18082; GATEHOUSE_PORT=18083; ADMIN_PORT=18084
-SINK_PORT=18085; APACHE_PORT=18086; JWKS_TLS_PORT=18443
+SINK_PORT=18085; APACHE_PORT=18086; HAPROXY_PORT=18087; JWKS_TLS_PORT=18443
 ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
 GATEHOUSE=$ROOT/.build-release/release/gatehouse
 APACHE=/usr/sbin/apache2
@@ -160,6 +165,7 @@ install_missing() {
   need wrk || missing+=(wrk)
   [[ -x $APACHE ]] || missing+=(apache2)
   [[ -f $OPENIDC_SO ]] || missing+=(libapache2-mod-auth-openidc)
+  need haproxy || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
   need curl || missing+=(curl)
   need openssl || missing+=(openssl)
   need ss || missing+=(iproute2)
@@ -186,12 +192,13 @@ build_gatehouse() {
 
 check_ports_free() {
   local port
-  for port in $UPSTREAM_PORT $NGINX_PORT $GATEHOUSE_PORT $ADMIN_PORT $SINK_PORT $APACHE_PORT $JWKS_TLS_PORT; do
+  for port in $UPSTREAM_PORT $NGINX_PORT $GATEHOUSE_PORT $ADMIN_PORT $SINK_PORT $APACHE_PORT $HAPROXY_PORT $JWKS_TLS_PORT; do
     [[ -z $(ss -Htln "( sport = :$port )") ]] || die "port $port is already in use (a previous run still alive?)"
   done
 }
 
-# Tokens, JWKS, the self-signed certificate of the TLS JWKS copy, the upload body.
+# Tokens, JWKS (and its key as PEM, for HAProxy), the self-signed certificate of the TLS JWKS copy,
+# the upload body.
 make_material() {
   rm -rf "$OUT"
   mkdir -p "$OUT/www" "$OUT/apache-run"
@@ -296,6 +303,8 @@ OIDCPassClaimsAs headers
 </Location>
 CONF
 
+  write_haproxy_config
+
   # Gatehouse (CPU 1): one config for a, b, c, e and one whose upstream is the sink, for d.
   local upstream
   for upstream in "gatehouse:$UPSTREAM_PORT" "gatehouse-upload:$SINK_PORT"; do
@@ -319,6 +328,62 @@ CONF
   done
 }
 
+# HAProxy with its native JWT support (CPU 1): the HAProxy documentation's JWT example grown to what
+# Gatehouse checks. nbthread 1: one core, like the others. Every request: the bearer token's header
+# and payload are decoded, one jwt_*_query per claim (decoding the payload once for json_query would
+# be cheaper, but 2.6.12's jwt_payload_query without a JSON path returns nothing), and the request is
+# denied with 401 unless alg is RS256, iss and aud are the bench's (aud is a string in mint.py's
+# tokens; were it an array, 2.6's json_query would give one element only), exp is in the future,
+# there is a sub, and jwt_verify accepts the RS256 signature against pubkey.pem (it takes a key file,
+# loaded at startup, not a JWKS). The ACLs are ANDed left to right, so the signature is only checked for tokens whose
+# claims pass (as a wrong-signature token's do). A missing or undecodable token leaves the variables
+# unset and fails every ACL: it fails closed. No cache: HAProxy has none for this. Before
+# forwarding, client-sent identity headers are removed (x-auth-*, also with underscores, which the
+# upstream nginx reads as the same header: what Gatehouse removes) and sub is set as X-Auth-Subject.
+# http-reuse always: idle upstream connections are shared, like nginx's keepalive pool. Rejections
+# are logged to stderr (haproxy.log), the counterpart of Gatehouse's failure log and Apache's error
+# log; accepted requests are not (like nginx's access_log off).
+write_haproxy_config() {
+  cat >"$OUT/haproxy.cfg" <<CONF
+global
+  nbthread 1
+  maxconn 4096
+  log stderr format raw local0 info
+defaults
+  mode http
+  log global
+  option http-keep-alive
+  timeout connect 5s
+  timeout client 300s
+  timeout server 300s
+  timeout http-keep-alive 75s
+frontend jwt
+  bind 127.0.0.1:$HAPROXY_PORT
+  log-format "%ci:%cp %ST %HM %HU token rejected"
+  http-request del-header ^x[-_]auth[-_] -m reg
+  http-request set-var(txn.bearer) http_auth_bearer
+  http-request set-var(txn.alg) var(txn.bearer),jwt_header_query('\$.alg')
+  http-request set-var(txn.iss) var(txn.bearer),jwt_payload_query('\$.iss')
+  http-request set-var(txn.aud) var(txn.bearer),jwt_payload_query('\$.aud')
+  http-request set-var(txn.exp) var(txn.bearer),jwt_payload_query('\$.exp','int')
+  http-request set-var(txn.sub) var(txn.bearer),jwt_payload_query('\$.sub')
+  http-request set-var(txn.now) date
+  acl rs256 var(txn.alg) -m str RS256
+  acl issuer var(txn.iss) -m str $ISSUER
+  acl audience var(txn.aud) -m str $AUDIENCE
+  acl unexpired var(txn.exp),sub(txn.now) -m int gt 0
+  acl subject var(txn.sub) -m len gt 0
+  acl signed var(txn.bearer),jwt_verify(txn.alg,"$OUT/pubkey.pem") -m int 1
+  http-request deny deny_status 401 unless rs256 issuer audience unexpired subject signed
+  http-request set-log-level silent
+  http-request set-header X-Auth-Subject %[var(txn.sub)]
+  default_backend upstream
+backend upstream
+  http-reuse always
+  server upstream 127.0.0.1:$UPSTREAM_PORT
+CONF
+}
+
 record_versions() {
   record meta - date "$(date -u '+%Y-%m-%d %H:%M UTC')"
   record meta - duration "$DURATION"
@@ -328,6 +393,7 @@ record_versions() {
   record meta - gatehouse "$("$GATEHOUSE" --version 2>&1 | head -n 1)"
   record meta - nginx "$(nginx -v 2>&1 | sed 's/^nginx version: nginx\///')"
   record meta - apache "$("$APACHE" -v | awk -F': *' '/^Server version/ { print $2 }')"
+  record meta - haproxy "$(haproxy -v | awk 'NR == 1 { print $3 }')"
   record meta - mod_auth_openidc "$(dpkg-query -W -f '${Version}' libapache2-mod-auth-openidc 2>/dev/null || echo '?')"
   record meta - wrk "$(wrk -v 2>&1 | awk 'NR == 1 { print $2 }')"
   record meta - apache_mpm "mpm_event, 1 process x 256 threads, AsyncRequestWorkerFactor 4"
@@ -338,16 +404,22 @@ port_of() {
   case $1 in
     direct) echo "$UPSTREAM_PORT" ;; nginx) echo "$NGINX_PORT" ;;
     openidc) echo "$APACHE_PORT" ;; gatehouse) echo "$GATEHOUSE_PORT" ;;
+    haproxy-jwt) echo "$HAPROXY_PORT" ;;
   esac
 }
 log_of() {  # where a contender's complaints go
   case $1 in
     direct) echo "$OUT/upstream-error.log" ;; nginx) echo "$OUT/proxy-error.log" ;;
     openidc) echo "$OUT/apache-error.log" ;; gatehouse) echo "$OUT/gatehouse.log" ;;
+    haproxy-jwt) echo "$OUT/haproxy.log" ;;
   esac
 }
 upload_port_of() { if [[ $1 == direct ]]; then echo "$SINK_PORT"; else port_of "$1"; fi; }
-authenticates() { [[ $1 == openidc || $1 == gatehouse ]]; }
+authenticates() { [[ $1 == openidc || $1 == gatehouse || $1 == haproxy-jwt ]]; }
+# The contenders whose identity header is X-Auth-Subject, which must drop a client-sent one.
+sends_x_auth() { [[ $1 == gatehouse || $1 == haproxy-jwt ]]; }
+# haproxy-jwt runs a, b and c only (see the top); the others every scenario.
+all_scenarios() { [[ $1 != haproxy-jwt ]]; }
 
 # start_contender NAME MODE (MODE: main = scenarios a b c e, upload = scenario d), pinned to CPU 1
 start_contender() {
@@ -357,6 +429,8 @@ start_contender() {
     direct) return 0 ;;
     nginx) start_bg "$OUT/proxy.out" taskset -c 1 nginx -c "$OUT/proxy.conf" -p "$OUT" ;;
     openidc) start_bg "$OUT/apache.out" taskset -c 1 "$APACHE" -f "$OUT/apache.conf" -DFOREGROUND ;;
+    # -db: foreground, one process (no master-worker), its log (stderr) into haproxy.log
+    haproxy-jwt) start_bg "$OUT/haproxy.log" taskset -c 1 haproxy -db -f "$OUT/haproxy.cfg" ;;
     gatehouse)
       local config=$OUT/gatehouse.toml
       [[ $mode == upload ]] && config=$OUT/gatehouse-upload.toml
@@ -396,6 +470,10 @@ check_contender() {
       expect "$name" "garbage token -> 401" "$(http_code "$url/" -H 'Authorization: Bearer abc.def.ghi')" 401
       expect "$name" "valid token -> 200" "$(http_code "$url/" "${valid[@]}")" 200
       expect "$name" "claims reach the upstream (/whoami)" "$(curl -s --max-time 10 "${valid[@]}" "$url/whoami")" "sub=user-0"
+      if sends_x_auth "$name"; then
+        expect "$name" "spoofed X-Auth-Subject, X_Auth_Subject dropped" "$(curl -s --max-time 10 "${valid[@]}" \
+          -H 'X-Auth-Subject: spoofed' -H 'X_Auth_Subject: spoofed' "$url/whoami")" "sub=user-0"
+      fi
     else
       expect "$name" "no token -> 200 (no auth)" "$(http_code "$url/")" 200
       expect "$name" "wrong-signature token -> 200 (no auth)" "$(http_code "$url/" "${bad[@]}")" 200
@@ -561,23 +639,26 @@ run_uploads() {
     "${growth:+, RSS +$growth KiB (from $base KiB)}"
 }
 
-# Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d.
+# Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d (haproxy-jwt:
+# checks and a/b/c only).
 bench_contender() {
-  local name=$1 scenario
+  local name=$1 scenario rss=""
   echo "== $name" >&2
   start_contender "$name" main
-  if [[ -n $CONTENDER_PID ]]; then record "$name" e rss_start_kib "$(tree_rss_kib "$CONTENDER_PID")"; fi
+  if [[ -n $CONTENDER_PID ]] && all_scenarios "$name"; then rss=1; fi
+  if [[ -n $rss ]]; then record "$name" e rss_start_kib "$(tree_rss_kib "$CONTENDER_PID")"; fi
   check_contender "$name" main
   for scenario in a b c; do
     warm_up "$name" "$scenario"
-    if [[ $scenario == a && -n $CONTENDER_PID ]]; then
+    if [[ $scenario == a && -n $rss ]]; then
       sleep 0.5   # let the warm-up's connections close: idle again
       record "$name" e rss_warm_kib "$(tree_rss_kib "$CONTENDER_PID")"
     fi
     run_wrk "$name" "$scenario"
   done
-  if [[ -n $CONTENDER_PID ]]; then run_idle_connections "$name"; fi
+  if [[ -n $rss ]]; then run_idle_connections "$name"; fi
   stop_contender
+  all_scenarios "$name" || return 0
 
   start_contender "$name" upload
   check_contender "$name" upload
@@ -600,6 +681,7 @@ main() {
   record_versions
   nginx -t -c "$OUT/upstream.conf" -p "$OUT" >/dev/null 2>&1 || die "upstream nginx config: $(nginx -t -c "$OUT/upstream.conf" -p "$OUT" 2>&1)"
   "$APACHE" -t -f "$OUT/apache.conf" >/dev/null 2>&1 || die "apache config: $("$APACHE" -t -f "$OUT/apache.conf" 2>&1)"
+  haproxy -c -q -f "$OUT/haproxy.cfg" >/dev/null 2>&1 || die "haproxy config: $(haproxy -c -f "$OUT/haproxy.cfg" 2>&1)"
 
   start_bg "$OUT/upstream.out" taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT"
   start_bg "$OUT/sink.out" taskset -c 0 python3 bench/sink.py "$SINK_PORT"
@@ -609,7 +691,7 @@ main() {
 
   local name
   for name in $CONTENDERS; do
-    case $name in direct | nginx | openidc | gatehouse) ;; *) die "unknown contender '$name'" ;; esac
+    case $name in direct | nginx | openidc | haproxy-jwt | gatehouse) ;; *) die "unknown contender '$name'" ;; esac
     bench_contender "$name"
   done
 

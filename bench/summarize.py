@@ -21,9 +21,10 @@ with open(results_path) as f:
         else:
             data[(contender, scenario)][key] = value
 
-CONTENDERS = ["direct", "nginx", "openidc", "gatehouse"]
+CONTENDERS = ["direct", "nginx", "openidc", "haproxy-jwt", "gatehouse"]
 LABEL = {"direct": "direct (no proxy: ceiling)", "nginx": "nginx proxy, no auth",
-         "openidc": "Apache + mod_auth_openidc", "gatehouse": "gatehouse"}
+         "openidc": "Apache + mod_auth_openidc", "haproxy-jwt": "HAProxy jwt_verify, no cache",
+         "gatehouse": "gatehouse"}
 SCENARIO = {"a": "a: one valid token", "b": "b: new valid token per request",
             "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads"}
 
@@ -139,6 +140,15 @@ gc = num("gatehouse", "c", "rps")
 target("(c) gatehouse 401 path at least as fast as (a)", gc >= g if have(gc, g) else None,
        f"{gc / g:.2f}x ({fmt_int(gc)} vs {fmt_int(g)} req/s)" if have(gc, g) else "missing",
        ("gatehouse", "c"), ("gatehouse", "a"))
+# HAProxy verifies every request (no cache): (a) is Gatehouse's cache against a signature check per
+# request, (b) both verify every request.
+for sc, times, what in [("a", 2.0, "one valid token"), ("b", 1.0, "new valid token per request")]:
+    gs, hs = num("gatehouse", sc, "rps"), num("haproxy-jwt", sc, "rps")
+    target(f"({sc}) gatehouse / haproxy-jwt >= {times:.1f}x req/s ({what})",
+           gs >= times * hs if have(gs, hs) else None,
+           f"{gs / hs:.2f}x ({fmt_int(gs)} vs {fmt_int(hs)} req/s; p99 {fmt_ms(num('gatehouse', sc, 'p99_ms'))} "
+           f"vs {fmt_ms(num('haproxy-jwt', sc, 'p99_ms'))})" if have(gs, hs) else "missing",
+           ("gatehouse", sc), ("haproxy-jwt", sc))
 gd, nd = num("gatehouse", "d", "mibs"), num("nginx", "d", "mibs")
 target("(d) gatehouse upload throughput >= 0.8x nginx", gd >= 0.8 * nd if have(gd, nd) else None,
        f"{gd / nd:.2f}x ({gd:.1f} vs {nd:.1f} MiB/s)" if have(gd, nd) else "missing",
@@ -180,7 +190,7 @@ out = [
     f"measurement.",
     f"Versions: gatehouse {meta.get('gatehouse', '?')}, nginx {meta.get('nginx', '?')}, "
     f"{meta.get('apache', '?')} ({meta.get('apache_mpm', '?')}) with mod_auth_openidc "
-    f"{meta.get('mod_auth_openidc', '?')}, "
+    f"{meta.get('mod_auth_openidc', '?')}, HAProxy {meta.get('haproxy', '?')} (nbthread 1), "
     f"wrk {meta.get('wrk', '?')}.",
     "",
     line(header),
@@ -190,7 +200,8 @@ out = [
     "\"vs nginx\": ratio to the nginx proxy in the same scenario (for RSS: memory relative to nginx's). "
     "nginx has no auth, so its (c) row is a plain forward of the same requests, not a 401 path. "
     "RSS sums all of a contender's processes (nginx master + worker, Apache parent + child); "
-    "direct has no proxy process, hence no RSS rows.",
+    "direct has no proxy process, hence no RSS rows. "
+    "HAProxy (jwt_verify on every request, no cache) runs scenarios a, b, c only.",
     "",
     *((["Verify step (strict parse + signature check of a token never seen before, one core):", "",
         "| algorithm | gatehouse bench-verify | openssl speed verify | gatehouse time / openssl time |",
