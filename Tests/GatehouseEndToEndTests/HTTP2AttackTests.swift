@@ -369,36 +369,15 @@ struct HTTP2AttackTests {
 fileprivate final class BigUpstream: Sendable {
     let port: Int
     private let pid: pid_t
-    private let logFile: String
 
     init(size: Int = 64 << 20) async throws {
-        let path = try PythonPeer.script("h2", "big_upstream.py")
-        let portFile = NSTemporaryDirectory() + "gatehouse-big-upstream-" + UUID().uuidString
-        let log = portFile + ".log"
-        logFile = log
-        pid = try ChildProcess.spawn(
-            ["/usr/bin/env", "python3", path, "--port-file", portFile, "--size", String(size), "--lifetime", "120"], outputPath: log)
-        var found: Int?
-        for _ in 0..<500 {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text) {
-                found = value
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try? FileManager.default.removeItem(atPath: portFile)
-        guard let found else {
-            kill(pid, SIGKILL)
-            ChildProcess.wait(pid)
-            throw PythonPeer.Failed(description: "big_upstream.py did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-        }
-        port = found
+        (pid, port) = try await PythonPeer.startServer(
+            "h2", "big_upstream.py", ["--size", String(size), "--lifetime", "120"], what: "big_upstream.py")
     }
 
     func close() {
         kill(pid, SIGKILL)
         ChildProcess.wait(pid)
-        try? FileManager.default.removeItem(atPath: logFile)
     }
 
     static func with<T: Sendable>(_ body: (BigUpstream) async throws -> T) async throws -> T {

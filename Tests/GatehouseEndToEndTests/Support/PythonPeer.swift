@@ -19,6 +19,24 @@ enum PythonPeer {
         return url.path
     }
 
+    /// Starts a server script that binds a free loopback port and writes it to `--port-file`;
+    /// its pid and port, once it has. Its output goes to a log file beside the port file.
+    static func startServer(_ folder: String, _ name: String, _ arguments: [String], what: String) async throws -> (pid_t, Int) {
+        let path = try script(folder, name)
+        let portFile = NSTemporaryDirectory() + "gatehouse-peer-port-" + UUID().uuidString
+        let logFile = portFile + ".log"
+        let pid = try ChildProcess.spawn(["/usr/bin/env", "python3", path, "--port-file", portFile] + arguments, outputPath: logFile)
+        defer { try? FileManager.default.removeItem(atPath: portFile) }
+        for _ in 0..<500 {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                return (pid, port)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        ChildProcess.stop(pid, grace: .zero)
+        throw Failed(description: "\(what) did not start: \((try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "")")
+    }
+
     /// Runs a script to its end and returns the JSON object it printed last on stdout.
     static func runJSON(_ folder: String, _ name: String, _ arguments: [String]) async throws -> [String: JSONValue] {
         let path = try script(folder, name)
@@ -44,26 +62,7 @@ final class TestGRPCServer: Sendable {
     private let pid: pid_t
 
     init() async throws {
-        let path = try PythonPeer.script("grpc", "echo_server.py")
-        let portFile = NSTemporaryDirectory() + "gatehouse-grpc-port-" + UUID().uuidString
-        let logFile = portFile + ".log"
-        pid = try ChildProcess.spawn(["/usr/bin/env", "python3", path, "--port-file", portFile], outputPath: logFile)
-        var found: Int?
-        for _ in 0..<500 {
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-                found = value
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try? FileManager.default.removeItem(atPath: portFile)
-        guard let found else {
-            kill(pid, SIGKILL)
-            ChildProcess.wait(pid)
-            let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
-            throw PythonPeer.Failed(description: "the gRPC echo server did not start (is grpcio installed? scripts/test.sh installs it): \(log)")
-        }
-        port = found
+        (pid, port) = try await PythonPeer.startServer("grpc", "echo_server.py", [], what: "the gRPC echo server (is grpcio installed? scripts/test.sh installs it)")
     }
 
     func close() {
