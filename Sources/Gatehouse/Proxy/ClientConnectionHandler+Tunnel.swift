@@ -30,9 +30,13 @@ extension ClientConnectionHandler {
             try Self.removeHTTPHandlers(on: connection.channel, [
                 { try $0.handler(type: UpstreamConnection.self) },
             ])
+            // Client bytes read beyond the upgrade request go to the tunnel, which is next in line.
+            if unparsed.readableBytes > 0 {
+                context.fireChannelRead(wrapInboundOut(unparsed))
+                unparsed = ByteBuffer()
+            }
             try Self.removeHTTPHandlers(on: context.channel, [
                 { try $0.handler(type: ClientConnectionHandler.self) },
-                { try $0.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) },
             ])
         } catch {
             services.logger.warning("could not start WebSocket tunnel", metadata: ["gatehouse.error": "\(error)"])
@@ -40,7 +44,7 @@ extension ClientConnectionHandler {
             context.close(promise: nil)
             return
         }
-        // Bytes the decoders held beyond the upgrade were relayed during removal: send them now.
+        // Bytes held beyond the upgrade were relayed: send them now.
         connection.channel.flush()
         context.channel.flush()
         connection.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }

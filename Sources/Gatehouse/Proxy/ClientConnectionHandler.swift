@@ -3,10 +3,13 @@ import Prometheus
 import NIOCore
 import NIOHTTP1
 
-/// One client connection: decides each request, answers it locally or streams it to a pooled
-/// upstream connection and the response back, with backpressure both ways (reads are manual).
+/// One client connection: parses its bytes (`HTTP1RequestParser`, no decoder handler in front),
+/// decides each request, answers it locally or streams it to a pooled upstream connection and the
+/// response back, with backpressure both ways (reads are manual).
 final class ClientConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundIn = ByteBuffer
+    /// Bytes after a protocol switch, handed to the tunnel that replaces this handler.
+    typealias InboundOut = ByteBuffer
     /// Responses are written as bytes (`HTTPHeadWriter`, `ChunkedFraming`): no encoder handler.
     typealias OutboundOut = ByteBuffer
 
@@ -59,11 +62,17 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// The decoder refused bytes after a request that is still being answered: that request (and
     /// the pipelined ones before the refused bytes) is answered first, then this status, then close.
     private var refusedAfterPending: HTTPResponseStatus?
+    private var parser: HTTP1RequestParser
+    /// Bytes read but not yet parsed: a head still arriving, or what follows a protocol switch.
+    var unparsed = ByteBuffer()
+    /// The parser refused the client's bytes: nothing more is parsed on this connection.
+    private var parserFailed = false
 
-    init(handle: ServicesHandle, pool: UpstreamConnectionPool) {
+    init(handle: ServicesHandle, pool: UpstreamConnectionPool, maxHeaderBytes: Int) {
         self.handle = handle
         self.services = handle.services
         self.pool = pool
+        self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -99,8 +108,38 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         isInReadBurst = true
-        let part = unwrapInboundIn(data)
         if case .discarding = state { return }
+        var bytes = unwrapInboundIn(data)
+        if unparsed.readableBytes == 0 {
+            unparsed = bytes
+        } else {
+            unparsed.writeBuffer(&bytes)
+        }
+        parseUnparsed(context: context)
+    }
+
+    /// Hands every complete part of what was read to the request logic; a refusal ends parsing.
+    private func parseUnparsed(context: ChannelHandlerContext) {
+        guard !parserFailed else { return }
+        do {
+            while let part = try parser.nextPart(from: &unparsed) {
+                receivedDecoded(part, context: context)
+                if case .discarding = state { break }
+            }
+        } catch {
+            parserFailed = true
+            refuseUnparsable(error, context: context)
+        }
+        if case .discarding = state {
+            unparsed = ByteBuffer()
+        } else if unparsed.readableBytes == 0 {
+            unparsed = ByteBuffer()  // no reference kept to the read's storage (body slices may hold it)
+        } else if unparsed.readerIndex > 4096 {
+            unparsed.discardReadBytes()
+        }
+    }
+
+    private func receivedDecoded(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         if !pipelined.isEmpty || isNextRequest(part) {
             // No read is asked for while a request is answered, so this holds at most one read's
             // worth; a client pipelining more than that is cut off rather than buffered.
@@ -199,6 +238,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
+            if !parserFailed, parser.isMidMessage(unparsed: unparsed) {  // the request was cut short
+                parserFailed = true
+                refuseUnparsable(.invalidEOFState, context: context)
+            }
             clientHalfClosed = true
             if case .awaitingHead = state, pipelined.isEmpty { context.close(promise: nil) }
             return
@@ -211,16 +254,15 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// A request the HTTP decoder refused: 431 for an oversized head, 400 for anything else
-    /// (smuggling attempts, bad framing, control characters), then the connection closes. Done here
-    /// rather than in a handler of its own, which would have to watch every response part go by.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        abandon(context: context)
+    }
+
+    /// Bytes the parser refused: 431 for an oversized head, 400 for anything else (smuggling
+    /// attempts, bad framing, control characters), then the connection closes.
     /// Refused bytes that follow a complete request still being answered wait for that answer (a
     /// 400 in its place would be taken for it); refused bytes inside the current request end it.
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard let parserError = error as? HTTPParserError else {
-            abandon(context: context)
-            return
-        }
+    private func refuseUnparsable(_ parserError: HTTPParserError, context: ChannelHandlerContext) {
         let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
         if let exchange = currentExchange, exchange.requestEnded {
             refusedAfterPending = status

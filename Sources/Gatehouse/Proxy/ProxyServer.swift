@@ -35,12 +35,6 @@ struct ProxyServer {
         let pools = try await Self.makePools(group: group, target: upstream, protocolVersion: upstreamProtocol)
         let legs = UpstreamLegFactory(protocolVersion: upstreamProtocol, http1Pools: pools.http1, http2Pools: pools.http2)
         let quiesce = ConnectionDrainer()
-        let limits = {
-            var limits = NIOHTTPDecoderLimitConfiguration()
-            limits.maxHeaderListSize = maxHeaderBytes
-            limits.maxHeaderFieldSize = maxHeaderBytes
-            return limits
-        }()
         let services = self.services
         let tls = self.tls
         let http2 = self.http2 ? HTTP2ServerSetup(
@@ -69,8 +63,7 @@ struct ProxyServer {
                         let sync = channel.pipeline.syncOperations
                         guard upstreamProtocol == .http1 else {
                             // An HTTP/2 upstream: requests in parts, as HTTP/2 streams are, through NIO's codec.
-                            try sync.addHandler(ByteToMessageHandler(
-                                HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits)))
+                            try sync.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeaderBytes: maxHeaderBytes)))
                             try sync.addHandler(HTTPResponseEncoder())
                             try sync.addHandler(HTTPServerPipelineHandler())
                             try sync.addHandler(HTTPServerProtocolErrorHandler())
@@ -79,11 +72,9 @@ struct ProxyServer {
                                 keepsConnection: true))
                             return
                         }
-                        // The decoder (llhttp) is the only HTTP handler: the connection handler queues
-                        // pipelined requests and writes responses as bytes itself.
-                        try sync.addHandler(ByteToMessageHandler(
-                            HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes, limitConfiguration: limits)))
-                        try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value))
+                        // One handler: it parses the bytes (HTTP1RequestParser), queues pipelined requests
+                        // and writes responses as bytes itself.
+                        try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value, maxHeaderBytes: maxHeaderBytes))
                     }
                     if let context = tls?.withLockedValue({ $0 }) {
                         try sync.addHandler(NIOSSLServerHandler(context: context))

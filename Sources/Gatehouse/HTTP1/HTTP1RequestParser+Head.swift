@@ -1,0 +1,126 @@
+import NIOCore
+import NIOHTTP1
+
+/// Heads and trailer sections: found by their empty line, then read in one pass.
+extension HTTP1RequestParser {
+    mutating func nextHead(from buffer: inout ByteBuffer) throws(HTTPParserError) -> HTTPRequestHead? {
+        while true {
+            guard let length = try sectionLength(in: buffer) else { return nil }
+            sectionScan = SectionScan()
+            if length == 2 {  // an empty line before the request line (RFC 9112 §2.2 lets a server ignore it)
+                buffer.moveReaderIndex(forwardBy: 2)
+                continue
+            }
+            let parsed = buffer.withUnsafeReadableBytes { bytes in
+                Result { () throws(HTTPParserError) in try RequestHeadReader.read(UnsafeRawBufferPointer(rebasing: bytes[..<length])) }
+            }
+            let head = try parsed.get()
+            buffer.moveReaderIndex(forwardBy: length)
+            stopsAfterMessage = head.stopsParsing
+            switch head.framing {
+            case .none: state = .messageEnd
+            case .length(let count): state = .fixedBody(remaining: count)
+            case .chunked: state = .chunkSize
+            }
+            return head.head
+        }
+    }
+
+    /// The trailer section after the last chunk; its fields (nil when there are none) once it has all arrived.
+    mutating func nextTrailers(from buffer: inout ByteBuffer) throws(HTTPParserError) -> TrailerSection? {
+        guard let length = try sectionLength(in: buffer) else { return nil }
+        sectionScan = SectionScan()
+        let parsed = buffer.withUnsafeReadableBytes { bytes in
+            Result { () throws(HTTPParserError) in
+                var reader = FieldReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+                return try reader.readFields(from: 0)
+            }
+        }
+        let fields = try parsed.get()
+        buffer.moveReaderIndex(forwardBy: length)
+        return TrailerSection(fields: fields.list.isEmpty ? nil : HTTPHeaders(fields.list))
+    }
+
+    struct TrailerSection {
+        var fields: HTTPHeaders?
+    }
+
+    /// The length of the head or trailer section at the front of `buffer`, up to and including its
+    /// empty line; nil while it has not all arrived. Resumes where the previous call stopped, so a
+    /// head dripped in byte by byte is scanned once. Every LF must follow a CR and every CR precede an LF.
+    mutating func sectionLength(in buffer: ByteBuffer) throws(HTTPParserError) -> Int? {
+        let limit = maxHeaderBytes
+        var scan = sectionScan
+        let found: Result<Int?, HTTPParserError> = buffer.withUnsafeReadableBytes { bytes in
+            var index = scan.scanned
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == ASCIIByte.lineFeed {
+                    guard index > 0, bytes[index - 1] == ASCIIByte.carriageReturn else { return .failure(.lfExpected) }
+                    if index - 1 == scan.lineStart { return .success(index + 1) }
+                    scan.lineStart = index + 1
+                } else if index > 0, bytes[index - 1] == ASCIIByte.carriageReturn {
+                    return .failure(.lfExpected)  // a CR not followed by LF
+                }
+                index += 1
+                if index >= limit { return .failure(.headerOverflow) }
+            }
+            scan.scanned = index
+            return .success(nil)
+        }
+        sectionScan = scan
+        return try found.get()
+    }
+}
+
+/// How the body of a request is delimited.
+enum RequestBodyFraming: Equatable {
+    case none
+    case length(Int)
+    case chunked
+}
+
+/// Reads a complete head: request line, fields, framing.
+struct RequestHeadReader {
+    var head: HTTPRequestHead
+    var framing: RequestBodyFraming
+    /// CONNECT or an `Upgrade` header: after this request the connection may speak something else.
+    var stopsParsing: Bool
+
+    static func read(_ bytes: UnsafeRawBufferPointer) throws(HTTPParserError) -> RequestHeadReader {
+        var reader = FieldReader(bytes: bytes)
+        let lineEnd = reader.lineEnd(from: 0)
+        let (method, uri, version) = try readRequestLine(bytes, end: lineEnd)
+        let fields = try reader.readFields(from: lineEnd + 2)
+        let framing = try fields.framing(version: version)
+        let head = HTTPRequestHead(version: version, method: method, uri: uri, headers: HTTPHeaders(fields.list))
+        return RequestHeadReader(head: head, framing: framing, stopsParsing: fields.hasUpgrade || method == .CONNECT)
+    }
+
+    /// `method SP request-target SP HTTP-version`, single spaces.
+    private static func readRequestLine(_ bytes: UnsafeRawBufferPointer, end: Int) throws(HTTPParserError)
+        -> (HTTPMethod, String, HTTPVersion)
+    {
+        guard let methodEnd = bytes[..<end].firstIndex(of: ASCIIByte.space),
+            let method = RequestMethods.method(UnsafeRawBufferPointer(rebasing: bytes[..<methodEnd]))
+        else { throw .invalidMethod }
+        let targetStart = methodEnd + 1
+        var targetEnd = targetStart
+        while targetEnd < end, bytes[targetEnd] >= 0x21, bytes[targetEnd] <= 0x7E { targetEnd += 1 }
+        guard targetEnd > targetStart, targetEnd < end, bytes[targetEnd] == ASCIIByte.space else { throw .invalidURL }
+        let version = UnsafeRawBufferPointer(rebasing: bytes[(targetEnd + 1)..<end])
+        let parsedVersion: HTTPVersion
+        if version.elementsEqual(Self.http11) {
+            parsedVersion = .http1_1
+        } else if version.elementsEqual(Self.http10) {
+            parsedVersion = .http1_0
+        } else {
+            throw .invalidVersion
+        }
+        let uri = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[targetStart..<targetEnd]), as: UTF8.self)
+        return (method, uri, parsedVersion)
+    }
+
+    private static let http11 = Array("HTTP/1.1".utf8)
+    private static let http10 = Array("HTTP/1.0".utf8)
+}

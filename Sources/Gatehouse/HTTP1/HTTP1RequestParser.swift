@@ -1,0 +1,116 @@
+import NIOCore
+import NIOHTTP1
+
+/// Gatehouse's own strict HTTP/1.1 request parser (RFC 9112), working on the connection's bytes in
+/// place: a head is searched for once (resuming where the last read stopped), then read in one pass;
+/// bodies are handed on as slices of what arrived, never copied. Anything a request smuggler could
+/// make two parsers read differently is refused (docs/security.md P-rows): every line ends CRLF,
+/// one `Content-Length` of digits only, `Transfer-Encoding` only as exactly `chunked` and never with
+/// a length or on HTTP/1.0, no obs-fold, no control bytes, chunk sizes bounded.
+/// Errors are NIO's `HTTPParserError`: `.headerOverflow` means the head exceeded `maxHeaderBytes`.
+struct HTTP1RequestParser {
+    enum State {
+        case head
+        case fixedBody(remaining: Int)
+        case chunkSize
+        case chunkData(remaining: Int)
+        case chunkDataEnd
+        case trailers
+        /// The body ended: `.end` is the next part.
+        case messageEnd
+        /// A request that switches protocols (an `Upgrade` header, CONNECT) ended: what follows is not HTTP/1.1.
+        case stopped
+    }
+
+    let maxHeaderBytes: Int
+    var state = State.head
+    /// How far the search for the end of a head (or trailer section) got in the bytes not yet consumed.
+    var sectionScan = SectionScan()
+    /// The request being read switches protocols once it ends.
+    var stopsAfterMessage = false
+
+    /// Where the search for a head's empty line stands, as offsets from the first unconsumed byte.
+    struct SectionScan {
+        var scanned = 0
+        var lineStart = 0
+    }
+
+    /// Longest chunk-size line (size and extensions) accepted.
+    static let maxChunkLineBytes = 4096
+
+    init(maxHeaderBytes: Int) {
+        self.maxHeaderBytes = maxHeaderBytes
+    }
+
+    /// The next request part at the front of `buffer`, consuming its bytes; nil when more bytes are
+    /// needed, or (after a request that switches protocols) always.
+    mutating func nextPart(from buffer: inout ByteBuffer) throws(HTTPParserError) -> HTTPServerRequestPart? {
+        while true {
+            switch state {
+            case .head:
+                return try nextHead(from: &buffer).map { .head($0) }
+            case .fixedBody(let remaining):
+                guard let slice = Self.bodySlice(from: &buffer, upTo: remaining) else { return nil }
+                state = slice.readableBytes == remaining ? .messageEnd : .fixedBody(remaining: remaining - slice.readableBytes)
+                return .body(slice)
+            case .chunkSize:
+                guard let size = try readChunkSizeLine(from: &buffer) else { return nil }
+                state = size == 0 ? .trailers : .chunkData(remaining: size)
+            case .chunkData(let remaining):
+                guard let slice = Self.bodySlice(from: &buffer, upTo: remaining) else { return nil }
+                state = slice.readableBytes == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - slice.readableBytes)
+                return .body(slice)
+            case .chunkDataEnd:
+                guard buffer.readableBytes >= 2 else { return nil }
+                guard buffer.readInteger(as: UInt16.self) == Self.crlf else { throw .lfExpected }
+                state = .chunkSize
+            case .trailers:
+                guard let trailers = try nextTrailers(from: &buffer) else { return nil }
+                endMessage()
+                return .end(trailers.fields)
+            case .messageEnd:
+                endMessage()
+                return .end(nil)
+            case .stopped:
+                return nil
+            }
+        }
+    }
+
+    /// Whether a request has begun but not ended: bytes of it were taken or wait in `unparsed`.
+    /// A connection that ends then has cut a request short.
+    func isMidMessage(unparsed: ByteBuffer) -> Bool {
+        switch state {
+        case .head: unparsed.readableBytes > 0
+        case .stopped: false
+        case .fixedBody, .chunkSize, .chunkData, .chunkDataEnd, .trailers, .messageEnd: true
+        }
+    }
+
+    private mutating func endMessage() {
+        state = stopsAfterMessage ? .stopped : .head
+        stopsAfterMessage = false
+    }
+
+    /// Up to `remaining` body bytes of what has arrived, as a slice (no copy); nil if nothing has.
+    private static func bodySlice(from buffer: inout ByteBuffer, upTo remaining: Int) -> ByteBuffer? {
+        guard buffer.readableBytes > 0 else { return nil }
+        return buffer.readSlice(length: min(remaining, buffer.readableBytes))
+    }
+
+    static let crlf = UInt16(ASCIIByte.carriageReturn) << 8 | UInt16(ASCIIByte.lineFeed)
+}
+
+extension ASCIIByte {
+    static let carriageReturn = UInt8(ascii: "\r")
+    static let lineFeed = UInt8(ascii: "\n")
+    static let tab = UInt8(ascii: "\t")
+    static let colon = UInt8(ascii: ":")
+    static let equals = UInt8(ascii: "=")
+    static let quote = UInt8(ascii: "\"")
+
+    /// A field value byte (RFC 9110 §5.5): HTAB, visible ASCII, space, obs-text. No controls, no DEL.
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == tab || (byte >= 0x20 && byte != 0x7F)
+    }
+}
