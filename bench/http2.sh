@@ -73,7 +73,7 @@ CONF
   cat >"$OUT/nginx-h2.conf" <<CONF
 worker_processes 1; daemon off; pid $OUT/proxy.pid; error_log $OUT/proxy-error.log;
 events { worker_connections 8192; }
-http { access_log off; http2_max_requests 1000000;
+http { access_log off; http2_max_requests 1000000; keepalive_requests 1000000;
   upstream h2 { server 127.0.0.1:$UP_H2; keepalive 16; }
   server { listen 127.0.0.1:$NGINX_PORT http2; location / { grpc_pass grpc://h2; } } }
 CONF

@@ -39,6 +39,7 @@ struct FieldReader {
     /// The field lines from `start` to the section's closing empty line.
     mutating func readFields(from start: Int) throws(HTTPParserError) -> Fields {
         var fields = Fields()
+        fields.list.reserveCapacity(16)  // one allocation for a typical request's fields
         var lineStart = start
         let sectionEnd = bytes.count - 2  // the closing CRLF
         while lineStart < sectionEnd {

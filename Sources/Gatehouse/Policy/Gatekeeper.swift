@@ -33,6 +33,7 @@ struct Gatekeeper: Sendable {
         token: BearerToken,
         now: Int64,
         acceptingRevoked: Bool = false,
+        recent: VerifiedIdentity? = nil,
         on eventLoop: any EventLoop
     ) -> Decision {
         if rule.auth == .public || isAllowedPreflight(head) { return .admit(.anonymous) }
@@ -45,7 +46,7 @@ struct Gatekeeper: Sendable {
         case .present(let value):
             presented = value
         }
-        switch verifier.verify(presented, allowedProviders: rule.providers, now: now, on: eventLoop) {
+        switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
         case .done(let result):
             return enriched(result, token: presented, rule: rule, now: now, acceptingRevoked: acceptingRevoked, on: eventLoop)
         case .pending(let future):

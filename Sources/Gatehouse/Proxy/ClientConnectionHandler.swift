@@ -67,6 +67,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var unparsed = ByteBuffer()
     /// The parser refused the client's bytes: nothing more is parsed on this connection.
     private var parserFailed = false
+    /// The token of the last verified request, for a client that repeats it.
+    private var recentToken: RecentToken?
 
     init(handle: ServicesHandle, pool: UpstreamConnectionPool, maxHeaderBytes: Int) {
         self.handle = handle
@@ -356,8 +358,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
                            isWebSocket: Self.isWebSocketUpgrade(head)),
             rule: rule, token: token.presentedToken, startedAt: .now())
+        var recent: VerifiedIdentity?
+        if let presented = exchange.token, let recentToken, recentToken.matches(presented, services: services) {
+            recent = recentToken.identity
+            exchange.presentsRecentToken = true
+        }
         let now = Int64(Date().timeIntervalSince1970)
-        decided(services.gatekeeper.decide(head, path: target.path, rule: rule, token: token, now: now, on: context.eventLoop),
+        decided(services.gatekeeper.decide(head, path: target.path, rule: rule, token: token, now: now, recent: recent, on: context.eventLoop),
                 exchange, context: context)
     }
 
@@ -411,7 +418,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
                 answerEndpoint(endpoint, admission, exchange, context: context)
                 return
             }
-            exchange.upstreamHead = services.upstreamHead.make(exchange.request, admission: admission, allocator: context.channel.allocator)
+            exchange.upstreamHead = makeUpstreamHead(exchange, admission: admission, context: context)
             connect(exchange, context: context)
         case .reject(let failure):
             reject(exchange, failure, context: context)
@@ -427,6 +434,20 @@ final class ClientConnectionHandler: ChannelInboundHandler {
                 }
             }
         }
+    }
+
+    /// The head for the upstream. The same token as last time under the same configuration has the
+    /// same identity fields (userinfo enrichment aside, which may change them): written as they were.
+    private func makeUpstreamHead(_ exchange: Exchange, admission: Gatekeeper.Admission, context: ChannelHandlerContext)
+        -> UpstreamRequestHead.Written
+    {
+        let reusable = services.gatekeeper.userinfo == nil
+        let known = reusable && exchange.presentsRecentToken ? recentToken?.identityFields : nil
+        let written = services.upstreamHead.make(exchange.request, admission: admission, allocator: context.channel.allocator, identityFields: known)
+        if reusable, let fields = written.identityFields, case .verified(let identity) = admission, let token = exchange.token {
+            recentToken = RecentToken(token: token, identity: identity, identityFields: fields, services: services)
+        }
+        return written
     }
 
     private func reject(_ exchange: Exchange, _ failure: AuthFailure, context: ChannelHandlerContext) {

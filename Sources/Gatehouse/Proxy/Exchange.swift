@@ -21,6 +21,8 @@ final class Exchange {
     /// The whole response must have arrived by then (`[upstream] timeout`): 504, or a cut connection.
     var responseDeadline: NIODeadline?
     var hasRetried = false
+    /// The client presented the same token as its previous verified request on this connection.
+    var presentsRecentToken = false
     /// Set for `/.gatehouse/*`: answered locally once admitted.
     var endpoint: OwnEndpoint?
     /// The request on the wire is a HEAD: its answer has no body. (For `/.gatehouse/check`, `head`

@@ -24,19 +24,40 @@ struct UpstreamRequestHead {
     struct Written {
         var bytes: ByteBuffer
         var chunkedBody: Bool
+        /// The identity fields of a verified admission as written (a slice of `bytes`): a connection
+        /// presenting the same token again writes these instead of encoding the claims again.
+        var identityFields: ByteBuffer?
     }
 
-    /// - Parameter chunkedBody: frame the body chunked whatever the client's framing was (an
-    ///   HTTP/2 client's body without a length).
-    func make(_ request: Request, admission: Gatekeeper.Admission, allocator: ByteBufferAllocator, chunkedBody forceChunked: Bool = false) -> Written {
+    /// - Parameters:
+    ///   - chunkedBody: frame the body chunked whatever the client's framing was (an HTTP/2
+    ///     client's body without a length).
+    ///   - identityFields: the identity fields this admission's identity was written with before
+    ///     (`Written.identityFields` of the same identity and configuration).
+    func make(
+        _ request: Request, admission: Gatekeeper.Admission, allocator: ByteBufferAllocator, chunkedBody forceChunked: Bool = false,
+        identityFields: ByteBuffer? = nil
+    ) -> Written {
         var sink = BufferSink(buffer: allocator.buffer(capacity: estimatedSize(request, admission)))
         sink.buffer.writeString(request.head.method.rawValue)
         sink.buffer.writeInteger(ASCIIByte.space)
         sink.buffer.writeString(request.target.requestURI)
         sink.buffer.writeStaticString(" HTTP/1.1\r\n")
         let chunkedBody = writeFields(request, admission: admission, into: &sink, forceChunked: forceChunked)
+        var written: ByteBuffer?
+        if case .verified(let identity) = admission {
+            if var identityFields {
+                sink.buffer.writeBuffer(&identityFields)
+            } else {
+                let start = sink.buffer.writerIndex
+                forEachIdentityHeader(identity) { sink.add($0, $1) }
+                written = sink.buffer.getSlice(at: start, length: sink.buffer.writerIndex - start)
+            }
+        } else {
+            writeAdmission(admission, into: &sink)
+        }
         sink.buffer.writeStaticString("\r\n")
-        return Written(bytes: sink.buffer, chunkedBody: chunkedBody)
+        return Written(bytes: sink.buffer, chunkedBody: chunkedBody, identityFields: written)
     }
 
     /// The head for an HTTP/2 upstream: the same fields as `make`, as a header list (NIO's stream
@@ -44,12 +65,13 @@ struct UpstreamRequestHead {
     func makeHead(_ request: Request, admission: Gatekeeper.Admission) -> HTTPRequestHead {
         var sink = HeadersSink()
         _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
+        writeAdmission(admission, into: &sink)
         return HTTPRequestHead(version: .http1_1, method: request.head.method, uri: request.target.requestURI, headers: sink.headers)
     }
 
     /// One pass over the client's fields (returns whether the body goes chunked): hop-by-hop, identity and (unless forwarded) token headers
-    /// skipped, then `X-Forwarded-*`, the request id and what Gatehouse vouches for added. One rule
-    /// for every protocol: only the sink differs.
+    /// skipped, then `X-Forwarded-*` and the request id added; what Gatehouse vouches for follows
+    /// (`writeAdmission`). One rule for every protocol: only the sink differs.
     private func writeFields<Sink: UpstreamFieldSink>(
         _ request: Request, admission: Gatekeeper.Admission, into sink: inout Sink, forceChunked: Bool
     ) -> Bool {
@@ -92,12 +114,16 @@ struct UpstreamRequestHead {
         if !hasForwardedProto { sink.add("X-Forwarded-Proto", request.scheme) }
         if !hasForwardedHost, let host { sink.add("X-Forwarded-Host", host) }
         sink.add("X-Request-Id", request.requestID)
-        if case .verified(let identity) = admission {
-            forEachIdentityHeader(identity) { sink.add($0, $1) }
-        } else if case .guest = admission {
-            sink.add("X-Auth-Guest", "true")
-        }
         return chunkedBody
+    }
+
+    /// What Gatehouse vouches for, after the client's fields.
+    private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Gatekeeper.Admission, into sink: inout Sink) {
+        switch admission {
+        case .verified(let identity): forEachIdentityHeader(identity) { sink.add($0, $1) }
+        case .guest: sink.add("X-Auth-Guest", "true")
+        case .anonymous: break
+        }
     }
 
     /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or

@@ -32,8 +32,17 @@ struct TokenVerifier: Sendable {
         self.onCacheLookup = onCacheLookup
     }
 
-    /// - Parameter allowedProviders: the route's providers; empty allows every provider.
-    func verify(_ token: Substring, allowedProviders: Set<String>, now: Int64, on eventLoop: any EventLoop) -> Verdict {
+    /// - Parameters:
+    ///   - allowedProviders: the route's providers; empty allows every provider.
+    ///   - recent: what this very token verified as on the same connection before (`RecentToken`):
+    ///     used as a cache entry is (unexpired, key still published) without hashing the token.
+    func verify(
+        _ token: Substring, allowedProviders: Set<String>, now: Int64, recent: VerifiedIdentity? = nil, on eventLoop: any EventLoop
+    ) -> Verdict {
+        if let recent, recent.expiry > now, isStillPublished(recent) {
+            onCacheLookup(true)
+            return .done(restrict(.success(recent), to: allowedProviders))
+        }
         let key = TokenKey(token)
         if let cached = cache.lookup(key, now: now), isStillPublished(cached) {
             onCacheLookup(true)
