@@ -134,7 +134,8 @@ struct TokenVerifier: Sendable {
             encodedPayload: String(jws.encodedPayload),
             keyID: jws.keyID,
             expiry: jws.claims["exp"]?.integerValue ?? now,
-            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: presented, tokenDigest: rejectionKey.bytes)
+            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: presented, tokenDigest: rejectionKey.bytes),
+            keysFetchedAt: keysFetchedAt
         )
         cache.insert(key, identity)
         return .success(identity)
@@ -149,10 +150,12 @@ struct TokenVerifier: Sendable {
         return .failure(failure)
     }
 
-    /// A cached identity stays good only while its provider still publishes the key that signed it.
+    /// A cached identity stays good only while its provider's key set is the one it was verified
+    /// against: after a refresh the token is verified again, so a key removed, or replaced under the
+    /// same `kid`, is never vouched for by an earlier check (docs/security.md K14).
     private func isStillPublished(_ identity: VerifiedIdentity) -> Bool {
         guard let snapshot = keyStore.usableKeys(provider: identity.providerIndex) else { return false }
-        return snapshot.keySet.keys.contains { $0.keyID == identity.keyID }
+        return snapshot.fetchedAt == identity.keysFetchedAt
     }
 
     /// A token without `kid` counts as naming an unknown key: only a set with one fitting key can serve it.

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// A token that passed every check: who, by which provider, with which claims.
 public struct VerifiedIdentity: Sendable {
     public let providerIndex: Int
@@ -11,6 +13,10 @@ public struct VerifiedIdentity: Sendable {
     /// The key a sign-out revokes this token under (`RevocationList.tokenKey`), computed once when
     /// the token is verified so cached requests do not hash the token again.
     var revocationKey: String?
+    /// When the key set it was verified against was fetched: a cached identity is used only while
+    /// that set is still the provider's current one (a key replaced under the same `kid`, or removed,
+    /// makes the token verify again).
+    var keysFetchedAt: NIODeadline?
 
     public var subject: String? { claims["sub"]?.stringValue }
 
@@ -18,6 +24,6 @@ public struct VerifiedIdentity: Sendable {
     func with(claims: [String: JSONValue]) -> VerifiedIdentity {
         VerifiedIdentity(
             providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry, revocationKey: revocationKey)
+            expiry: expiry, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt)
     }
 }

@@ -2,8 +2,8 @@ import NIOConcurrencyHelpers
 
 /// Tokens already verified, so a client repeating its token costs a dictionary lookup, not a
 /// signature check. Bounded by `capacity` (`TokenKeyedGenerations`); an entry is never returned
-/// past the token's `exp`, and the caller re-checks that the signing key is still published
-/// (a removed key's tokens fail).
+/// past the token's `exp`, and the caller re-checks that the key set it was verified against is
+/// still the provider's current one (after a refresh it verifies again).
 final class VerifiedTokenCache: Sendable {
     private let capacity: Int
     private let entries: NIOLockedValueBox<TokenKeyedGenerations<VerifiedIdentity>>
