@@ -103,3 +103,23 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer targets (Fuzz/README.md, scripts/fuzz.sh): only with GATEHOUSE_FUZZ set, because they link
+// only against libFuzzer's main (`--sanitize=fuzzer`); plain `swift build` and `swift test` never see them.
+if Context.environment["GATEHOUSE_FUZZ"] != nil {
+    for name in ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON"] {
+        package.targets.append(
+            .executableTarget(
+                name: name,
+                dependencies: [
+                    "Gatehouse",
+                    .product(name: "NIOCore", package: "swift-nio"),
+                    .product(name: "NIOHTTP1", package: "swift-nio"),
+                ],
+                path: "Fuzz/\(name)",
+                exclude: ["seeds"]
+            )
+        )
+        package.products.append(.executable(name: name, targets: [name]))
+    }
+}

@@ -1,0 +1,46 @@
+// libFuzzer target for StrictJSON.parse (Fuzz/README.md).
+//
+// Input: one JSON document's bytes. Refusals (StrictJSONError) are expected. Besides "no crash, no
+// hang", it checks:
+// - a refusal's offset lies within the document;
+// - an accepted document's `compactJSON` parses again, to an equal value, whose `compactJSON` is the
+//   same text (serialization round-trips and is deterministic).
+@testable import Gatehouse
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `FUZZ_PRINT=1 .build-fuzz/debug/<target> <file>` prints what the parser made of an input.
+let printOutcome = getenv("FUZZ_PRINT") != nil
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = UnsafeBufferPointer(start: data, count: size)
+    let value: JSONValue
+    do {
+        value = try StrictJSON.parse(input)
+    } catch {
+        if printOutcome { print(error) }
+        require(error.offset >= 0 && error.offset <= size, "error offset \(error.offset) outside \(size) bytes: \(error)")
+        return 0
+    }
+    let text = value.compactJSON
+    if printOutcome { print(text) }
+    let again: JSONValue
+    do {
+        again = try StrictJSON.parse(Array(text.utf8))
+    } catch {
+        fatalError("compactJSON of an accepted document is refused: \(error)\n\(text)")
+    }
+    require(again == value, "compactJSON parses to a different value:\n\(text)")
+    require(Array(again.compactJSON.utf8) == Array(text.utf8), "compactJSON is not deterministic:\n\(text)\n\(again.compactJSON)")
+    return 0
+}
+
+@inline(never)
+func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}
