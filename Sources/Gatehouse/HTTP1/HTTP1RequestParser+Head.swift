@@ -16,7 +16,7 @@ extension HTTP1RequestParser {
             }
             let head = try parsed.get()
             buffer.moveReaderIndex(forwardBy: length)
-            stopsAfterMessage = head.stopsParsing
+            afterMessage = head.stopsParsing ? .stopped : head.head.isKeepAlive ? .head : .closed
             switch head.framing {
             case .none: state = .messageEnd
             case .length(let count): state = .fixedBody(remaining: count)

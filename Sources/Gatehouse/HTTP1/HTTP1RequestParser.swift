@@ -20,14 +20,17 @@ struct HTTP1RequestParser {
         case messageEnd
         /// A request that switches protocols (an `Upgrade` header, CONNECT) ended: what follows is not HTTP/1.1.
         case stopped
+        /// A request that closes the connection (HTTP/1.0 without keep-alive, `Connection: close`)
+        /// ended: any byte after it is refused, as llhttp did.
+        case closed
     }
 
     let maxHeaderBytes: Int
     var state = State.head
     /// How far the search for the end of a head (or trailer section) got in the bytes not yet consumed.
     var sectionScan = SectionScan()
-    /// The request being read switches protocols once it ends.
-    var stopsAfterMessage = false
+    /// What comes after the request being read.
+    var afterMessage = State.head
 
     /// Where the search for a head's empty line stands, as offsets from the first unconsumed byte.
     struct SectionScan {
@@ -73,6 +76,9 @@ struct HTTP1RequestParser {
                 return .end(nil)
             case .stopped:
                 return nil
+            case .closed:
+                guard buffer.readableBytes == 0 else { throw .closedConnection }
+                return nil
             }
         }
     }
@@ -82,14 +88,13 @@ struct HTTP1RequestParser {
     func isMidMessage(unparsed: ByteBuffer) -> Bool {
         switch state {
         case .head: unparsed.readableBytes > 0
-        case .stopped: false
+        case .stopped, .closed: false
         case .fixedBody, .chunkSize, .chunkData, .chunkDataEnd, .trailers, .messageEnd: true
         }
     }
 
     private mutating func endMessage() {
-        state = stopsAfterMessage ? .stopped : .head
-        stopsAfterMessage = false
+        state = afterMessage
     }
 
     /// Up to `remaining` body bytes of what has arrived, as a slice (no copy); nil if nothing has.
