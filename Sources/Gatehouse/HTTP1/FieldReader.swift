@@ -15,6 +15,17 @@ struct FieldReader {
         var transferEncodingCount = 0
         var transferEncodingIsChunked = false
         var hasUpgrade = false
+        /// `Connection: close` or `Proxy-Connection: close` (which llhttp honoured like `Connection`;
+        /// NIO's keep-alive reading of a head looks at `Connection` only).
+        var connectionCloses = false
+        /// A connection field ending in a tab, which llhttp does not read as `keep-alive`.
+        var connectionEndsInTab = false
+
+        /// Whether another request may follow: HTTP/1.1 unless told to close, HTTP/1.0 only with a
+        /// readable `keep-alive`.
+        func keepsConnection(_ head: HTTPRequestHead) -> Bool {
+            head.isKeepAlive && !connectionCloses && !(head.version == .http1_0 && connectionEndsInTab)
+        }
 
         /// RFC 9112 §6: one `Content-Length` of digits, or `Transfer-Encoding: chunked` alone (never
         /// with a length, never twice, never on HTTP/1.0, no other coding: Gatehouse re-frames bodies).
@@ -62,21 +73,29 @@ struct FieldReader {
         for index in valueStart..<valueEnd where !ASCIIByte.isFieldValueByte(bytes[index]) { throw .invalidHeaderToken }
         let name = UnsafeRawBufferPointer(rebasing: bytes[start..<colon])
         let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd])
-        try noteFraming(name, value, in: &fields)
+        // A tab after the value of a framing or connection field is where parsers part ways (llhttp
+        // refuses `Content-Length: 5<TAB>` and does not read `chunked<TAB>` or `keep-alive<TAB>`).
+        let trailingTab = bytes[valueEnd..<end].contains(ASCIIByte.tab)
+        try noteFraming(name, value, trailingTab: trailingTab, in: &fields)
         fields.list.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
     }
 
-    private func noteFraming(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, in fields: inout Fields)
+    private func noteFraming(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, trailingTab: Bool, in fields: inout Fields)
         throws(HTTPParserError)
     {
         if name.elementsEqualIgnoringASCIICase(Self.contentLength) {
+            guard !trailingTab else { throw .invalidContentLength }
             fields.contentLengthCount += 1
             fields.contentLength = try Self.contentLengthValue(value)
         } else if name.elementsEqualIgnoringASCIICase(Self.transferEncoding) {
+            guard !trailingTab else { throw .invalidHeaderToken }
             fields.transferEncodingCount += 1
             fields.transferEncodingIsChunked = value.elementsEqualIgnoringASCIICase(Self.chunked)
         } else if name.elementsEqualIgnoringASCIICase(Self.upgrade) {
             fields.hasUpgrade = true
+        } else if name.elementsEqualIgnoringASCIICase(Self.connection) || name.elementsEqualIgnoringASCIICase(Self.proxyConnection) {
+            fields.connectionCloses = fields.connectionCloses || Self.listContainsClose(value)
+            fields.connectionEndsInTab = fields.connectionEndsInTab || trailingTab
         }
     }
 
@@ -91,6 +110,22 @@ struct FieldReader {
         return length
     }
 
+    /// Whether a comma-separated list holds the token `close` (any case, OWS around elements).
+    private static func listContainsClose(_ value: UnsafeRawBufferPointer) -> Bool {
+        var start = 0
+        while start <= value.count {
+            var end = start
+            while end < value.count, value[end] != ASCIIByte.comma { end += 1 }
+            var elementStart = start
+            var elementEnd = end
+            while elementStart < elementEnd, isOptionalWhitespace(value[elementStart]) { elementStart += 1 }
+            while elementEnd > elementStart, isOptionalWhitespace(value[elementEnd - 1]) { elementEnd -= 1 }
+            if UnsafeRawBufferPointer(rebasing: value[elementStart..<elementEnd]).elementsEqualIgnoringASCIICase(close) { return true }
+            start = end + 1
+        }
+        return false
+    }
+
     static func isOptionalWhitespace(_ byte: UInt8) -> Bool {
         byte == ASCIIByte.space || byte == ASCIIByte.tab
     }
@@ -99,6 +134,9 @@ struct FieldReader {
     private static let transferEncoding = Array("transfer-encoding".utf8)
     private static let chunked = Array("chunked".utf8)
     private static let upgrade = Array("upgrade".utf8)
+    private static let connection = Array("connection".utf8)
+    private static let proxyConnection = Array("proxy-connection".utf8)
+    private static let close = Array("close".utf8)
 }
 
 /// The request methods llhttp knows (Gatehouse refuses any other, as it did with llhttp), common ones first.

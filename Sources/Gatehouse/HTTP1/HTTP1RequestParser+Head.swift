@@ -5,7 +5,7 @@ import NIOHTTP1
 extension HTTP1RequestParser {
     mutating func nextHead(from buffer: inout ByteBuffer) throws(HTTPParserError) -> HTTPRequestHead? {
         while true {
-            guard let length = try sectionLength(in: buffer) else { return nil }
+            guard let length = try sectionLength(in: buffer, limit: maxHeaderBytes) else { return nil }
             sectionScan = SectionScan()
             if length == 2 {  // an empty line before the request line (RFC 9112 §2.2 lets a server ignore it)
                 buffer.moveReaderIndex(forwardBy: 2)
@@ -16,7 +16,8 @@ extension HTTP1RequestParser {
             }
             let head = try parsed.get()
             buffer.moveReaderIndex(forwardBy: length)
-            afterMessage = head.stopsParsing ? .stopped : head.head.isKeepAlive ? .head : .closed
+            headLength = length
+            afterMessage = head.stopsParsing ? .stopped : head.keepsConnection ? .head : .closed
             switch head.framing {
             case .none: state = .messageEnd
             case .length(let count): state = .fixedBody(remaining: count)
@@ -28,7 +29,8 @@ extension HTTP1RequestParser {
 
     /// The trailer section after the last chunk; its fields (nil when there are none) once it has all arrived.
     mutating func nextTrailers(from buffer: inout ByteBuffer) throws(HTTPParserError) -> TrailerSection? {
-        guard let length = try sectionLength(in: buffer) else { return nil }
+        // The head and the trailers share one limit (as in llhttp), so a request cannot double it.
+        guard let length = try sectionLength(in: buffer, limit: max(maxHeaderBytes - headLength, 3)) else { return nil }
         sectionScan = SectionScan()
         let parsed = buffer.withUnsafeReadableBytes { bytes in
             Result { () throws(HTTPParserError) in
@@ -37,6 +39,9 @@ extension HTTP1RequestParser {
             }
         }
         let fields = try parsed.get()
+        // Framing fields have no business after the body (RFC 9110 §6.5.1) and llhttp refuses them.
+        guard fields.contentLengthCount == 0, fields.transferEncodingCount == 0 else { throw .invalidHeaderToken }
+        if fields.connectionCloses, case .head = afterMessage { afterMessage = .closed }
         buffer.moveReaderIndex(forwardBy: length)
         return TrailerSection(fields: fields.list.isEmpty ? nil : HTTPHeaders(fields.list))
     }
@@ -48,8 +53,7 @@ extension HTTP1RequestParser {
     /// The length of the head or trailer section at the front of `buffer`, up to and including its
     /// empty line; nil while it has not all arrived. Resumes where the previous call stopped, so a
     /// head dripped in byte by byte is scanned once. Every LF must follow a CR and every CR precede an LF.
-    mutating func sectionLength(in buffer: ByteBuffer) throws(HTTPParserError) -> Int? {
-        let limit = maxHeaderBytes
+    mutating func sectionLength(in buffer: ByteBuffer, limit: Int) throws(HTTPParserError) -> Int? {
         var scan = sectionScan
         let found: Result<Int?, HTTPParserError> = buffer.withUnsafeReadableBytes { bytes in
             var index = scan.scanned
@@ -86,6 +90,9 @@ struct RequestHeadReader {
     var framing: RequestBodyFraming
     /// CONNECT or an `Upgrade` header: after this request the connection may speak something else.
     var stopsParsing: Bool
+    /// Another request may follow this one (HTTP/1.1 without `Connection: close` or
+    /// `Proxy-Connection: close`; HTTP/1.0 with `Connection: keep-alive`).
+    var keepsConnection: Bool
 
     static func read(_ bytes: UnsafeRawBufferPointer) throws(HTTPParserError) -> RequestHeadReader {
         var reader = FieldReader(bytes: bytes)
@@ -94,7 +101,12 @@ struct RequestHeadReader {
         let fields = try reader.readFields(from: lineEnd + 2)
         let framing = try fields.framing(version: version)
         let head = HTTPRequestHead(version: version, method: method, uri: uri, headers: HTTPHeaders(fields.list))
-        return RequestHeadReader(head: head, framing: framing, stopsParsing: fields.hasUpgrade || method == .CONNECT)
+        let stopsParsing = fields.hasUpgrade || method == .CONNECT
+        // A body before a protocol switch: where the old protocol ends is anybody's guess (llhttp
+        // and others disagree), and a WebSocket handshake has none.
+        guard !stopsParsing || framing == .none else { throw .invalidHeaderToken }
+        return RequestHeadReader(
+            head: head, framing: framing, stopsParsing: stopsParsing, keepsConnection: fields.keepsConnection(head))
     }
 
     /// `method SP request-target SP HTTP-version`, single spaces.
@@ -107,7 +119,9 @@ struct RequestHeadReader {
         let targetStart = methodEnd + 1
         var targetEnd = targetStart
         while targetEnd < end, bytes[targetEnd] >= 0x21, bytes[targetEnd] <= 0x7E { targetEnd += 1 }
-        guard targetEnd > targetStart, targetEnd < end, bytes[targetEnd] == ASCIIByte.space else { throw .invalidURL }
+        guard targetEnd > targetStart, targetEnd < end, bytes[targetEnd] == ASCIIByte.space,
+            RequestTargetForm.isAcceptable(UnsafeRawBufferPointer(rebasing: bytes[targetStart..<targetEnd]), connect: method == .CONNECT)
+        else { throw .invalidURL }
         let version = UnsafeRawBufferPointer(rebasing: bytes[(targetEnd + 1)..<end])
         let parsedVersion: HTTPVersion
         if version.elementsEqual(Self.http11) {

@@ -31,6 +31,8 @@ struct HTTP1RequestParser {
     var sectionScan = SectionScan()
     /// What comes after the request being read.
     var afterMessage = State.head
+    /// The size of the request's head: its trailers may take what is left of `maxHeaderBytes`.
+    var headLength = 0
 
     /// Where the search for a head's empty line stands, as offsets from the first unconsumed byte.
     struct SectionScan {
@@ -77,10 +79,22 @@ struct HTTP1RequestParser {
             case .stopped:
                 return nil
             case .closed:
+                // Line ends after the last request are tolerated (as llhttp did); anything else is refused.
+                while let byte = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self),
+                    byte == ASCIIByte.carriageReturn || byte == ASCIIByte.lineFeed
+                {
+                    buffer.moveReaderIndex(forwardBy: 1)
+                }
                 guard buffer.readableBytes == 0 else { throw .closedConnection }
                 return nil
             }
         }
+    }
+
+    /// The request just parsed is the connection's last (the parser refuses what follows it).
+    var closesAfterMessage: Bool {
+        if case .closed = afterMessage { return true }
+        return false
     }
 
     /// Whether a request has begun but not ended: bytes of it were taken or wait in `unparsed`.
