@@ -91,12 +91,6 @@ struct HTTP1RequestParser {
         }
     }
 
-    /// The request just parsed is the connection's last (the parser refuses what follows it).
-    var closesAfterMessage: Bool {
-        if case .closed = afterMessage { return true }
-        return false
-    }
-
     /// Whether a request has begun but not ended: bytes of it were taken or wait in `unparsed`.
     /// A connection that ends then has cut a request short.
     func isMidMessage(unparsed: ByteBuffer) -> Bool {

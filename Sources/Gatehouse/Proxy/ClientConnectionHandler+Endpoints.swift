@@ -13,7 +13,6 @@ extension ClientConnectionHandler {
             head: head, target: NormalizedTarget(path: path, query: nil), requestID: requestID, clientIP: clientIP,
             scheme: services.scheme, isWebSocket: false)
         let plain = Exchange(request: request, rule: RouteRule.defaultRule, token: token.presentedToken, startedAt: .now())
-        plain.lastOnConnection = parsedRequestIsLast
         guard let endpoint = OwnEndpoint(path: path) else {
             services.metrics.request(routeAuth: "none", outcome: .endpoint)
             answer(plain, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), context: context)
@@ -40,7 +39,6 @@ extension ClientConnectionHandler {
         let exchange = Exchange(request: judged, rule: rule, token: token.presentedToken, startedAt: .now())
         exchange.endpoint = endpoint
         exchange.isHEAD = head.method == .HEAD
-        exchange.lastOnConnection = parsedRequestIsLast
         let now = Int64(Date().timeIntervalSince1970)
         // Signing out a signed-out token again is harmless (a retry after a 503); signing out
         // everywhere again would move the subject's cut-off, so a revoked token may not.

@@ -308,9 +308,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             .whenComplete { _ in context.close(promise: nil) }
     }
 
-    /// The head just parsed is the last the parser takes on this connection.
-    var parsedRequestIsLast: Bool { parser.closesAfterMessage }
-
     /// The request being decided, forwarded or answered, if any.
     private var currentExchange: Exchange? {
         switch state {
@@ -361,7 +358,6 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
                            isWebSocket: Self.isWebSocketUpgrade(head)),
             rule: rule, token: token.presentedToken, startedAt: .now())
-        exchange.lastOnConnection = parsedRequestIsLast
         var recent: VerifiedIdentity?
         if let presented = exchange.token, let recentToken, recentToken.matches(presented, services: services) {
             recent = recentToken.identity

@@ -43,9 +43,7 @@ final class Exchange {
 
     /// Whether the client wants this connection kept open after the response. Not after a request
     /// asking for an upgrade that is not tunnelled: the decoder stops at such a request.
-    var clientKeepAlive: Bool { request.head.isKeepAlive && !request.head.headers.contains(name: "upgrade") && !lastOnConnection }
-    /// The parser takes no request after this one (`Proxy-Connection: close`; docs/reference.md §4.9).
-    var lastOnConnection = false
+    var clientKeepAlive: Bool { request.head.isKeepAlive && !request.head.headers.contains(name: "upgrade") }
 
     /// HTTP/1.1 (or later 1.x): takes chunked bodies and 1xx responses; HTTP/1.0 takes neither.
     var clientSpeaksHTTP11: Bool { request.head.version.major == 1 && request.head.version.minor >= 1 }
