@@ -108,12 +108,14 @@ let package = Package(
 // libFuzzer targets (Fuzz/README.md, scripts/fuzz.sh): only with GATEHOUSE_FUZZ set, because they link
 // only against libFuzzer's main (`--sanitize=fuzzer`); plain `swift build` and `swift test` never see them.
 if Context.environment["GATEHOUSE_FUZZ"] != nil {
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
     for name in ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON"] {
         package.targets.append(
             .executableTarget(
                 name: name,
                 dependencies: [
                     "Gatehouse",
+                    "FuzzSupport",
                     .product(name: "NIOCore", package: "swift-nio"),
                     .product(name: "NIOHTTP1", package: "swift-nio"),
                 ],

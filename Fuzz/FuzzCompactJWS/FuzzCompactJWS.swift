@@ -11,15 +11,7 @@
 //   between the dots, its signature the canonical decoding of the text after them;
 // - a token one byte over `maxBytes` is refused as malformed.
 @testable import Gatehouse
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// `FUZZ_PRINT=1 .build-fuzz/debug/<target> <file>` prints what the parser made of an input.
-let printOutcome = getenv("FUZZ_PRINT") != nil
+import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

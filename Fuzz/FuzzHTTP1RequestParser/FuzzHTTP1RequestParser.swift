@@ -15,15 +15,7 @@ import NIOCore
 import NIOHTTP1
 
 @testable import Gatehouse
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// `FUZZ_PRINT=1 .build-fuzz/debug/<target> <file>` prints what the parser made of an input.
-let printOutcome = getenv("FUZZ_PRINT") != nil
+import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -42,33 +34,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// How the bytes arrive: the selector's low 3 bits choose the read size (0: all at once, 7: varying),
-/// bit 3 discards consumed bytes after every read (else only past 4096, as the connection does),
-/// the high 4 bits vary the varying read sizes.
-struct SplitPattern {
-    let selector: UInt8
-    private var reads = 0
-
-    init(_ selector: UInt8) { self.selector = selector }
-
-    var isWholeWithDefaults: Bool { selector & 0x0F == 0 }
-    var discardThreshold: Int { selector & 0x08 != 0 ? 0 : 4096 }
-
-    mutating func nextReadSize(remaining: Int) -> Int {
-        reads += 1
-        let size: Int
-        switch selector & 0x07 {
-        case 0: size = remaining
-        case 1: size = 1
-        case 2: size = 2
-        case 3: size = 3
-        case 4: size = 7
-        case 5: size = 16
-        case 6: size = 64
-        default: size = 1 + (reads &* (Int(selector >> 4) * 2 + 3)) % 31
-        }
-        return min(size, remaining)
-    }
+/// Bit 3 of the pattern discards consumed bytes after every read (else only past 4096, as the
+/// connection does).
+extension SplitPattern {
+    var isWholeWithDefaults: Bool { isWhole && !flag }
+    var discardThreshold: Int { flag ? 0 : 4096 }
 }
 
 /// What a connection's parser made of the bytes: the parts (consecutive body parts merged), the

@@ -6,15 +6,7 @@
 // - an accepted document's `compactJSON` parses again, to an equal value, whose `compactJSON` is the
 //   same text (serialization round-trips and is deterministic).
 @testable import Gatehouse
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// `FUZZ_PRINT=1 .build-fuzz/debug/<target> <file>` prints what the parser made of an input.
-let printOutcome = getenv("FUZZ_PRINT") != nil
+import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
