@@ -418,19 +418,7 @@ struct RecentTokenTests {
                 #expect(try await connection.send("/v1/orders", token: token).status == 200)
                 #expect(try await connection.send("/v1/orders", token: token).status == 200)
                 #expect(env.upstream.last?.value("x-auth-subject") == "user-1")
-                let file = """
-                    [listen]
-                    address = "127.0.0.1:0"
-                    [admin]
-                    address = "127.0.0.1:0"
-                    [upstream]
-                    url = "http://127.0.0.1:\(env.upstream.port)"
-                    [[provider]]
-                    name = "test"
-                    type = "jwks"
-                    issuer = "\(Claims.issuer)"
-                    jwks_uri = "\(env.jwks.jwksURL.absoluteString)"
-                    audiences = ["\(Claims.audience)"]
+                let file = env.minimalTOML + """
                     [headers]
                     X-Principal = "sub"
                     forward_claims_json = false

@@ -99,19 +99,7 @@ struct ReloadTests {
         let path = NSTemporaryDirectory() + "gatehouse-reload-" + UUID().uuidString + ".toml"
         defer { try? FileManager.default.removeItem(atPath: path) }
         try await TestEnvironment.run(configurationPath: path) { (env: TestEnvironment) async throws in
-            let valid = """
-                [listen]
-                address = "127.0.0.1:0"
-                [admin]
-                address = "127.0.0.1:0"
-                [upstream]
-                url = "http://127.0.0.1:\(env.upstream.port)"
-                [[provider]]
-                name = "test"
-                type = "jwks"
-                issuer = "\(Claims.issuer)"
-                jwks_uri = "\(env.jwks.jwksURL.absoluteString)"
-                audiences = ["\(Claims.audience)"]
+            let valid = env.minimalTOML + """
                 [[route]]
                 prefix = "/open"
                 auth = "public"

@@ -113,17 +113,3 @@ struct HTTP1RequestParser {
 
     static let crlf = UInt16(ASCIIByte.carriageReturn) << 8 | UInt16(ASCIIByte.lineFeed)
 }
-
-extension ASCIIByte {
-    static let carriageReturn = UInt8(ascii: "\r")
-    static let lineFeed = UInt8(ascii: "\n")
-    static let tab = UInt8(ascii: "\t")
-    static let colon = UInt8(ascii: ":")
-    static let equals = UInt8(ascii: "=")
-    static let quote = UInt8(ascii: "\"")
-
-    /// A field value byte (RFC 9110 §5.5): HTAB, visible ASCII, space, obs-text. No controls, no DEL.
-    static func isFieldValueByte(_ byte: UInt8) -> Bool {
-        byte == tab || (byte >= 0x20 && byte != 0x7F)
-    }
-}

@@ -11,6 +11,17 @@ enum ASCIIByte {
     static let space = UInt8(ascii: " ")
     static let hyphen = UInt8(ascii: "-")
     static let underscore = UInt8(ascii: "_")
+    static let carriageReturn = UInt8(ascii: "\r")
+    static let lineFeed = UInt8(ascii: "\n")
+    static let tab = UInt8(ascii: "\t")
+    static let colon = UInt8(ascii: ":")
+    static let equals = UInt8(ascii: "=")
+    static let quote = UInt8(ascii: "\"")
+
+    /// A field value byte (RFC 9110 §5.5): HTAB, visible ASCII, space, obs-text. No controls, no DEL.
+    static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte == tab || (byte >= 0x20 && byte != 0x7F)
+    }
 
     /// RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~".
     static func isUnreserved(_ byte: UInt8) -> Bool {
