@@ -59,7 +59,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private var isDrainingPipelined = false
     /// Parts (a head, body pieces, an end) of requests waiting behind the one being answered.
     static let maxPipelinedParts = 1024
-    /// The decoder refused bytes after a request that is still being answered: that request (and
+    /// The parser refused bytes after a request that is still being answered: that request (and
     /// the pipelined ones before the refused bytes) is answered first, then this status, then close.
     private var refusedAfterPending: HTTPResponseStatus?
     private var parser: HTTP1RequestParser

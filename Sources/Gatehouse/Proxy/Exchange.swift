@@ -42,7 +42,7 @@ final class Exchange {
     var routeAuth: String { rule.auth.rawValue }
 
     /// Whether the client wants this connection kept open after the response. Not after a request
-    /// asking for an upgrade that is not tunnelled: the decoder stops at such a request.
+    /// asking for an upgrade that is not tunnelled: the parser stops at such a request.
     var clientKeepAlive: Bool { request.head.isKeepAlive && !request.head.headers.contains(name: "upgrade") }
 
     /// HTTP/1.1 (or later 1.x): takes chunked bodies and 1xx responses; HTTP/1.0 takes neither.
