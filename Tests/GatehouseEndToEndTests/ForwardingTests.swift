@@ -189,6 +189,26 @@ struct ForwardingTests {
         }
     }
 
+    /// docs/security.md P52: a client that half-closes in the middle of its body has cut the request
+    /// short: 400, and the upstream connection holding the half request is closed, never completed.
+    @Test func aClientThatHalfClosesMidBodyGets400AndTheUpstreamConnectionIsClosed() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in
+            var open = RouteSettings(match: .prefix("/"))
+            open.auth = .public
+            configuration.routes = [open]
+            configuration.upstream.timeout = .seconds(10)
+        }) { (env: TestEnvironment) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(5)))
+            connection.send("POST /upload HTTP/1.1\r\nHost: example.test\r\nContent-Length: 10\r\n\r\nabc")
+            try await Task.sleep(for: .milliseconds(200))  // forwarded: head and first bytes are at the upstream
+            shutdown(connection.descriptor, Int32(SHUT_WR))
+            #expect(connection.receive().hasPrefix("HTTP/1.1 400"))
+            for _ in 0..<200 where env.upstream.closedConnections == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(env.upstream.closedConnections == 1)
+            #expect(env.upstream.requestCount == 0)
+        }
+    }
+
     @Test func aClientErrorMidRequestReleasesTheUpstreamConnection() async throws {
         try await TestEnvironment.run(configure: { configuration, _ in
             var open = RouteSettings(match: .prefix("/"))

@@ -68,96 +68,50 @@ struct FieldReader {
         guard colon > start, colon < end, bytes[colon] == ASCIIByte.colon else { throw .invalidHeaderToken }
         var valueStart = colon + 1
         var valueEnd = end
-        while valueStart < valueEnd, Self.isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
-        while valueEnd > valueStart, Self.isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
+        while valueStart < valueEnd, ASCIIByte.isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
+        while valueEnd > valueStart, ASCIIByte.isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
         for index in valueStart..<valueEnd where !ASCIIByte.isFieldValueByte(bytes[index]) { throw .invalidHeaderToken }
-        let name = UnsafeRawBufferPointer(rebasing: bytes[start..<colon])
-        let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd])
         // A tab after the value of a framing or connection field is where parsers part ways (llhttp
         // refuses `Content-Length: 5<TAB>` and does not read `chunked<TAB>` or `keep-alive<TAB>`).
         let trailingTab = bytes[valueEnd..<end].contains(ASCIIByte.tab)
-        try noteFraming(name, value, trailingTab: trailingTab, in: &fields)
-        fields.list.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        try noteFraming(start..<colon, valueStart..<valueEnd, trailingTab: trailingTab, in: &fields)
+        fields.list.append((
+            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<colon]), as: UTF8.self),
+            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), as: UTF8.self)
+        ))
     }
 
-    private func noteFraming(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, trailingTab: Bool, in fields: inout Fields)
-        throws(HTTPParserError)
-    {
-        if name.elementsEqualIgnoringASCIICase(Self.contentLength) {
+    private func noteFraming(_ name: Range<Int>, _ value: Range<Int>, trailingTab: Bool, in fields: inout Fields) throws(HTTPParserError) {
+        switch name.count {
+        case 14 where FieldBytes.equalsIgnoringCase(bytes, name, "content-length"):
             guard !trailingTab else { throw .invalidContentLength }
             fields.contentLengthCount += 1
-            fields.contentLength = try Self.contentLengthValue(value)
-        } else if name.elementsEqualIgnoringASCIICase(Self.transferEncoding) {
+            fields.contentLength = try contentLengthValue(value)
+        case 17 where FieldBytes.equalsIgnoringCase(bytes, name, "transfer-encoding"):
             guard !trailingTab else { throw .invalidHeaderToken }
             fields.transferEncodingCount += 1
-            fields.transferEncodingIsChunked = value.elementsEqualIgnoringASCIICase(Self.chunked)
-        } else if name.elementsEqualIgnoringASCIICase(Self.upgrade) {
+            fields.transferEncodingIsChunked = FieldBytes.equalsIgnoringCase(bytes, value, "chunked")
+        case 7 where FieldBytes.equalsIgnoringCase(bytes, name, "upgrade"):
             fields.hasUpgrade = true
-        } else if name.elementsEqualIgnoringASCIICase(Self.connection) || name.elementsEqualIgnoringASCIICase(Self.proxyConnection) {
-            fields.connectionCloses = fields.connectionCloses || Self.listContainsClose(value)
+        case 10 where FieldBytes.equalsIgnoringCase(bytes, name, "connection"),
+            16 where FieldBytes.equalsIgnoringCase(bytes, name, "proxy-connection"):
+            FieldBytes.forEachToken(bytes, value) { token in
+                if FieldBytes.equalsIgnoringCase(bytes, token, "close") { fields.connectionCloses = true }
+            }
             fields.connectionEndsInTab = fields.connectionEndsInTab || trailingTab
+        default:
+            break
         }
     }
 
     /// 1*DIGIT, at most 18 of them (no sign, no list, no overflow).
-    private static func contentLengthValue(_ value: UnsafeRawBufferPointer) throws(HTTPParserError) -> Int {
+    private func contentLengthValue(_ value: Range<Int>) throws(HTTPParserError) -> Int {
         guard !value.isEmpty, value.count <= 18 else { throw .invalidContentLength }
         var length = 0
-        for byte in value {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { throw .invalidContentLength }
-            length = length * 10 + Int(byte - UInt8(ascii: "0"))
+        for index in value {
+            guard let digit = ASCIIByte.decimalValue(bytes[index]) else { throw .invalidContentLength }
+            length = length * 10 + Int(digit)
         }
         return length
-    }
-
-    /// Whether a comma-separated list holds the token `close` (any case, OWS around elements).
-    private static func listContainsClose(_ value: UnsafeRawBufferPointer) -> Bool {
-        var start = 0
-        while start <= value.count {
-            var end = start
-            while end < value.count, value[end] != ASCIIByte.comma { end += 1 }
-            var elementStart = start
-            var elementEnd = end
-            while elementStart < elementEnd, isOptionalWhitespace(value[elementStart]) { elementStart += 1 }
-            while elementEnd > elementStart, isOptionalWhitespace(value[elementEnd - 1]) { elementEnd -= 1 }
-            if UnsafeRawBufferPointer(rebasing: value[elementStart..<elementEnd]).elementsEqualIgnoringASCIICase(close) { return true }
-            start = end + 1
-        }
-        return false
-    }
-
-    static func isOptionalWhitespace(_ byte: UInt8) -> Bool {
-        byte == ASCIIByte.space || byte == ASCIIByte.tab
-    }
-
-    private static let contentLength = Array("content-length".utf8)
-    private static let transferEncoding = Array("transfer-encoding".utf8)
-    private static let chunked = Array("chunked".utf8)
-    private static let upgrade = Array("upgrade".utf8)
-    private static let connection = Array("connection".utf8)
-    private static let proxyConnection = Array("proxy-connection".utf8)
-    private static let close = Array("close".utf8)
-}
-
-/// The request methods llhttp knows (Gatehouse refuses any other, as it did with llhttp), common ones first.
-enum RequestMethods {
-    private static let table: [([UInt8], HTTPMethod)] = [
-        "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE", "COPY", "LOCK", "MKCOL", "MOVE",
-        "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "BIND", "REBIND", "UNBIND", "ACL", "REPORT", "MKACTIVITY", "CHECKOUT",
-        "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE", "UNSUBSCRIBE", "PURGE", "MKCALENDAR", "LINK", "UNLINK", "SOURCE", "QUERY",
-    ].map { (Array($0.utf8), HTTPMethod(rawValue: $0)) }
-
-    static func method(_ bytes: UnsafeRawBufferPointer) -> HTTPMethod? {
-        for (name, method) in table where name.count == bytes.count && bytes.elementsEqual(name) { return method }
-        return nil
-    }
-}
-
-extension UnsafeRawBufferPointer {
-    /// Whether these bytes spell `lowercased` in any ASCII case (non-ASCII bytes never fold).
-    func elementsEqualIgnoringASCIICase(_ lowercased: [UInt8]) -> Bool {
-        guard count == lowercased.count else { return false }
-        for index in 0..<count where ASCIIByte.lowercased(self[index]) != lowercased[index] { return false }
-        return true
     }
 }

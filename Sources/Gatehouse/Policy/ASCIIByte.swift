@@ -18,6 +18,11 @@ enum ASCIIByte {
     static let equals = UInt8(ascii: "=")
     static let quote = UInt8(ascii: "\"")
 
+    /// OWS (RFC 9110 §5.6.3): space or HTAB.
+    static func isOptionalWhitespace(_ byte: UInt8) -> Bool {
+        byte == space || byte == tab
+    }
+
     /// A field value byte (RFC 9110 §5.5): HTAB, visible ASCII, space, obs-text. No controls, no DEL.
     static func isFieldValueByte(_ byte: UInt8) -> Bool {
         byte == tab || (byte >= 0x20 && byte != 0x7F)
@@ -61,6 +66,10 @@ enum ASCIIByte {
         default:
             false
         }
+    }
+
+    static func decimalValue(_ byte: UInt8) -> UInt8? {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") ? byte - UInt8(ascii: "0") : nil
     }
 
     static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -37,17 +37,17 @@ enum UpstreamResponseHeadParser {
                     contentLength = length
                 case .transferEncoding:
                     transferEncodingCount += 1
-                    guard transferEncodingCount == 1, equalsIgnoringCase(bytes, field.value, "chunked") else {
+                    guard transferEncodingCount == 1, FieldBytes.equalsIgnoringCase(bytes, field.value, "chunked") else {
                         throw Malformed("unsupported Transfer-Encoding")
                     }
                     hasChunkedCoding = true
                 case .connection:
-                    forEachToken(bytes, field.value) { token in
-                        if equalsIgnoringCase(bytes, token, "close") {
+                    FieldBytes.forEachToken(bytes, field.value) { token in
+                        if FieldBytes.equalsIgnoringCase(bytes, token, "close") {
                             connectionClose = true
-                        } else if equalsIgnoringCase(bytes, token, "keep-alive") {
+                        } else if FieldBytes.equalsIgnoringCase(bytes, token, "keep-alive") {
                             connectionKeepAlive = true
-                        } else if !equalsIgnoringCase(bytes, token, "content-length") {
+                        } else if !FieldBytes.equalsIgnoringCase(bytes, token, "content-length") {
                             nominated.append(token)
                         }
                     }
@@ -91,15 +91,15 @@ enum UpstreamResponseHeadParser {
         else { throw Malformed("bad status line") }
         var status = 0
         for index in 9..<12 {
-            guard let digit = decimalDigit(bytes[index]) else { throw Malformed("bad status code") }
-            status = status * 10 + digit
+            guard let digit = ASCIIByte.decimalValue(bytes[index]) else { throw Malformed("bad status code") }
+            status = status * 10 + Int(digit)
         }
         guard status >= 100 else { throw Malformed("bad status code") }
         var reason = end..<end
         if end > 12 {
             guard bytes[12] == ASCIIByte.space else { throw Malformed("bad status line") }
             reason = 13..<end
-            guard bytes[reason].allSatisfy(isFieldValueByte) else { throw Malformed("control byte in reason phrase") }
+            guard bytes[reason].allSatisfy(ASCIIByte.isFieldValueByte) else { throw Malformed("control byte in reason phrase") }
         }
         cursor = end + 2
         return (Int(bytes[7] - UInt8(ascii: "0")), status, reason)
@@ -114,10 +114,10 @@ enum UpstreamResponseHeadParser {
         guard bytes[name].allSatisfy(ASCIIByte.isTokenByte) else { throw Malformed("bad header name") }
         var valueStart = colon + 1
         var valueEnd = line.upperBound
-        while valueStart < valueEnd, isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
-        while valueEnd > valueStart, isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
+        while valueStart < valueEnd, ASCIIByte.isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
+        while valueEnd > valueStart, ASCIIByte.isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
         let value = valueStart..<valueEnd
-        guard bytes[value].allSatisfy(isFieldValueByte) else { throw Malformed("control byte in header value") }
+        guard bytes[value].allSatisfy(ASCIIByte.isFieldValueByte) else { throw Malformed("control byte in header value") }
         return UpstreamResponseHead.Field(kind: kind(bytes, name), name: name, value: value, line: line)
     }
 
@@ -144,10 +144,10 @@ enum UpstreamResponseHeadParser {
     /// (`Transfer_Encoding`, `Keep_Alive`), as request hygiene does: never relayed, never framing.
     private static func kind(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> UpstreamResponseHead.FieldKind {
         switch name.count {
-        case 14 where equalsIgnoringCase(bytes, name, "content-length"): .contentLength
-        case 17 where equalsIgnoringCase(bytes, name, "transfer-encoding"): .transferEncoding
-        case 10 where equalsIgnoringCase(bytes, name, "connection"): .connection
-        case 12 where equalsIgnoringCase(bytes, name, "x-request-id"): .requestID
+        case 14 where FieldBytes.equalsIgnoringCase(bytes, name, "content-length"): .contentLength
+        case 17 where FieldBytes.equalsIgnoringCase(bytes, name, "transfer-encoding"): .transferEncoding
+        case 10 where FieldBytes.equalsIgnoringCase(bytes, name, "connection"): .connection
+        case 12 where FieldBytes.equalsIgnoringCase(bytes, name, "x-request-id"): .requestID
         case 10 where equalsFolded(bytes, name, "keep-alive") || equalsFolded(bytes, name, "connection"),
             17 where equalsFolded(bytes, name, "transfer-encoding"),
             2 where equalsFolded(bytes, name, "te"),
@@ -174,57 +174,17 @@ enum UpstreamResponseHeadParser {
     /// `1*DIGIT`, or a list of equal ones (`5, 5`), which RFC 9110 §8.6 lets a recipient accept.
     private static func contentLengthValue(_ bytes: UnsafeRawBufferPointer, _ value: Range<Int>) throws -> Int {
         var result: Int?
-        try forEachToken(bytes, value) { token in
+        try FieldBytes.forEachToken(bytes, value) { token in
             guard token.count <= 18 else { throw Malformed("bad Content-Length") }
             var length = 0
             for index in token {
-                guard let digit = decimalDigit(bytes[index]) else { throw Malformed("bad Content-Length") }
-                length = length * 10 + digit
+                guard let digit = ASCIIByte.decimalValue(bytes[index]) else { throw Malformed("bad Content-Length") }
+                length = length * 10 + Int(digit)
             }
             if let result, result != length { throw Malformed("conflicting Content-Length") }
             result = length
         }
         guard let result else { throw Malformed("empty Content-Length") }
         return result
-    }
-
-    /// Calls `body` with each comma-separated element of a list value, whitespace trimmed, empty
-    /// ones skipped (no array: this runs for every response).
-    static func forEachToken(
-        _ bytes: UnsafeRawBufferPointer, _ value: Range<Int>, _ body: (Range<Int>) throws -> Void
-    ) rethrows {
-        var start = value.lowerBound
-        for index in value.lowerBound...value.upperBound where index == value.upperBound || bytes[index] == ASCIIByte.comma {
-            var lower = start
-            var upper = index
-            while lower < upper, isOptionalWhitespace(bytes[lower]) { lower += 1 }
-            while upper > lower, isOptionalWhitespace(bytes[upper - 1]) { upper -= 1 }
-            if lower < upper { try body(lower..<upper) }
-            start = index + 1
-        }
-    }
-
-    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
-        guard range.count == lowercase.utf8CodeUnitCount else { return false }
-        let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        for offset in 0..<range.count where ASCIIByte.lowercased(bytes[range.lowerBound + offset]) != expected[offset] {
-            return false
-        }
-        return true
-    }
-
-    // MARK: - Byte classes
-
-    private static func decimalDigit(_ byte: UInt8) -> Int? {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) ? Int(byte - UInt8(ascii: "0")) : nil
-    }
-
-    private static func isOptionalWhitespace(_ byte: UInt8) -> Bool {
-        byte == ASCIIByte.space || byte == UInt8(ascii: "\t")
-    }
-
-    /// VCHAR, obs-text, SP, HTAB: no control bytes (RFC 9110 §5.5).
-    private static func isFieldValueByte(_ byte: UInt8) -> Bool {
-        byte >= 0x20 && byte != 0x7F || byte == UInt8(ascii: "\t")
     }
 }

@@ -41,19 +41,12 @@ def main():
         sent_bytes += len(continuation) * count
         if not peer.poll(0) or peer.goaway:
             break
-    attack_seconds = time.monotonic() - peer.started
-    h2peer.hold(args.hold_file)
-    peer.wait_closed(3.0)
-    result = peer.summary()
-    result.update({
+    peer.finish(args.hold_file, 3.0, lambda: {
         "frames_sent": sent_frames,
         "bytes_sent": sent_bytes,
         "payload": payload_size,
-        "attack_seconds": round(attack_seconds, 3),
         "responses": len(peer.statuses),
     })
-    peer.close()
-    h2peer.report(result)
 
 
 if __name__ == "__main__":

@@ -34,20 +34,12 @@ def main():
         if not peer.send(one * count):
             break
         sent += count
-    attack_seconds = time.monotonic() - peer.started
-    h2peer.hold(args.hold_file)
-    # Only now read: what did the server say, and is the connection still there?
-    peer.wait_closed(4.0)
-    result = peer.summary()
-    result.update({
+    peer.finish(args.hold_file, 4.0, lambda: {
         "kind": args.kind,
         "frames_sent": sent,
-        "attack_seconds": round(attack_seconds, 3),
         "ping_acks": peer.ping_acks,
         "settings_acks": peer.settings_acks,
     })
-    peer.close()
-    h2peer.report(result)
 
 
 if __name__ == "__main__":

@@ -290,6 +290,19 @@ class Peer:
         except OSError:
             pass
 
+    def finish(self, hold_file, wait, extra):
+        """The attack is over: hold the connection for the test's memory reading, give the server
+        `wait` seconds to close it (a connection it has given up on should be), then report the
+        summary with `extra()`'s fields, read only now, and `attack_seconds`."""
+        attack_seconds = time.monotonic() - self.started
+        hold(hold_file)
+        self.wait_closed(wait)
+        result = self.summary()
+        result.update(extra())
+        result["attack_seconds"] = round(attack_seconds, 3)
+        self.close()
+        report(result)
+
 
 def report(result):
     """The one JSON object the Swift test reads: the last line of stdout."""

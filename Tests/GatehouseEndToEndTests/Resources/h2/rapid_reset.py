@@ -37,19 +37,11 @@ def main():
         opened += len(burst) // 2
         if not peer.poll(0) or peer.goaway:
             break
-    attack_seconds = time.monotonic() - peer.started
-    h2peer.hold(args.hold_file)
-    # What the server does next: a connection it has given up on should be closed.
-    peer.wait_closed(3.0)
-    result = peer.summary()
-    result.update({
+    peer.finish(args.hold_file, 3.0, lambda: {
         "streams_opened": opened,
-        "attack_seconds": round(attack_seconds, 3),
         "responses": len(peer.statuses),
         "rst_from_server": len(peer.rsts),
     })
-    peer.close()
-    h2peer.report(result)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,15 @@
+import NIOHTTP1
+
+/// The request methods llhttp knows (Gatehouse refuses any other, as it did with llhttp), common ones first.
+enum RequestMethods {
+    private static let table: [([UInt8], HTTPMethod)] = [
+        "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE", "COPY", "LOCK", "MKCOL", "MOVE",
+        "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "BIND", "REBIND", "UNBIND", "ACL", "REPORT", "MKACTIVITY", "CHECKOUT",
+        "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE", "UNSUBSCRIBE", "PURGE", "MKCALENDAR", "LINK", "UNLINK", "SOURCE", "QUERY",
+    ].map { (Array($0.utf8), HTTPMethod(rawValue: $0)) }
+
+    static func method(_ bytes: UnsafeRawBufferPointer) -> HTTPMethod? {
+        for (name, method) in table where name.count == bytes.count && bytes.elementsEqual(name) { return method }
+        return nil
+    }
+}
