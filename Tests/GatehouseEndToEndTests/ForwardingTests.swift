@@ -12,6 +12,13 @@ struct ForwardingTests {
         configuration.routes = [route]
     }
 
+    /// Public routes, and room for a loaded machine: the upstream's 504 must not come before the
+    /// client's error in the tests that cut a request off.
+    static func publicWithPatientUpstream(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
+        publicEverywhere(&configuration, jwks)
+        configuration.upstream.timeout = .seconds(10)
+    }
+
     @Test func publicRouteIsForwardedWithForwardedHeadersAndRequestID() async throws {
         try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let response = try await env.request("/hello?x=1", headers: [("X-Forwarded-For", "203.0.113.9"), ("X-Request-Id", "abc-123")])
@@ -192,12 +199,7 @@ struct ForwardingTests {
     /// docs/security.md P52: a client that half-closes in the middle of its body has cut the request
     /// short: 400, and the upstream connection holding the half request is closed, never completed.
     @Test func aClientThatHalfClosesMidBodyGets400AndTheUpstreamConnectionIsClosed() async throws {
-        try await TestEnvironment.run(configure: { configuration, _ in
-            var open = RouteSettings(match: .prefix("/"))
-            open.auth = .public
-            configuration.routes = [open]
-            configuration.upstream.timeout = .seconds(10)
-        }) { (env: TestEnvironment) async throws in
+        try await TestEnvironment.run(configure: Self.publicWithPatientUpstream) { (env: TestEnvironment) async throws in
             let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(5)))
             connection.send("POST /upload HTTP/1.1\r\nHost: example.test\r\nContent-Length: 10\r\n\r\nabc")
             try await Task.sleep(for: .milliseconds(200))  // forwarded: head and first bytes are at the upstream
@@ -210,13 +212,7 @@ struct ForwardingTests {
     }
 
     @Test func aClientErrorMidRequestReleasesTheUpstreamConnection() async throws {
-        try await TestEnvironment.run(configure: { configuration, _ in
-            var open = RouteSettings(match: .prefix("/"))
-            open.auth = .public
-            configuration.routes = [open]
-            // Room for a loaded machine: the upstream's 504 must not come before the client's error.
-            configuration.upstream.timeout = .seconds(10)
-        }) { (env: TestEnvironment) async throws in
+        try await TestEnvironment.run(configure: Self.publicWithPatientUpstream) { (env: TestEnvironment) async throws in
             let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(5)))
             connection.send("POST /upload HTTP/1.1\r\nHost: example.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n")
             try await Task.sleep(for: .milliseconds(200))  // forwarded: head and first chunk are at the upstream
