@@ -1,6 +1,6 @@
 import NIOHTTP1
 
-/// The request methods llhttp knows (Gatehouse refuses any other, as it did with llhttp), common ones first.
+/// The request methods llhttp knows (Gatehouse refuses any other, over HTTP/1.1 and HTTP/2), common ones first.
 enum RequestMethods {
     private static let table: [([UInt8], HTTPMethod)] = [
         "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE", "COPY", "LOCK", "MKCOL", "MOVE",
@@ -11,5 +11,11 @@ enum RequestMethods {
     static func method(_ bytes: UnsafeRawBufferPointer) -> HTTPMethod? {
         for (name, method) in table where name.count == bytes.count && bytes.elementsEqual(name) { return method }
         return nil
+    }
+
+    /// The same rule for a method given as a string (an HTTP/2 `:method`): one of the table's, exactly.
+    static func method(_ name: String) -> HTTPMethod? {
+        var name = name
+        return name.withUTF8 { method(UnsafeRawBufferPointer($0)) }
     }
 }

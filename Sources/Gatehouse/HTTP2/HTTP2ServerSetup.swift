@@ -5,7 +5,7 @@ import NIOHTTP2
 
 /// The pipeline of a client connection that speaks HTTP/2: NIO's frame codec with its flood
 /// defences, a connection manager for graceful stops and idle connections, a guard that closes
-/// the connections NIO gives up on, and per stream the HTTP/2-to-HTTP/1 parts codec in front of a
+/// the connections NIO gives up on, and per stream Gatehouse's frames-to-parts codec in front of a
 /// `StreamRequestHandler` that judges the stream like any HTTP/1.1 request.
 struct HTTP2ServerSetup {
     /// Streams a client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
@@ -52,7 +52,7 @@ struct HTTP2ServerSetup {
                 let streamSync = streamChannel.pipeline.syncOperations
                 try streamSync.addHandler(HTTP2StreamStallGuard(idleTimeout: idleTimeout))
                 try streamSync.addHandler(HeadersEndStreamCoalescer())
-                try streamSync.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try streamSync.addHandler(HTTP2StreamCodec())
                 try streamSync.addHandler(StreamRequestHandler(handle: handle, upstream: upstream, clientIP: remote))
             }
         }

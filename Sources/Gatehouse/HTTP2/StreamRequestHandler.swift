@@ -43,6 +43,9 @@ final class StreamRequestHandler: ChannelInboundHandler {
     var routeAuth = "none"
     var token: Substring?
     var isGRPC = false
+    /// The method on the wire: `/.gatehouse/check` judges another (the described request's), but its
+    /// answer is framed by this one (a HEAD gets no body).
+    var isHEAD = false
     var startedAt = NIODeadline.now()
     var bufferedBody: [ByteBuffer] = []
     var bufferedBytes = 0
@@ -89,6 +92,7 @@ final class StreamRequestHandler: ChannelInboundHandler {
         request = nil
         token = nil
         isGRPC = false
+        isHEAD = false
         bufferedBody.removeAll()
         bufferedBytes = 0
         requestEnded = false
@@ -134,7 +138,8 @@ final class StreamRequestHandler: ChannelInboundHandler {
             receivedBody(buffer, context: context)
         case .end(let trailers):
             requestEnded = true
-            requestTrailers = trailers
+            // Sanitized here, for every leg: only an HTTP/2 upstream gets trailers, and never a smuggled identity.
+            requestTrailers = trailers.flatMap { services.upstreamHead.makeTrailers($0) }
             receivedEnd(context: context)
         }
     }
@@ -162,6 +167,15 @@ final class StreamRequestHandler: ChannelInboundHandler {
         context.fireChannelWritabilityChanged()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let malformed = event as? HTTP2StreamCodec.MalformedRequest {
+            isInRead = true  // delivered inside the codec's read: the answer waits for the request's end (its next part)
+            receivedMalformedHead(malformed.reason, context: context)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A malformed stream (bad pseudo-headers, a content-length that lies): this stream only.
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
@@ -176,7 +190,9 @@ final class StreamRequestHandler: ChannelInboundHandler {
         watchdog?.cancel()
         services = handle.services
         startedAt = .now()
-        isGRPC = GRPCRefusal.isGRPC(head.headers)
+        // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
+        isGRPC = !keepsConnection && GRPCRefusal.isGRPC(head.headers)
+        isHEAD = head.method == .HEAD
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
         let tokenSource = BearerToken.extract(
             from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
@@ -231,6 +247,15 @@ final class StreamRequestHandler: ChannelInboundHandler {
             current.head, path: current.target.path, rule: rule, token: tokenSource, now: now, acceptingRevoked: acceptingRevoked,
             on: context.eventLoop)
         decided(decision, endpoint: endpoint, rule: rule, context: context)
+    }
+
+    /// A request head that breaks HTTP2RequestHeadReader's rules: 400, never judged or forwarded.
+    private func receivedMalformedHead(_ reason: String, context: ChannelHandlerContext) {
+        guard case .awaitingHead = state else { return }
+        watchdog?.cancel()
+        startedAt = .now()
+        services.metrics.request(routeAuth: "none", outcome: .badRequest)
+        answer(LocalResponse.plain(.badRequest, "malformed request: \(reason)"), context: context)
     }
 
     private func receivedBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
@@ -362,7 +387,6 @@ final class StreamRequestHandler: ChannelInboundHandler {
         }
         var headers = local.headers
         headers.add(name: "x-request-id", value: requestID)
-        let isHEAD = request?.head.method == .HEAD
         if !isGRPC { headers.add(name: "content-length", value: String(local.body.utf8.count)) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: responseVersion, status: local.status, headers: headers))), promise: nil)
         if !local.body.isEmpty && !isHEAD {

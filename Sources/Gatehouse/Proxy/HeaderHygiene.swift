@@ -41,6 +41,22 @@ public enum HeaderHygiene {
         }
     }
 
+    /// Fields a request trailer section may not carry (RFC 9110 §6.5.1), beside the hop-by-hop and
+    /// identity ones: framing, routing, request modifiers, authentication, content processing, and the
+    /// fields Gatehouse itself vouches for in the head. An upstream that merges trailers into the head
+    /// (Tomcat's `allowedTrailerHeaders`, Go's `Request.Trailer`, gRPC metadata) must not find there
+    /// what the head was judged and forwarded without.
+    static func isForbiddenInTrailers(_ name: String) -> Bool {
+        let count = name.utf8.count
+        return forbiddenInTrailers.contains { $0.count == count && IdentityHeaderNames.foldedHasPrefix(name, $0) }
+    }
+
+    private static let forbiddenInTrailers: [[UInt8]] = [
+        "content-length", "host", "authorization", "cookie", "cache-control", "expect", "max-forwards", "pragma", "range",
+        "if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range", "content-encoding", "content-type",
+        "content-range", "x-request-id", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip",
+    ].map { Array($0.utf8) }
+
     private static let connection: [UInt8] = Array("connection".utf8)
     private static let proxyPrefix: [UInt8] = Array("proxy-".utf8)
     private static let proxy: [UInt8] = Array("proxy".utf8)

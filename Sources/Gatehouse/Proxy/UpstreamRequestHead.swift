@@ -69,6 +69,23 @@ struct UpstreamRequestHead {
         return HTTPRequestHead(version: .http1_1, method: request.head.method, uri: request.target.requestURI, headers: sink.headers)
     }
 
+    /// The client's request trailers as forwarded (to an HTTP/2 upstream; HTTP/1.1 upstreams get none):
+    /// identity fields in any spelling, the token header, hop-by-hop fields and what a trailer section may
+    /// not carry (`HeaderHygiene.isForbiddenInTrailers`) are removed, as from the head; nil when none is left.
+    /// docs/security.md P53.
+    func makeTrailers(_ trailers: HTTPHeaders) -> HTTPHeaders? {
+        let nominated = HeaderHygiene.connectionNominations(trailers)
+        var kept: [(String, String)] = []
+        for (name, value) in trailers {
+            if HeaderHygiene.isHopByHop(name, nominated: nominated) || identityHeaderNames.isIdentityHeader(name)
+                || HeaderHygiene.isForbiddenInTrailers(name) || tokenHeaderName.map({ Self.isNamed(name, $0) }) == true {
+                continue
+            }
+            kept.append((name, value))
+        }
+        return kept.isEmpty ? nil : HTTPHeaders(kept)
+    }
+
     /// One pass over the client's fields (returns whether the body goes chunked): hop-by-hop, identity and (unless forwarded) token headers
     /// skipped, then `X-Forwarded-*` and the request id added; what Gatehouse vouches for follows
     /// (`writeAdmission`). One rule for every protocol: only the sink differs.

@@ -22,6 +22,8 @@ final class TestUpstream: Sendable {
         var uri: String
         var headers: [(String, String)]
         var bodyBytes: Int
+        /// The request's trailer section, as received.
+        var trailers: [(String, String)] = []
 
         func values(_ name: String) -> [String] {
             headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
@@ -104,11 +106,13 @@ final class TestUpstream: Sendable {
                 }
             case .body(let buffer):
                 bodyBytes += buffer.readableBytes
-            case .end:
+            case .end(let trailers):
                 guard let head else { return }
                 self.head = nil
                 received.withLockedValue {
-                    $0.append(Received(method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: bodyBytes))
+                    $0.append(Received(
+                        method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: bodyBytes,
+                        trailers: trailers?.map { ($0.name, $0.value) } ?? []))
                 }
                 if answeredEarly { return }
                 answer(head, context: context)
