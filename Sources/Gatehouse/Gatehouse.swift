@@ -73,7 +73,8 @@ public final class Gatehouse: Service, Sendable {
         self.failureLog = try FailureLog(
             destination: destination ?? (settings.path == "-" ? .standardOutput : .file(settings.path)),
             maxLinesPerSecond: settings.maxLinesPerSecond,
-            pseudonymKey: settings.pseudonymize ? key : nil)
+            pseudonymKey: settings.pseudonymize ? key : nil,
+            writeFailed: Self.reportFailureLogWriteError(path: settings.path, metrics: metrics, logger: logger))
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout = .init(
             connect: TimeAmount(configuration.jwks.fetchTimeout), read: TimeAmount(configuration.jwks.fetchTimeout))
@@ -152,7 +153,8 @@ public final class Gatehouse: Service, Sendable {
         do {
             admin = try await AdminServer.bind(
                 host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
-                keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, metrics: metrics)
+                keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, metrics: metrics,
+                logger: logger)
         } catch {
             try? await proxy.close()
             throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")
@@ -163,6 +165,19 @@ public final class Gatehouse: Service, Sendable {
             "gatehouse.admin": "\(admin.localAddress.map { "\($0)" } ?? "?")",
             "gatehouse.upstream": "\(upstreamURL)",
         ])
+    }
+
+    /// A failure-log line not written whole (a full disk, a file-size limit, a closed pipe): the security team
+    /// must learn that its stream has a gap. Counted in `gatehouse_failure_log_write_errors_total`, and said
+    /// in the operational log at most once per 10 s (docs/reference.md §8).
+    private static func reportFailureLogWriteError(path: String, metrics: GatehouseMetrics, logger: Logger) -> @Sendable (Int32) -> Void {
+        let report = RateLimitedReport()
+        return { error in
+            metrics.failureLogWriteError()
+            report.occurred("failure log write failed; lines are being lost", metadata: [
+                "gatehouse.failure_log": "\(path == "-" ? "stdout" : path)", "gatehouse.error": "\(String(cString: strerror(error)))",
+            ], to: logger)
+        }
     }
 
     /// What every request is judged and forwarded with, from one configuration. Replaced whole on reload.

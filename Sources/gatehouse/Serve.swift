@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import Gatehouse
 import Logging
@@ -13,6 +16,9 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let configuration = try options.load()
         OperationalLog.bootstrap(configuration.log)
+        // A file-size limit (RLIMIT_FSIZE) reached by the failure log must fail that write (reported,
+        // docs/reference.md §8), not kill the sidecar with SIGXFSZ.
+        signal(SIGXFSZ, SIG_IGN)
         let logger = Logger(label: "gatehouse")
         let gatehouse: Gatehouse
         do {

@@ -224,4 +224,24 @@ struct ForwardingTests {
             #expect(env.upstream.requestCount == 0)
         }
     }
+
+    /// docs/security.md P55: a client that connects and half-closes without a byte (a port scanner, a TCP
+    /// health check, the queue of a listener that was out of descriptors) is closed at once, not held
+    /// for `idle_timeout`; one that sent a few bytes first gets its answer (400 here) before the close.
+    @Test func aClientThatHalfClosesBeforeAnyRequestIsClosedAtOnce() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in configuration.listen.idleTimeout = .seconds(30) }) {
+            (env: TestEnvironment) async throws in
+            let started = ContinuousClock.now
+            let silent = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(10)))
+            shutdown(silent.descriptor, Int32(SHUT_WR))
+            #expect(silent.receive() == "")
+            #expect(ContinuousClock.now - started < .seconds(5), "closed by Gatehouse, not by the 10 s receive timeout")
+            let partial = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(10)))
+            partial.send("GE")
+            shutdown(partial.descriptor, Int32(SHUT_WR))
+            #expect(partial.receive().hasPrefix("HTTP/1.1 400"))
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(env.upstream.requestCount == 0)
+        }
+    }
 }

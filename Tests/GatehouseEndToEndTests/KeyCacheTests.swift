@@ -144,9 +144,47 @@ struct KeyCacheTests {
             env.jwks.update { $0.delay = .seconds(3) }
             let started = ContinuousClock.now
             let response = try await env.request("/x", token: TestSigner.ec.with(keyID: "late").token(claims: Claims.valid()))
-            #expect(response.status == 401)
-            #expect(response.json?["reason"] == .string("unknown_key"))
+            // A refetch that timed out failed: retry later (503), not sign in again (K16).
+            #expect(response.status == 503)
+            #expect(response.json?["reason"] == .string("keys_unavailable"))
             #expect(ContinuousClock.now - started < .milliseconds(1500))
+        }
+    }
+
+    /// K16: a key rotation while the JWKS endpoint is down. A token naming the new `kid` forces a refetch
+    /// that fails: 503 `keys_unavailable` with `Retry-After` (the client retries), not 401 `unknown_key`
+    /// (sign in again), also within the cooldown; the old key keeps serving, and once the endpoint is back
+    /// and the cooldown over, the new key is fetched and the same token admitted.
+    @Test func anUnknownKidWhoseRefetchFailsIsAnswered503NotUnknownKey() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, _ in
+            configuration.jwks.unknownKidCooldown = .milliseconds(300)
+        }) { (env: TestEnvironment) async throws in
+            env.jwks.update { $0.status = .internalServerError }
+            let rotated = TestSigner.ec.with(keyID: "rotated")
+            let token = rotated.token(claims: Claims.valid())
+            let first = try await env.request("/v1/orders", token: token)
+            #expect(first.status == 503)
+            #expect(first.json?["reason"] == .string("keys_unavailable"))
+            #expect(first.headers.first(name: "retry-after") == "5")
+            #expect(env.jwks.fetchCount == 2, "one refetch")
+            let withinCooldown = try await env.request("/v1/orders", token: token)
+            #expect(withinCooldown.status == 503, "the last refetch failed: still retryable within the cooldown")
+            #expect(env.jwks.fetchCount == 2)
+            #expect(env.failureLog.map { $0["reason"] } == [.string("keys_unavailable"), .string("keys_unavailable")])
+            #expect(env.failureLog.first?["kid"] == .string("rotated"))
+            #expect(try await env.request("/v1/orders", token: TestSigner.rsa.token(claims: Claims.valid())).status == 200)
+            #expect(env.upstream.requestCount == 1)
+
+            env.jwks.update {
+                $0.status = .ok
+                $0.body = TestSigner.jwks([.rsa, rotated])
+            }
+            var admitted = 0
+            for _ in 0..<100 where admitted != 200 {
+                admitted = try await env.request("/v1/orders", token: token).status
+                if admitted != 200 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(admitted == 200, "the new key is fetched once the endpoint is back")
         }
     }
 

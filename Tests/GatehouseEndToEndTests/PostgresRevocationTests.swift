@@ -70,6 +70,26 @@ struct PostgresRevocationTests {
         }
     }
 
+    /// R09 on PostgreSQL: a token signed out inside its leeway (past `exp`) is refused by the other replica
+    /// and by one started afterwards (which reads the table), not only where it was signed out.
+    @Test func aTokenSignedOutInsideItsLeewayIsRefusedByEveryReplica() async throws {
+        try await TestPostgres.with { postgres in
+            try await TestEnvironment.run(configure: Self.useStore(postgres)) { (env: TestEnvironment) async throws in
+                let token = TestSigner.ec.token(claims: Claims.valid(lifetime: -5, extra: ["jti": .string("pg-in-leeway")]))
+                try await env.withReplica { replica in
+                    let portB = try #require(replica.proxyAddress?.port)
+                    #expect(try await env.request("/x", token: token, port: portB).status == 200)
+                    #expect(try await env.request("/.gatehouse/signout", method: .POST, token: token).status == 200)
+                    #expect(try await Self.timeUntilRefused(env, port: portB, token: token) != nil)
+                }
+                try await env.withReplica { later in
+                    let port = try #require(later.proxyAddress?.port)
+                    #expect(try await env.request("/x", token: token, port: port).json?["reason"] == .string("revoked"))
+                }
+            }
+        }
+    }
+
     @Test func postgresStoppingDoesNotStopTheDataPlaneAndNothingIsLost() async throws {
         try await TestPostgres.with { postgres in
             try await TestEnvironment.run(configure: Self.useStore(postgres)) { (env: TestEnvironment) async throws in

@@ -354,11 +354,39 @@ struct ResponseRelayTests {
         }
     }
 
+    // MARK: - Upstreams that do not speak HTTP/1.x
+
+    /// An SSH server, an HTTP/2-only (gRPC) server behind `protocol = "http1"`, a database: their first
+    /// bytes are not `HTTP/1.x `, so the client gets 502 at once, not 504 after `[upstream] timeout`
+    /// (30 s by default), and the operational log says why (for HTTP/2, which setting fixes it).
+    /// Over both client protocols (the HTTP/2 path uses the same pooled connection and parser).
+    @Test(arguments: [
+        ("ssh", "SSH-2.0-OpenSSH_9.6p1\r\n", "not an HTTP/1.x response: it begins SSH-2.0-OpenSSH_9"),
+        ("h2", "\u{0}\u{0}\u{6}\u{4}\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}\u{3}\u{0}\u{0}\u{0}d", "set [upstream] protocol = \"http2\""),
+        ("resp", "-ERR unknown command\r\n", "not an HTTP/1.x response"),
+        ("version", "HTTP/2.0 200 OK\r\n", "not an HTTP/1.x response"),
+    ])
+    func anUpstreamThatDoesNotSpeakHTTP1IsAnswered502AtOnce(kind: String, greeting: String, logged: String) async throws {
+        try await Self.withRawUpstream(["/\(kind)": RawUpstream.Reply(greeting)], configure: { $0.upstream.timeout = .seconds(20) }) {
+            (env: TestEnvironment, upstream: RawUpstream) async throws in
+            let started = ContinuousClock.now
+            let response = try await env.request("/\(kind)")
+            #expect(response.status == 502, "\(kind): \(response)")
+            #expect(response.json?["error"] == .string("upstream_unavailable"))
+            let curl = try await HTTP2Tests.curl(["--http2-prior-knowledge", env.baseURL + "/\(kind)"])
+            #expect(curl.status == 502, "\(kind) over HTTP/2: \(curl)")
+            #expect(ContinuousClock.now - started < .seconds(5), "long before the 20 s upstream timeout")
+            let lines = env.operationalLog.filter { $0.contains("upstream response refused") }
+            #expect(lines.count == 2 && lines.allSatisfy { $0.contains(logged) }, "\(env.operationalLog)")
+        }
+    }
+
     // MARK: - Helpers
 
     /// A Gatehouse in front of a `RawUpstream` answering with `replies` (public routes unless told otherwise).
     private static func withRawUpstream(
-        _ replies: [String: RawUpstream.Reply], publicRoutes: Bool = true, _ body: (TestEnvironment, RawUpstream) async throws -> Void
+        _ replies: [String: RawUpstream.Reply], publicRoutes: Bool = true, configure: @escaping (inout Configuration) -> Void = { _ in },
+        _ body: (TestEnvironment, RawUpstream) async throws -> Void
     ) async throws {
         let upstream = try await RawUpstream(replies: replies)
         let outcome: Result<Void, any Error>
@@ -366,6 +394,7 @@ struct ResponseRelayTests {
             try await TestEnvironment.run(configure: { configuration, jwks in
                 if publicRoutes { ForwardingTests.publicEverywhere(&configuration, jwks) }
                 configuration.upstream.url = URL(string: "http://127.0.0.1:\(upstream.port)")!
+                configure(&configuration)
             }) { (env: TestEnvironment) async throws in
                 try await body(env, upstream)
             }

@@ -122,6 +122,35 @@ struct SignOutTests {
         }
     }
 
+    /// R09: a token past its `exp` but inside the leeway still verifies, so its sign-out must hold: on the
+    /// memory store after the next sign-out (which prunes), and on SQLite across a restart (which reloads).
+    /// Before, the entry was dropped once `exp` had passed (or never applied) and the token was 200 again.
+    @Test(arguments: [false, true])
+    func aTokenSignedOutInsideItsLeewayStaysSignedOut(sqlite: Bool) async throws {
+        let directory = NSTemporaryDirectory() + "gatehouse-leeway-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store: (inout Configuration, TestJWKSServer) -> Void = { configuration, _ in
+            guard sqlite else { return }
+            var revocation = RevocationSettings()
+            revocation.store = "sqlite:\(directory)/revocations.db"
+            configuration.revocation = revocation
+        }
+        let expiredInLeeway = TestSigner.ec.token(claims: Claims.valid(lifetime: -5, extra: ["jti": .string("in-leeway")]))
+        try await TestEnvironment.run(configure: store) { (env: TestEnvironment) async throws in
+            #expect(try await env.request("/x", token: expiredInLeeway).status == 200, "5 s past exp, inside the 60 s leeway")
+            #expect(try await env.request("/.gatehouse/signout", method: .POST, token: expiredInLeeway).status == 200)
+            #expect(try await env.request("/x", token: expiredInLeeway).json?["reason"] == .string("revoked"))
+            let other = TestSigner.ec.token(claims: Claims.valid(subject: "user-2", extra: ["jti": .string("other")]))
+            #expect(try await env.request("/.gatehouse/signout", method: .POST, token: other).status == 200)
+            #expect(try await env.request("/x", token: expiredInLeeway).json?["reason"] == .string("revoked"))
+        }
+        guard sqlite else { return }
+        try await TestEnvironment.run(configure: store) { (env: TestEnvironment) async throws in
+            #expect(try await env.request("/x", token: expiredInLeeway).json?["reason"] == .string("revoked"), "after a restart")
+        }
+    }
+
     @Test func anUnusableSQLitePathKeepsTheReplicaUnreadyButServing() async throws {
         try await TestEnvironment.run(waitForKeys: false, configure: { configuration, _ in
             var revocation = RevocationSettings()

@@ -156,6 +156,14 @@ struct ConfigurationLoadingTests {
         #expect(issues.contains { $0.hasPrefix("upstream.protocol:") && $0.contains("http1") && $0.contains("http2") }, "\(issues)")
     }
 
+    /// R09: sign-outs are kept `maxLeeway` past a token's `exp`, so no larger leeway may be configured.
+    @Test func leewayIsAtMostTenMinutes() throws {
+        let issues = ConfigFixture.issues(ConfigFixture.minimal("[verification]\nleeway = \"11m\"\n")).map(\.description)
+        #expect(issues.count == 1 && issues[0].hasPrefix("verification.leeway:") && issues[0].contains("600s"), "\(issues)")
+        let accepted = try Configuration.parse(toml: ConfigFixture.minimal("[verification]\nleeway = \"10m\"\n"))
+        #expect(accepted.verification.leeway == .seconds(600))
+    }
+
     @Test func headersTableReplacesTheDefaultsSortedByName() throws {
         let configuration = try Configuration.parse(toml: ConfigFixture.minimal("""
             [headers]

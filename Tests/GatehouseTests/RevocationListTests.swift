@@ -49,19 +49,38 @@ struct RevocationListTests {
         #expect(list.isRevoked(identity(iat: 2500), token: "x"))
     }
 
-    @Test func expiredEntriesArePrunedOnTheNextWrite() {
+    /// R09: an entry outlives its token's `exp` by `retentionAfterExpiry` (the largest leeway), so a token
+    /// still inside its leeway stays signed out whatever is written, cleaned up or reloaded meanwhile.
+    @Test func entriesOutliveTheirTokensLeewayAndArePrunedAfterIt() {
+        let retention = Revocation.retentionAfterExpiry
+        #expect(retention >= VerificationSettings.maxLeeway.components.seconds)
         let list = RevocationList()
         revokeToken(list, identity(jti: "old", expiry: 150), token: "t", now: 100)
-        revokeToken(list, identity(jti: "new"), token: "t", now: 200)
+        revokeToken(list, identity(jti: "new", expiry: 10_000), token: "t", now: 200)  // the next sign-out, after exp
+        #expect(list.isRevoked(identity(jti: "old", expiry: 150), token: "t"), "expired 50 s ago: still within any leeway")
+        list.removeExpired(now: 150 + retention - 1)
+        #expect(list.isRevoked(identity(jti: "old", expiry: 150), token: "t"))
+        list.removeExpired(now: 150 + retention + 1)
         #expect(!list.isRevoked(identity(jti: "old", expiry: 150), token: "t"))
-        #expect(list.isRevoked(identity(jti: "new"), token: "t"))
+        #expect(list.isRevoked(identity(jti: "new", expiry: 10_000), token: "t"))
         #expect(list.snapshot.tokens.count == 1)
     }
 
-    @Test func alreadyExpiredEntriesFromAStoreAreNotKept() {
+    @Test func aTokenSignedOutInsideItsLeewayIsKept() {
         let list = RevocationList()
-        list.apply([.token(key: "jti:gone", expiresAt: 50), .token(key: "jti:live", expiresAt: 500)], now: 100)
-        #expect(list.snapshot.tokens == ["jti:live": 500])
+        revokeToken(list, identity(jti: "late", expiry: 95), token: "t", now: 100)
+        #expect(list.isRevoked(identity(jti: "late", expiry: 95), token: "t"))
+    }
+
+    @Test func entriesFromAStorePastTheirRetentionAreNotKept() {
+        let list = RevocationList()
+        let now = Int64(100_000)
+        let retention = Revocation.retentionAfterExpiry
+        list.apply([
+            .token(key: "jti:gone", expiresAt: now - retention - 1), .token(key: "jti:leeway", expiresAt: now - 30),
+            .token(key: "jti:live", expiresAt: now + 500),
+        ], now: now)
+        #expect(list.snapshot.tokens == ["jti:leeway": now - 30, "jti:live": now + 500])
     }
 
     @Test func notificationPayloadsRoundTrip() {

@@ -524,3 +524,35 @@ extension UpstreamResponseHead {
         fields.first { self.name(of: $0).lowercased() == name.lowercased() }.map { value(of: $0) }
     }
 }
+
+/// Not HTTP/1.x at all (issue 23): judged as the first bytes arrive.
+extension UpstreamResponseParserTests {
+    private func startIsRefused(_ bytes: [UInt8]) -> UpstreamResponseParser.Malformed? {
+        var parser = UpstreamResponseParser()
+        parser.append(ByteBuffer(bytes: bytes))
+        do {
+            _ = try parser.next()
+            return nil
+        } catch {
+            return error as? UpstreamResponseParser.Malformed
+        }
+    }
+
+    @Test(arguments: ["H", "HTTP/1.", "HTTP/1.1", "HTTP/1.0 ", "HTTP/1.1 200 OK\r\n", "HTTP/1.1 200 OK\r\nServer: x"])
+    func aValidStartWaitsForTheRestOfTheHead(received: String) {
+        #expect(startIsRefused(Array(received.utf8)) == nil)
+    }
+
+    @Test(arguments: ["SSH-2.0-OpenSSH_9.6p1\r\n", "http/1.1 200", "HTTP/1.2 200", "HTTP/2 200", "HTTP/1.1\t200", " HTTP/1.1", "\r\nHTTP/1.1"])
+    func anythingElseIsRefusedBeforeTheHeadEnds(received: String) throws {
+        let refused = try #require(startIsRefused(Array(received.utf8)))
+        #expect(refused.description.hasPrefix("not an HTTP/1.x response"))
+    }
+
+    @Test func anHTTP2ServersSettingsFrameIsNamedAsSuch() {
+        let settings: [UInt8] = [0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100]
+        #expect(startIsRefused(settings) == .speaksHTTP2)
+        #expect(startIsRefused([0, 0, 0, 4, 0, 0, 0, 0, 0]) == .speaksHTTP2, "an empty SETTINGS frame")
+        #expect(startIsRefused([0, 0, 6, 1, 0, 0, 0, 0, 1]) != .speaksHTTP2, "a HEADERS frame is not a server's preface")
+    }
+}

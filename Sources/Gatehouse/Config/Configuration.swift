@@ -92,6 +92,9 @@ public struct LogSettings: Sendable, Equatable {
 
 public struct VerificationSettings: Sendable, Equatable {
     public var leeway: Duration = .seconds(60)
+    /// The largest `leeway` accepted. A revocation is kept this long past its token's `exp`
+    /// (`Revocation.retentionAfterExpiry`), so no leeway a reload may set lets a signed-out token verify again.
+    public static let maxLeeway: Duration = .seconds(600)
     public var cacheSize = 10000
     public var tokenCookie: String?
     public var tokenHeader: String?

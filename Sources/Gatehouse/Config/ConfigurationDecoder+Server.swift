@@ -51,7 +51,14 @@ extension ConfigurationDecoder {
 
     static func verificationSettings(_ table: TOMLReader) -> VerificationSettings {
         var settings = VerificationSettings()
-        settings.leeway = table.duration("leeway") ?? settings.leeway
+        if let leeway = table.duration("leeway") {
+            if leeway > VerificationSettings.maxLeeway {
+                table.report("leeway", "at most \(VerificationSettings.maxLeeway.components.seconds)s: a clock that far off is broken, "
+                    + "and sign-outs are kept only that long past a token's exp")
+            } else {
+                settings.leeway = leeway
+            }
+        }
         settings.cacheSize = table.integer("cache_size", in: 0...Int.max) ?? settings.cacheSize
         settings.tokenCookie = table.nonEmptyString("token_cookie")
         if let cookie = settings.tokenCookie, !ConfigSyntax.isToken(cookie) {

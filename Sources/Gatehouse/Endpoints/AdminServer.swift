@@ -1,11 +1,17 @@
 import NIOCore
 import NIOHTTP1
+import Logging
 import NIOPosix
 
 enum AdminServer {
-    static func bind(host: String, port: Int, group: any EventLoopGroup, keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, metrics: GatehouseMetrics) async throws -> any Channel {
+    static func bind(host: String, port: Int, group: any EventLoopGroup, keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, metrics: GatehouseMetrics, logger: Logger) async throws -> any Channel {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ListenerAcceptBackoff(listener: "admin", metrics: metrics, logger: logger))
+                }
+            }
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()

@@ -5,7 +5,7 @@ import NIOHTTP1
 enum OwnEndpoint: Equatable {
     /// The verified identity as JSON.
     case userinfo
-    /// Revokes the presented token until its `exp`.
+    /// Revokes the presented token for as long as it could verify (`Revocation.retentionAfterExpiry`).
     case signout
     /// Revokes every token of the subject issued before now.
     case signoutEverywhere

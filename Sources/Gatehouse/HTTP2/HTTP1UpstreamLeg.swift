@@ -8,6 +8,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     private let connection: UpstreamConnection
     private let pool: UpstreamConnectionPool
     private var requestID = ""
+    private var services: ProxyServices?
     private var requestIsIdempotent = false
     private var bodySent = false
     private var responseEnded = false
@@ -23,6 +24,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     func start(_ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool) {
         requestID = request.requestID
+        self.services = services
         switch request.head.method {
         case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: requestIsIdempotent = true
         default: requestIsIdempotent = false
@@ -82,6 +84,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     func upstreamClosed() {
         guard !responseEnded else { return }
         let retryable = connection.isReused && !connection.answered && !bodySent && requestIsIdempotent
+        if !retryable { services?.logUpstreamProtocolError(connection) }
         fail(retryable: retryable)
     }
 

@@ -81,6 +81,17 @@ final class ProtocolSelector: ChannelInboundHandler, RemovableChannelHandler {
             context.close(promise: nil)  // graceful stop: nothing was asked on this connection yet
             return
         }
+        if !isSelected, case ChannelEvent.inputClosed = event {
+            // Half-closed before a protocol could be told: with no bytes, nothing can ever be asked, so the
+            // descriptor is given back now, not after idle_timeout (port scanners, health checks, and a
+            // full descriptor table draining; docs/security.md P55). A few bytes go to HTTP/1.1, which
+            // answers or refuses what it got.
+            guard method == .preface, let received, received.readableBytes > 0 else {
+                context.close(promise: nil)
+                return
+            }
+            select(.http1, context: context)
+        }
         context.fireUserInboundEventTriggered(event)
     }
 

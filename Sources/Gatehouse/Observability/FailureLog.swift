@@ -22,19 +22,27 @@ public final class FailureLog: Sendable {
         var linesThisSecond = 0
         var suppressed = 0
         var fileDescriptor: Int32 = -1
+        /// A line was cut short and could not be taken back: the next one starts on a fresh line.
+        var lineTorn = false
     }
 
     private let destination: FailureLogDestination
     private let maxLinesPerSecond: Int
     private let pseudonymKey: SymmetricKey?
     private let state = NIOLockedValueBox(State())
+    /// Told of every line not written whole (its errno): a metric and a rate-limited operational log line.
+    private let writeFailed: @Sendable (Int32) -> Void
 
     public struct OpenError: Error, CustomStringConvertible {
         public var description: String
     }
 
-    public init(destination: FailureLogDestination, maxLinesPerSecond: Int, pseudonymKey: [UInt8]? = nil) throws(OpenError) {
+    public init(
+        destination: FailureLogDestination, maxLinesPerSecond: Int, pseudonymKey: [UInt8]? = nil,
+        writeFailed: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) throws(OpenError) {
         self.destination = destination
+        self.writeFailed = writeFailed
         self.maxLinesPerSecond = maxLinesPerSecond
         self.pseudonymKey = pseudonymKey.map { SymmetricKey(data: $0) }
         try reopen()
@@ -96,22 +104,37 @@ public final class FailureLog: Sendable {
         case .custom(let sink):
             sink(line)
         case .standardOutput:
-            Self.write(line, to: STDOUT_FILENO)
+            write(line, to: STDOUT_FILENO, &state)
         case .file:
-            Self.write(line, to: state.fileDescriptor)
+            write(line, to: state.fileDescriptor, &state)
         }
     }
 
-    private static func write(_ line: String, to descriptor: Int32) {
-        var bytes = Array(line.utf8)
+    /// Writes the line and its newline whole, or reports why not (docs/reference.md §8). A line cut
+    /// short (a disk that filled mid-line, a file-size limit) is taken back by truncating the file to
+    /// where it began; where that is impossible (a pipe) the next line starts with a newline. Either
+    /// way every complete line of the stream stays one JSON object (docs/security.md L05).
+    private func write(_ line: String, to descriptor: Int32, _ state: inout State) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(line.utf8.count + 2)
+        if state.lineTorn { bytes.append(UInt8(ascii: "\n")) }
+        bytes.append(contentsOf: line.utf8)
         bytes.append(UInt8(ascii: "\n"))
+        let start = lseek(descriptor, 0, SEEK_END)  // -1 for a pipe or terminal
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }  // safe: non-empty
             if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
+            guard written > 0 else {
+                let error = written == 0 ? EIO : errno
+                // Cut short: take the fragment back; failing that, the next line starts on a fresh one.
+                if offset > 0 && !(start >= 0 && ftruncate(descriptor, start) == 0) { state.lineTorn = true }
+                writeFailed(error)
+                return
+            }
             offset += written
         }
+        state.lineTorn = false
     }
 
     /// With `pseudonymize`, `sub` is HMAC-SHA256 (hex) under the configured key.

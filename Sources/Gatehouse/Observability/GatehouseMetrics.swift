@@ -23,6 +23,10 @@ public struct GatehouseMetrics: Sendable {
     private let authFailures = NIOLockedValueBox<[FailureSeries: Counter]>([:])
     private let cacheHits: Counter
     private let cacheMisses: Counter
+    /// `gatehouse_accept_errors_total` by listener: the client port and the admin port.
+    private let acceptErrors: [String: Counter]
+    /// `gatehouse_failure_log_write_errors_total`: failure-log lines not written whole.
+    private let failureLogWriteErrors: Counter
     let upstreamDuration: DurationHistogram
     let authDuration: DurationHistogram
 
@@ -38,6 +42,10 @@ public struct GatehouseMetrics: Sendable {
         self.requests = requests
         cacheHits = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "hit")])
         cacheMisses = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "miss")])
+        acceptErrors = Dictionary(uniqueKeysWithValues: ["client", "admin"].map {
+            ($0, registry.makeCounter(name: "gatehouse_accept_errors_total", labels: [("listener", $0)]))
+        })
+        failureLogWriteErrors = registry.makeCounter(name: "gatehouse_failure_log_write_errors_total")
         let buckets: [Duration] = [
             .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
             .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
@@ -69,6 +77,14 @@ public struct GatehouseMetrics: Sendable {
     private struct FailureSeries: Hashable {
         var reason: FailureReason
         var provider: String
+    }
+
+    func acceptError(listener: String) {
+        acceptErrors[listener]?.increment()
+    }
+
+    func failureLogWriteError() {
+        failureLogWriteErrors.increment()
     }
 
     func verifyCache(hit: Bool) {

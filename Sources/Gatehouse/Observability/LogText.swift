@@ -13,6 +13,22 @@ enum LogText {
         }
         return result
     }
+
+    /// Bytes a peer sent, for an operational log line: visible ASCII and spaces as they are, anything
+    /// else as `\xNN`, so a binary protocol's greeting is readable and cannot break the line.
+    static func printable(_ bytes: some Collection<UInt8>) -> String {
+        var text = ""
+        for byte in bytes {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                text += "\\x"
+                text.unicodeScalars.append(Unicode.Scalar(ASCIIByte.upperHexDigit(byte >> 4)))
+                text.unicodeScalars.append(Unicode.Scalar(ASCIIByte.upperHexDigit(byte & 0x0F)))
+            }
+        }
+        return text
+    }
 }
 
 extension String {

@@ -127,6 +127,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             exchange.hasRetried = true
             connect(exchange, context: context)
         } else {
+            services.logUpstreamProtocolError(connection)
             answerUpstreamFailure(exchange, status: .badGateway, context: context)
         }
     }

@@ -47,6 +47,8 @@ struct ProxyServer {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ListenerAcceptBackoff(listener: "client", metrics: services.services.metrics, logger: services.services.logger))
                     try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler())
                 }
             }

@@ -41,4 +41,11 @@ final class ProxyServices: Sendable {
         self.retryAfterSeconds = retryAfterSeconds
         self.logger = logger
     }
+
+    /// An upstream answer that was not HTTP/1.x, or broke its framing: the operator learns why the
+    /// client got 502 (with what to change, for an HTTP/2 upstream behind `protocol = "http1"`).
+    func logUpstreamProtocolError(_ connection: UpstreamConnection) {
+        guard let error = connection.protocolError else { return }
+        logger.error("upstream response refused", metadata: ["gatehouse.error": "\(error)"])
+    }
 }

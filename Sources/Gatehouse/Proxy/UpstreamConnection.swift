@@ -29,6 +29,8 @@ final class UpstreamConnection: ChannelInboundHandler {
     /// Set by the pool while the connection idles in it, told when the upstream closes it.
     weak var idleIn: UpstreamConnectionPool?
     private var parser = UpstreamResponseParser()
+    /// Why the connection was closed, when the upstream's bytes were not an HTTP/1.x response.
+    private(set) var protocolError: UpstreamResponseParser.Malformed?
     private var chunkedRequestBody = false
     private var context: ChannelHandlerContext?
 
@@ -93,6 +95,7 @@ final class UpstreamConnection: ChannelInboundHandler {
                 return
             }
         } catch {
+            protocolError = error as? UpstreamResponseParser.Malformed
             context.close(promise: nil)  // channelInactive tells the delegate
         }
     }

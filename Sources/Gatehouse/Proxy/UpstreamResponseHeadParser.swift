@@ -5,9 +5,13 @@ import NIOCore
 /// bare-LF lines, control bytes) is refused, because a mis-framed response on a pooled connection
 /// would be served to the next client.
 enum UpstreamResponseHeadParser {
-    struct Malformed: Error, CustomStringConvertible {
+    struct Malformed: Error, CustomStringConvertible, Equatable {
         var description: String
         init(_ description: String) { self.description = description }
+
+        /// An HTTP/2-only (or gRPC) upstream behind `protocol = "http1"`: said in the operational log.
+        static let speaksHTTP2 = Malformed(
+            "the upstream speaks HTTP/2 (its first bytes are a SETTINGS frame); set [upstream] protocol = \"http2\"")
     }
 
     /// - Parameters:

@@ -123,6 +123,7 @@ struct UpstreamResponseParser {
         guard var bytes = buffer else { return nil }
         guard let length = try headLength(in: bytes) else {
             if bytes.readableBytes > Self.maxHeadBytes { throw Malformed("response head over \(Self.maxHeadBytes) bytes") }
+            try Self.checkStatusLineStart(bytes)
             return nil
         }
         guard length <= Self.maxHeadBytes else { throw Malformed("response head over \(Self.maxHeadBytes) bytes") }
@@ -142,6 +143,33 @@ struct UpstreamResponseParser {
             state = .untilClose
         }
         return .head(head)
+    }
+
+    private static let statusLineStart = Array("HTTP/1.".utf8)
+
+    /// An upstream that does not speak HTTP/1.x (an SSH banner, an HTTP/2 server's SETTINGS frame, a
+    /// database) is told apart by its first bytes, as they arrive, instead of after the whole
+    /// `[upstream] timeout` waiting for a blank line that never comes (nginx: "upstream sent no valid
+    /// HTTP/1.0 header"). The head parser checks the rest of the status line once it is whole.
+    static func checkStatusLineStart(_ bytes: ByteBuffer) throws {
+        try bytes.withUnsafeReadableBytes { received in
+            if isHTTP2SettingsFrame(received) { throw Malformed.speaksHTTP2 }
+            for (index, byte) in received.prefix(statusLineStart.count + 2).enumerated() {
+                let fits = switch index {
+                case ..<statusLineStart.count: byte == statusLineStart[index]
+                case statusLineStart.count: byte == UInt8(ascii: "0") || byte == UInt8(ascii: "1")
+                default: byte == ASCIIByte.space
+                }
+                guard fits else { throw Malformed("not an HTTP/1.x response: it begins \(LogText.printable(received.prefix(32)))") }
+            }
+        }
+    }
+
+    /// An HTTP/2 server's connection preface: a SETTINGS frame (type 4) on stream 0, length a multiple of 6.
+    private static func isHTTP2SettingsFrame(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 9, bytes[3] == 0x04, bytes[5] & 0x7F == 0, bytes[6] == 0, bytes[7] == 0, bytes[8] == 0 else { return false }
+        let length = Int(bytes[0]) << 16 | Int(bytes[1]) << 8 | Int(bytes[2])
+        return length % 6 == 0
     }
 
     /// `1*HEXDIG [ chunk-ext ] CRLF`; size 0 starts the trailers.

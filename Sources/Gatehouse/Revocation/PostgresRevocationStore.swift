@@ -110,9 +110,9 @@ final class PostgresRevocationStore: RevocationStore {
         closing.whenComplete { _ in }
     }
 
-    func deleteExpired(now: Int64) async throws {
+    func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
-        try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at <= \(now)", logger: logger)
+        try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at < \(cutoff)", logger: logger)
     }
 
     private func readAll(_ connection: PostgresConnection) async throws -> [Revocation] {

@@ -5,11 +5,19 @@ enum Revocation: Sendable, Hashable {
     /// Every token of this provider's subject issued (`iat`) before `issuedBefore` (Unix seconds).
     case subject(provider: String, subject: String, issuedBefore: Int64)
 
+    /// How long a token entry is kept past the token's `exp`: a token verifies until `exp + leeway`,
+    /// and `leeway` is at most `VerificationSettings.maxLeeway`, whatever a reload sets
+    /// (docs/security.md R09). Every store and replica drops entries by this rule only.
+    static let retentionAfterExpiry = VerificationSettings.maxLeeway.components.seconds
+
+    /// Token entries whose `exp` is before this can be dropped: their tokens verify nowhere any more.
+    static func droppableBefore(now: Int64) -> Int64 { now - retentionAfterExpiry }
+
     /// Whether the entry can still reject a token. Subject entries never lapse: a token issued
     /// before them may carry any `exp`, so they are kept (one row per subject, updated in place).
     func isLive(now: Int64) -> Bool {
         switch self {
-        case .token(_, let expiresAt): expiresAt > now
+        case .token(_, let expiresAt): expiresAt >= Self.droppableBefore(now: now)
         case .subject: true
         }
     }

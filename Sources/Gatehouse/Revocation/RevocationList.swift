@@ -82,11 +82,13 @@ final class RevocationList: Sendable {
         identity.subject.map { .subject(provider: identity.providerName, subject: $0, issuedBefore: now) }
     }
 
-    /// Applies revocations (idempotent: a subject keeps its latest cut-off) and drops expired token entries.
+    /// Applies revocations (idempotent: a subject keeps its latest cut-off) and drops token entries
+    /// past their retention (`Revocation.retentionAfterExpiry` after `exp`).
     func apply(_ revocations: some Sequence<Revocation>, now: Int64) {
         writeLock.withLock {
             var snapshot = current.load(ordering: .acquiring).snapshot
-            snapshot.tokens = snapshot.tokens.filter { $0.value > now }
+            let droppableBefore = Revocation.droppableBefore(now: now)
+            snapshot.tokens = snapshot.tokens.filter { $0.value >= droppableBefore }
             for revocation in revocations where revocation.isLive(now: now) {
                 switch revocation {
                 case .token(let key, let expiresAt):
@@ -102,6 +104,6 @@ final class RevocationList: Sendable {
 
     func apply(_ revocation: Revocation, now: Int64) { apply(CollectionOfOne(revocation), now: now) }
 
-    /// Drops token entries whose tokens have expired (they would be rejected anyway).
+    /// Drops token entries whose tokens can no longer verify, even with the largest leeway.
     func removeExpired(now: Int64) { apply(EmptyCollection(), now: now) }
 }

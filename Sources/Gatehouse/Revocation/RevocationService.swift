@@ -154,7 +154,9 @@ final class RevocationService: Sendable {
                 sinceCleanup = .zero
                 let now = Self.now()
                 list.removeExpired(now: now)
-                if state.withLockedValue({ $0.connected }) { try? await bounded { try await self.store.deleteExpired(now: now) } }
+                if state.withLockedValue({ $0.connected }) {
+                    try? await bounded { try await self.store.deleteTokenEntries(expiringBefore: Revocation.droppableBefore(now: now)) }
+                }
             }
         }
     }

@@ -11,8 +11,8 @@ protocol RevocationStore: Sendable {
     /// Makes one revocation durable and, for a shared store, known to every replica.
     func save(_ revocation: Revocation) async throws
 
-    /// Deletes entries that can no longer reject a token.
-    func deleteExpired(now: Int64) async throws
+    /// Deletes token entries whose `exp` is before `cutoff` (`Revocation.droppableBefore`): they can no longer reject a token.
+    func deleteTokenEntries(expiringBefore cutoff: Int64) async throws
 
     /// Checks the connection answers (a silently dropped one would stop NOTIFYs without an error).
     func ping() async throws
@@ -49,5 +49,5 @@ struct MemoryRevocationStore: RevocationStore {
     }
 
     func save(_ revocation: Revocation) async throws {}
-    func deleteExpired(now: Int64) async throws {}
+    func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {}
 }

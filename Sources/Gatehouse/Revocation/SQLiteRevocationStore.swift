@@ -84,8 +84,8 @@ final class SQLiteRevocationStore: RevocationStore {
         }
     }
 
-    func deleteExpired(now: Int64) async throws {
+    func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
-        try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at <= ?1", [.integer(Int(now))]) { _ in }
+        try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at < ?1", [.integer(Int(cutoff))]) { _ in }
     }
 }

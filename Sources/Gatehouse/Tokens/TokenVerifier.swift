@@ -72,13 +72,18 @@ struct TokenVerifier: Sendable {
         }
         let keys = snapshot.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
         if keys.isEmpty && !isKeyIDKnown(jws.keyID, in: snapshot) {
+            // A failed refetch wins over "unknown key": during a rotation with the JWKS endpoint down, a
+            // fresh token's holder is told to retry (503), not to sign in again (docs/security.md K16).
             guard let refetch = keyStore.refetchForUnknownKey(provider: index, on: eventLoop) else {
-                return .done(.failure(unknownKey(jws, index, afterRefetch: false)))
+                let failed = keyStore.lastFetchFailed(provider: index)
+                return .done(.failure(failed ? refetchFailed(jws, index) : unknownKey(jws, index, afterRefetch: false)))
             }
             return .pending(refetch.map {
                 guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
                 let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
-                guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
+                guard !keys.isEmpty else {
+                    return .failure(keyStore.lastFetchFailed(provider: index) ? refetchFailed(jws, index) : unknownKey(jws, index, afterRefetch: true))
+                }
                 return check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fresh.fetchedAt, now: now)
             })
         }
@@ -166,6 +171,11 @@ struct TokenVerifier: Sendable {
 
     private func keysUnavailable(_ jws: CompactJWS, _ index: Int) -> AuthFailure {
         diagnosed(AuthFailure(.keysUnavailable, "provider \(providers[index].name) has no usable keys"), jws, index)
+    }
+
+    private func refetchFailed(_ jws: CompactJWS, _ index: Int) -> AuthFailure {
+        let detail = "no key with this kid, and refetching provider \(providers[index].name)'s keys failed"
+        return diagnosed(AuthFailure(.keysUnavailable, detail), jws, index)
     }
 
     private func unknownKey(_ jws: CompactJWS, _ index: Int, afterRefetch: Bool) -> AuthFailure {

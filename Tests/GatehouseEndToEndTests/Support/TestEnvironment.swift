@@ -17,6 +17,7 @@ struct TestEnvironment: Sendable {
     let gatehouse: Gatehouse
     let client: HTTPClient
     private let lines: NIOLockedValueBox<[String]>
+    private let operationalRecords: NIOLockedValueBox<[String]>
 
     var port: Int { gatehouse.proxyAddress?.port ?? 0 }
     var adminPort: Int { gatehouse.adminAddress?.port ?? 0 }
@@ -27,6 +28,8 @@ struct TestEnvironment: Sendable {
         lines.withLockedValue { $0 }.compactMap { try? StrictJSON.parse(Array($0.utf8)).objectValue }
     }
     var failureLogLines: [String] { lines.withLockedValue { $0 } }
+    /// The operational log (standard error in production) at warning and above, one record a line.
+    var operationalLog: [String] { operationalRecords.withLockedValue { $0 } }
 
     static func run<T: Sendable>(
         signers: [TestSigner] = [.rsa, .ec, .ed],
@@ -53,15 +56,16 @@ struct TestEnvironment: Sendable {
         configuration.jwks.fetchTimeout = .seconds(1)
         configure(&configuration, jwks)
         let lines = NIOLockedValueBox<[String]>([])
-        var logger = Logger(label: "gatehouse.test")
-        logger.logLevel = .critical
+        let operationalRecords = NIOLockedValueBox<[String]>([])
+        let logger = Logger(label: "gatehouse.test") { _ in TestLogHandler(records: operationalRecords) }
         let gatehouse = try Gatehouse(
             configuration: configuration, logger: logger, failureLog: .custom { line in lines.withLockedValue { $0.append(line) } },
             configurationPath: configurationPath)
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(10))
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
-        let environment = TestEnvironment(jwks: jwks, upstream: upstream, gatehouse: gatehouse, client: client, lines: lines)
+        let environment = TestEnvironment(
+            jwks: jwks, upstream: upstream, gatehouse: gatehouse, client: client, lines: lines, operationalRecords: operationalRecords)
         try await gatehouse.start()
         let outcome: Result<T, any Error> = await withTaskGroup(of: Void.self) { group in
             group.addTask { await gatehouse.runBackgroundWork() }

@@ -1,0 +1,24 @@
+import Logging
+import NIOConcurrencyHelpers
+
+/// Gatehouse's operational log (swift-log), kept in memory so a test can assert what the operator
+/// is told: each record as `level: message key=value …`, metadata sorted by key.
+struct TestLogHandler: LogHandler {
+    let records: NIOLockedValueBox<[String]>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(
+        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
+        function: String, line: UInt
+    ) {
+        let all = metadata.merging(explicit ?? [:]) { _, new in new }
+        let fields = all.keys.sorted().map { "\($0)=\(all[$0]!)" }  // safe: keys of all
+        records.withLockedValue { $0.append(([level.rawValue + ": " + message.description] + fields).joined(separator: " ")) }
+    }
+}
