@@ -186,7 +186,7 @@ public final class Gatehouse: Service, Sendable {
         let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
         let verifier = TokenVerifier(
             keyStore: keyStore, verification: configuration.verification, tokenMaxBytes: configuration.listen.tokenMaxBytes,
-            onCacheLookup: { [metrics] hit in metrics.verifyCache(hit: hit) })
+            onCacheLookup: { [metrics] hit in metrics.verifyCache(hit: hit) }, onRejectedHit: { [metrics] in metrics.rejectedCacheHit() })
         let routes = RouteTable(configuration.routes)
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
         return ProxyServices(

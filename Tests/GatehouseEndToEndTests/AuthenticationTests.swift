@@ -5,7 +5,7 @@ import Testing
 
 /// The everyday flows: a valid token is forwarded with identity headers, a bad one is answered
 /// 401/403/503 in RFC 6750 form with exactly one failure-log line, and nothing reaches the upstream.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct AuthenticationTests {
     @Test(arguments: [TestSigner.rsa, TestSigner.ec, TestSigner.ed])
     func validTokenIsForwardedWithIdentityHeaders(signer: TestSigner) async throws {
@@ -38,7 +38,7 @@ struct AuthenticationTests {
             #expect(body["reason"] == .string("missing_token"))
             #expect(body["message"] != nil)
             #expect(body["request_id"]?.stringValue == response.headers.first(name: "x-request-id"))
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
             let lines = env.failureLog
             #expect(lines.count == 1)
             #expect(lines.first?["reason"] == .string("missing_token"))
@@ -72,7 +72,7 @@ struct AuthenticationTests {
             let raw = try #require(env.failureLogLines.first)
             #expect(!raw.contains(token))
             #expect(!raw.contains("secret=1"))
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
         }
     }
 
@@ -82,7 +82,11 @@ struct AuthenticationTests {
             let response = try await env.request("/v1/orders", token: forged)
             #expect(response.status == 401)
             #expect(response.json?["reason"] == .string("bad_signature"))
-            #expect(env.failureLog.first?["sub"] == nil)
+            #expect(env.failureLog.count == 1)
+            let line = try #require(env.failureLog.first)
+            #expect(line["sub"] == nil, "no subject before a signature verified")
+            #expect(line["token_fingerprint"]?.stringValue?.hasPrefix("sha256:") == true)
+            #expect(!env.failureLogLines[0].contains(forged), "the token was logged")
         }
     }
 
@@ -92,7 +96,7 @@ struct AuthenticationTests {
             #expect(try await env.request("/x", token: otherAudience).json?["reason"] == .string("wrong_audience"))
             let otherIssuer = TestSigner.ec.token(claims: Claims.valid(extra: ["iss": .string("https://evil.test")]))
             #expect(try await env.request("/x", token: otherIssuer).json?["reason"] == .string("unknown_issuer"))
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
             #expect(env.failureLog.count == 2)
         }
     }
@@ -209,6 +213,7 @@ struct AuthenticationTests {
                 for try await status in group { #expect(status == 401) }
             }
             #expect(env.jwks.fetchCount - before == 1)
+            #expect(env.failureLog.count == 50)
             #expect(env.failureLog.allSatisfy { $0["reason"] == .string("unknown_key") })
         }
     }
@@ -220,6 +225,27 @@ struct AuthenticationTests {
             let metrics = try await env.admin("/metrics").body
             #expect(metrics.contains("gatehouse_verify_cache_total{result=\"hit\"} 2"))
             #expect(metrics.contains("gatehouse_verify_cache_total{result=\"miss\"} 1"))
+        }
+    }
+
+    /// L02 through the running server: beyond `max_lines_per_second` lines are dropped and counted, and the
+    /// server's own once-a-second flush writes the summary though no further failure comes to roll it over.
+    @Test func aFloodBeyondTheRateLimitIsSummarizedByTheServersOwnFlush() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in configuration.failureLog.maxLinesPerSecond = 3 }) {
+            (env: TestEnvironment) async throws in
+            let started = ContinuousClock.now
+            for _ in 0..<20 { #expect(try await env.request("/v1/orders").status == 401) }
+            let seconds = Int((ContinuousClock.now - started).components.seconds) + 2
+            func suppressed() -> Int {
+                env.failureLog.filter { $0["event"] == .string("auth_failure_suppressed") }
+                    .compactMap { $0["count"]?.integerValue }.reduce(0) { $0 + Int($1) }
+            }
+            let logged = { env.failureLog.filter { $0["event"] == .string("auth_failure") }.count }
+            for _ in 0..<300 where logged() + suppressed() < 20 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(logged() + suppressed() == 20, "every failure is a line or counted in a summary: \(env.failureLogLines)")
+            #expect(suppressed() > 0)
+            #expect(logged() <= 3 * seconds, "\(logged()) lines in at most \(seconds) seconds")
+            #expect(try await env.metric("gatehouse_auth_failures_total{reason=\"missing_token\",provider=\"\"}") == 20)
         }
     }
 }

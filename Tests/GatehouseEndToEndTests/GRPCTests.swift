@@ -5,7 +5,7 @@ import Testing
 /// gRPC through Gatehouse end to end: a grpcio client and server (Resources/grpc) on loopback,
 /// Gatehouse between them speaking HTTP/2 both ways. Refusals must be what gRPC libraries
 /// understand: a status with the message, never a protocol error.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct GRPCTests {
     static let unary = "/gatehouse.test.Echo/Unary"
 

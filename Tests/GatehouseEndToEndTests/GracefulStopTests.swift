@@ -5,7 +5,7 @@ import Testing
 
 /// Stopping (SIGTERM through the ServiceGroup ends in `stop()`): no new connections, in-flight
 /// requests finish within the drain timeout, idle keep-alive connections are closed.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct GracefulStopTests {
     static func slowAndPublic(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
         var route = RouteSettings(match: .prefix("/"))

@@ -5,7 +5,7 @@ import NIOHTTP1
 import Testing
 
 /// `[revocation] store = "postgres://…"` against a real PostgreSQL: two replicas on one database.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct PostgresRevocationTests {
     private static func useStore(_ postgres: TestPostgres) -> (inout Configuration, TestJWKSServer) -> Void {
         { configuration, _ in

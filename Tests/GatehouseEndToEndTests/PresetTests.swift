@@ -5,7 +5,7 @@ import Testing
 
 /// Google, Apple, Firebase and Cognito presets, end to end with a local JWKS server standing in for
 /// the provider (the `jwks_uri` override) and tokens shaped like the real ones.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct PresetTests {
     static func only(_ provider: ProviderSettings, jwks: TestJWKSServer) -> ProviderSettings {
         var provider = provider
@@ -162,7 +162,7 @@ struct PresetTests {
             noAuthTime["auth_time"] = nil
             let missing = try await env.request("/x", token: TestSigner.rsa.token(claims: noAuthTime))
             #expect(missing.json?["reason"] == .string("invalid_claims"))
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
         }
     }
 
@@ -346,10 +346,22 @@ struct PresetTests {
             provider.audiences = ["api://orders"]
             configuration.providers = [provider]
         }) { (env: TestEnvironment) async throws in
-            try await Task.sleep(for: .milliseconds(300))
-            let readiness = try await env.admin("/readyz")
+            // Discovery has run (and been judged) once readiness names the mismatch.
+            var readiness = try await env.admin("/readyz")
+            for _ in 0..<500 where !readiness.body.contains("does not equal") {
+                try await Task.sleep(for: .milliseconds(10))
+                readiness = try await env.admin("/readyz")
+            }
+            #expect(env.jwks.discoveryCount >= 1)
             #expect(readiness.status == 503)
-            #expect(readiness.body.contains("does not equal"))
+            #expect(readiness.body.contains("does not equal"), "\(readiness.body)")
+            #expect(env.jwks.fetchCount == 0, "the JWKS a hijacked discovery document names is never fetched")
+            // Requests are answered 503 keys_unavailable: the provider has no keys it may use.
+            let token = TestSigner.rsa.token(claims: Claims.valid(extra: ["iss": .string("http://127.0.0.1:\(env.jwks.port)"),
+                                                                            "aud": .string("api://orders")]))
+            let response = try await env.request("/v1/orders", token: token)
+            #expect(response.status == 503)
+            #expect(response.json?["reason"] == .string("keys_unavailable"))
             #expect(env.jwks.fetchCount == 0)
         }
     }

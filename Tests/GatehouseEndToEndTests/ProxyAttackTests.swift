@@ -7,7 +7,7 @@ import Testing
 /// docs/security.md, the P rows (reverse-proxy cases), end to end through the real listener, judged by what the echo upstream received:
 /// identity headers only Gatehouse can set, one canonical path for decision and forward, malformed
 /// and smuggling framings refused with 400 before anything is forwarded.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct ProxyAttackTests {
     /// A public `/public` route, everything else required (the default); plus a configured identity
     /// header whose name does not start with `X-Auth-`.
@@ -101,7 +101,7 @@ struct ProxyAttackTests {
             ]
             for head in heads {
                 #expect(env.sendRaw(head) == [400], "\(head.debugDescription)")
-                #expect(env.upstream.requestCount == 0, "\(head.debugDescription)")
+                try await env.expectNothingReachedUpstream("\(head.debugDescription)")
             }
             #expect(try await env.request("/x").status == 200)
         }
@@ -132,15 +132,25 @@ struct ProxyAttackTests {
                 "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\nhello\(smuggled)",
                 "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\nhello\(smuggled)",
                 "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 0x5\r\n\r\nhello\(smuggled)",
-                // P10: chunk sizes that overflow or are not hex.
+            ]
+            for request in requests {
+                #expect(env.sendRaw(request) == [400], "\(request.debugDescription)")
+                try await env.expectNothingReachedUpstream("\(request.debugDescription)")
+            }
+            // P10: chunk sizes that overflow or are not hex. The head is sound, so on a public route it may be on
+            // its way upstream (streamed) when the body turns out broken: the upstream connection carrying it is
+            // closed, so no request is ever completed there, and the smuggled one is never seen.
+            let brokenBodies = [
                 "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\nabc\r\n0\r\n\r\n\(smuggled)",
                 "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000001\r\nabc\r\n0\r\n\r\n\(smuggled)",
                 "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\nabc\r\n0\r\n\r\n\(smuggled)",
             ]
-            for request in requests {
+            for request in brokenBodies {
                 #expect(env.sendRaw(request) == [400], "\(request.debugDescription)")
                 #expect(env.upstream.requestCount == 0, "\(request.debugDescription)")
             }
+            for _ in 0..<500 where env.upstream.traffic.unfinishedOpen > 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(env.upstream.traffic.unfinishedOpen == 0, "a connection holding a half request stays open: \(env.upstream.traffic)")
             #expect(!env.upstream.requests.contains { $0.uri == "/smuggled" })
             // Control: the same smuggled bytes behind an honest body are just the next pipelined request.
             let honest = "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
@@ -159,7 +169,7 @@ struct ProxyAttackTests {
             ]
             for line in requestLines {
                 #expect(env.sendRaw("\(line)\r\nHost: a\r\nConnection: close\r\n\r\n") == [400], "\(line.debugDescription)")
-                #expect(env.upstream.requestCount == 0, "\(line.debugDescription)")
+                try await env.expectNothingReachedUpstream("\(line.debugDescription)")
             }
             #expect(try await env.request("/x").status == 200)
         }
@@ -189,7 +199,7 @@ struct ProxyAttackTests {
                 #expect(text.contains("\r\nContent-Length: 0\r\n") && text.contains("\r\nConnection: close\r\n"), "\(text.debugDescription)")
                 #expect(!text.lowercased().contains("x-request-id"), "\(text.debugDescription)")
                 #expect(ContinuousClock.now - started < .seconds(2), "closed by the server: \(head.debugDescription)")
-                #expect(env.upstream.requestCount == 0, "\(head.debugDescription)")
+                try await env.expectNothingReachedUpstream("\(head.debugDescription)")
             }
             #expect(env.failureLog.isEmpty, "\(env.failureLogLines)")
             // Control: the same heads with CRLF throughout are a 401 and a 200.
@@ -214,13 +224,16 @@ struct ProxyAttackTests {
                 "GET /x HTTP/1.1\r\nHost: a b\r\n\r\n",
                 "GET /x HTTP/1.1\r\nHost:\r\n\r\n",
             ]
+            let badRequestsBefore = try await env.requestCount(routeAuth: "none", outcome: "bad_request")
             for request in requests {
                 #expect(env.sendRaw(request) == [400], "\(request.debugDescription)")
-                #expect(env.upstream.requestCount == 0, "\(request.debugDescription)")
+                try await env.expectNothingReachedUpstream("\(request.debugDescription)")
             }
-            // The same target in absolute form may only ever mean its origin-form path.
-            let statuses = env.sendRaw("GET http://127.0.0.1/x HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            #expect(statuses == [400] || (statuses == [200] && env.upstream.last?.uri == "/x"))
+            // Absolute form is refused even naming our own host: routes match origin-form paths only.
+            #expect(env.sendRaw("GET http://127.0.0.1/x HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n") == [400])
+            try await env.expectNothingReachedUpstream()
+            // Each is a refused target or Host (the parser accepted the syntax), counted as bad_request.
+            #expect(try await env.requestCount(routeAuth: "none", outcome: "bad_request") == badRequestsBefore + Double(requests.count + 1))
         }
     }
 
@@ -365,8 +378,8 @@ struct ProxyAttackTests {
             #expect(env.rawStatus(of: "/admin?/public") == 401)
             #expect(env.rawStatus(of: "/admin?x=/public/../public") == 401)
             #expect(env.rawStatus(of: "/admin%23/public") == 401)
-            #expect([400, 401].contains(env.rawStatus(of: "/admin#/public")))
-            #expect(env.upstream.requestCount == 0)
+            #expect(env.rawStatus(of: "/admin#/public") == 400, "a raw # is refused by the request parser")
+            try await env.expectNothingReachedUpstream()
             let token = Self.validToken()
             #expect(env.rawStatus(of: "/admin?/public", token: token) == 200)
             #expect(env.upstream.last?.uri == "/admin?/public")
@@ -388,7 +401,7 @@ struct ProxyAttackTests {
             }
             let all = rewrites.map { ($0, "/public") } + [("X-Forwarded-Method", "GET"), ("X-HTTP-Method-Override", "OPTIONS")]
             #expect(try await env.request("/admin", headers: all).status == 401)
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
             #expect(env.failureLog.count == rewrites.count + 1)
         }
     }
@@ -424,7 +437,7 @@ struct ProxyAttackTests {
             for agent in ["kube-probe/1.29", "ELB-HealthChecker/2.0", "GoogleHC/1.0", "Consul Health Check", "Envoy/HC"] {
                 #expect(try await env.request("/v1/orders", headers: [("User-Agent", agent)]).status == 401, "\(agent)")
             }
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
         }
     }
 
@@ -476,7 +489,7 @@ struct ProxyAttackTests {
             let many = String(repeating: "X-A: b\r\n", count: 70_000)
             let statuses = env.sendRaw("GET /x HTTP/1.1\r\nHost: a\r\n\(many)\r\n")
             #expect(statuses == [431] || statuses == [400], "\(statuses)")
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
             #expect(try await env.request("/x").status == 200)
         }
     }
@@ -501,7 +514,7 @@ struct ProxyAttackTests {
             let expecting = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(3)))
             expecting.send("POST /v1/orders HTTP/1.1\r\nHost: a\r\nContent-Length: 104857600\r\nExpect: 100-continue\r\n\r\n")
             #expect(RawHTTP.statuses(expecting.receive(until: "\"request_id\"")) == [401])
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
             #expect(env.failureLog.map { $0["reason"] } == [.string("missing_token"), .string("missing_token")])
             #expect(try await env.request("/v1/orders", token: Self.validToken()).status == 200)
         }
@@ -600,6 +613,8 @@ struct ProxyAttackTests {
             let statuses = RawHTTP.statuses(text)
             let order = answered(text)
             #expect(statuses.count < 1100)
+            // May be empty: the row lets requests already forwarded go unanswered when the connection is cut.
+            // Whatever was answered is 200 and in order.
             #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
             #expect(order == Array(0..<statuses.count), "answered in order: \(order)")
             // The queue holds at most 1024 parts (512 GETs) behind the request in flight.
@@ -623,7 +638,7 @@ struct ProxyAttackTests {
             let h2c = "GET /plain HTTP/1.1\r\nHost: a\r\nUpgrade: h2c\r\nConnection: Upgrade, HTTP2-Settings\r\n"
                 + "HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"
             #expect(env.sendRaw(h2c + "\r\n", timeout: .milliseconds(500)) == [401])
-            #expect(env.upstream.requestCount == 0)
+            try await env.expectNothingReachedUpstream()
             let authenticated = h2c + "Authorization: Bearer \(Self.validToken())\r\n\r\n"
             #expect(env.sendRaw(authenticated, timeout: .milliseconds(500)) == [200])
             #expect(env.upstream.last?.value("upgrade") == nil)

@@ -11,7 +11,7 @@ import Testing
 /// reconnects and fails when Gatehouse ends the connection), and checks that the shortcut still
 /// honours expiry, key removal, sign-out, each route's requirements, header stripping, a change of
 /// token, and a configuration reload.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct RecentTokenTests {
     /// No shared verified-token cache: a cache hit can then only be the connection's fast path.
     static func withoutSharedCache(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {

@@ -4,7 +4,7 @@ import Testing
 
 /// Configuration reload (SIGHUP calls `reload`): new requests get the new rules at once, requests in
 /// flight are not disturbed, and changes that need a restart are reported and left alone.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct ReloadTests {
     @Test func newRouteRuleIsInForceForTheNextRequest() async throws {
         try await TestEnvironment.run(configure: { configuration, _ in

@@ -9,7 +9,7 @@ import Testing
 /// How upstream responses reach the client, byte for byte: pipelining, re-framing, refused upstream
 /// framings, and the upstream connections that must not be reused. The upstream here answers with
 /// exact bytes (`RawUpstream`), so every response no HTTP library would write can be sent.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(2)))
 struct ResponseRelayTests {
     // MARK: - Pipelining
 

@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 
 /// Sign-out beyond this replica: the provider's revocation endpoint, the request body, durable stores.
+@Suite(.timeLimit(.minutes(2)))
 struct SignOutTests {
     private static let providerDownMessage = "Authentication service temporarily unavailable, cannot sign out. Please try again."
 

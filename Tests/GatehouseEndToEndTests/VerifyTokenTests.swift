@@ -4,6 +4,7 @@ import Logging
 import Testing
 
 /// `gatehouse verify-token`: the same verdict `serve` gives, fetching keys from the real JWKS server.
+@Suite(.timeLimit(.minutes(2)))
 struct VerifyTokenTests {
     private func configuration(_ jwks: TestJWKSServer) -> Configuration {
         var provider = ProviderSettings(name: "test", type: .jwks)

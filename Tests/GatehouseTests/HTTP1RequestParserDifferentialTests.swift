@@ -67,9 +67,10 @@ struct HTTP1RequestParserDifferentialTests {
         case upgradeWithoutConnectionUpgrade
     }
 
-    /// What the generator writes although llhttp refuses it and Gatehouse (as of writing) accepts it: never
-    /// excused, only named in failures, so a new disagreement stands out as "no known cause". The corpus
-    /// (HTTP1RequestSmugglingCorpusTests) has a case for each.
+    /// Inputs the generator writes where Gatehouse was once laxer than llhttp (each is refused now, and the
+    /// corpus, HTTP1RequestSmugglingCorpusTests, has a case for each). Never excused: they only name the
+    /// likely cause when such an input fails again, so that a regression reads "known laxity: …" and a new
+    /// disagreement stands out as "no known cause".
     enum KnownLaxity: String {
         case contentLengthThenTab = "Content-Length: <digits><HTAB>"
         case chunkedThenTab = "Transfer-Encoding: chunked<HTAB>"

@@ -218,11 +218,8 @@ struct JWKSetTests {
     }
 
     @Test func errorsDescribeTheProblem() {
-        do {
-            _ = try JWKSet.parse(Array("[]".utf8), allowedAlgorithms: F.allAlgorithms)
-        } catch {
-            #expect(error.description == "invalid JWK set: the document is not a JSON object")
-        }
+        let error = #expect(throws: JWKSetError.self) { try JWKSet.parse(Array("[]".utf8), allowedAlgorithms: F.allAlgorithms) }
+        #expect(error?.description == "invalid JWK set: the document is not a JSON object")
     }
 
     // J10: no fallback key.

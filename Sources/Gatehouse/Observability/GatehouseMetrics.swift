@@ -23,6 +23,7 @@ public struct GatehouseMetrics: Sendable {
     private let authFailures = NIOLockedValueBox<[FailureSeries: Counter]>([:])
     private let cacheHits: Counter
     private let cacheMisses: Counter
+    private let rejectedHits: Counter
     /// `gatehouse_accept_errors_total` by listener: the client port and the admin port.
     private let acceptErrors: [String: Counter]
     /// `gatehouse_failure_log_write_errors_total`: failure-log lines not written whole.
@@ -42,6 +43,7 @@ public struct GatehouseMetrics: Sendable {
         self.requests = requests
         cacheHits = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "hit")])
         cacheMisses = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "miss")])
+        rejectedHits = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "rejected")])
         acceptErrors = Dictionary(uniqueKeysWithValues: ["client", "admin"].map {
             ($0, registry.makeCounter(name: "gatehouse_accept_errors_total", labels: [("listener", $0)]))
         })
@@ -89,6 +91,10 @@ public struct GatehouseMetrics: Sendable {
 
     func verifyCache(hit: Bool) {
         (hit ? cacheHits : cacheMisses).increment()
+    }
+
+    func rejectedCacheHit() {
+        rejectedHits.increment()
     }
 
     func jwksFetch(provider: String, succeeded: Bool, keyCount: Int?) {

@@ -26,6 +26,9 @@ final class RejectedTokenCache: Sendable {
         return entries.withLockedValue { $0.value(for: key) }
     }
 
+    /// Entries held now (at most `capacity`).
+    var count: Int { entries.withLockedValue { $0.count } }
+
     func insert(_ key: TokenKey, _ rejection: Rejection) {
         guard capacity > 0 else { return }
         entries.withLockedValue { $0.insert(rejection, for: key) }

@@ -16,8 +16,13 @@ struct TokenVerifier: Sendable {
     let cache: VerifiedTokenCache
     let rejected: RejectedTokenCache
     let onCacheLookup: @Sendable (_ hit: Bool) -> Void
+    /// A token whose signature failed before, answered from the rejected cache (docs/security.md P47).
+    let onRejectedHit: @Sendable () -> Void
 
-    init(keyStore: KeyStore, verification: VerificationSettings, tokenMaxBytes: Int, onCacheLookup: @escaping @Sendable (Bool) -> Void) {
+    init(
+        keyStore: KeyStore, verification: VerificationSettings, tokenMaxBytes: Int, onCacheLookup: @escaping @Sendable (Bool) -> Void,
+        onRejectedHit: @escaping @Sendable () -> Void = {}
+    ) {
         self.keyStore = keyStore
         self.providers = keyStore.providers
         var byIssuer: [String: Int] = [:]
@@ -30,6 +35,7 @@ struct TokenVerifier: Sendable {
         self.cache = VerifiedTokenCache(capacity: verification.cacheSize)
         self.rejected = RejectedTokenCache(capacity: verification.cacheSize)
         self.onCacheLookup = onCacheLookup
+        self.onRejectedHit = onRejectedHit
     }
 
     /// - Parameters:
@@ -54,6 +60,7 @@ struct TokenVerifier: Sendable {
             allowedProviders.isEmpty || allowedProviders.contains(providers[rejection.provider].name),
             keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
         {
+            onRejectedHit()
             return .done(.failure(rejection.failure))
         }
         let jws: CompactJWS

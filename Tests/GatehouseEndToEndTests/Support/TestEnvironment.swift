@@ -23,9 +23,16 @@ struct TestEnvironment: Sendable {
     var adminPort: Int { gatehouse.adminAddress?.port ?? 0 }
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// The failure log so far, one parsed JSON object per line.
+    /// The failure log so far, one parsed JSON object per line. A line that is not one JSON object
+    /// (a torn or corrupted line) is an issue of the test that reads it, never silently dropped.
     var failureLog: [[String: JSONValue]] {
-        lines.withLockedValue { $0 }.compactMap { try? StrictJSON.parse(Array($0.utf8)).objectValue }
+        lines.withLockedValue { $0 }.compactMap { line in
+            guard let object = try? StrictJSON.parse(Array(line.utf8)).objectValue else {
+                Issue.record("a failure-log line that is not one JSON object: \(line)")
+                return nil
+            }
+            return object
+        }
     }
     var failureLogLines: [String] { lines.withLockedValue { $0 } }
     /// The operational log (standard error in production) at warning and above, one record a line.
@@ -121,5 +128,21 @@ struct TestEnvironment: Sendable {
 
     func admin(_ path: String) async throws -> Response {
         try await request(path, port: adminPort)
+    }
+
+    /// How long a refusal is given for stray bytes to reach the upstream before "nothing reached it" is
+    /// judged: a negative can only be observed over a window. Bytes Gatehouse wrote before its answer
+    /// are in the upstream's socket before the client reads that answer; this covers the upstream's
+    /// event loop picking them up.
+    static let upstreamSettle = Duration.milliseconds(30)
+
+    /// docs/security.md §1 "nothing reaches the upstream": no connection, no byte, no request head
+    /// beyond `since` (the upstream's traffic before the refused request).
+    func expectNothingReachedUpstream(
+        since: TestUpstream.Traffic = TestUpstream.Traffic(), _ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        try await Task.sleep(for: Self.upstreamSettle)
+        let now = upstream.traffic
+        #expect(now == since, "the upstream was reached (\(now), before: \(since)) \(comment)", sourceLocation: sourceLocation)
     }
 }

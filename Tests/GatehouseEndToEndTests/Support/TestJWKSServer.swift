@@ -26,7 +26,8 @@ final class TestJWKSServer: Sendable {
     }
 
     private let script: NIOLockedValueBox<Script>
-    private let fetches = NIOLockedValueBox(0)
+    /// When each JWKS fetch arrived.
+    private let fetches = NIOLockedValueBox<[ContinuousClock.Instant]>([])
     private let discoveryFetches = NIOLockedValueBox(0)
     private let allRequests = NIOLockedValueBox(0)
     private let userinfoCalls = NIOLockedValueBox(0)
@@ -56,7 +57,8 @@ final class TestJWKSServer: Sendable {
 
     var port: Int { channel.localAddress?.port ?? 0 }
     var jwksURL: URL { URL(string: "http://127.0.0.1:\(port)/jwks.json")! }
-    var fetchCount: Int { fetches.withLockedValue { $0 } }
+    var fetchCount: Int { fetches.withLockedValue { $0.count } }
+    var fetchTimes: [ContinuousClock.Instant] { fetches.withLockedValue { $0 } }
     var userinfoCount: Int { userinfoCalls.withLockedValue { $0 } }
     /// Requests for the discovery document (`/.well-known/openid-configuration`).
     var discoveryCount: Int { discoveryFetches.withLockedValue { $0 } }
@@ -79,7 +81,7 @@ final class TestJWKSServer: Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let script: NIOLockedValueBox<Script>
-        let fetches: NIOLockedValueBox<Int>
+        let fetches: NIOLockedValueBox<[ContinuousClock.Instant]>
         let discoveryFetches: NIOLockedValueBox<Int>
         let allRequests: NIOLockedValueBox<Int>
         let userinfoCalls: NIOLockedValueBox<Int>
@@ -88,7 +90,7 @@ final class TestJWKSServer: Sendable {
         var requestBody = ""
 
         init(
-            script: NIOLockedValueBox<Script>, fetches: NIOLockedValueBox<Int>, discoveryFetches: NIOLockedValueBox<Int>,
+            script: NIOLockedValueBox<Script>, fetches: NIOLockedValueBox<[ContinuousClock.Instant]>, discoveryFetches: NIOLockedValueBox<Int>,
             allRequests: NIOLockedValueBox<Int>, userinfoCalls: NIOLockedValueBox<Int>, revokeForms: NIOLockedValueBox<[String]>
         ) {
             self.script = script
@@ -115,7 +117,7 @@ final class TestJWKSServer: Sendable {
                 }
                 let isDiscovery = uri.hasSuffix("/.well-known/openid-configuration")
                 let isUserinfo = uri.hasSuffix("/oauth2/userInfo")
-                if isUserinfo { userinfoCalls.withLockedValue { $0 += 1 } } else if !isDiscovery { fetches.withLockedValue { $0 += 1 } }
+                if isUserinfo { userinfoCalls.withLockedValue { $0 += 1 } } else if !isDiscovery { fetches.withLockedValue { $0.append(.now) } }
                 if isDiscovery { discoveryFetches.withLockedValue { $0 += 1 } }
                 if let location = isUserinfo ? nil : isDiscovery ? current.discoveryRedirect : current.redirect {
                     respond(status: .found, body: "", headers: ["Location": location], delay: current.delay, context: context)

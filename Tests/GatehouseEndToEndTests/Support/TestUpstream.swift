@@ -31,7 +31,20 @@ final class TestUpstream: Sendable {
         func value(_ name: String) -> String? { values(name).first }
     }
 
+    /// Everything that reached this upstream, down to the byte: "nothing reached the upstream"
+    /// (docs/security.md §1) means no connection and no byte, not only no finished request.
+    struct Traffic: Equatable, Sendable, CustomStringConvertible {
+        var connections = 0
+        var bytes = 0
+        /// Request heads parsed, finished or not.
+        var heads = 0
+        /// Requests whose head arrived and whose end has not, on connections (or streams) still open.
+        var unfinishedOpen = 0
+        var description: String { "\(connections) connections, \(bytes) bytes, \(heads) request heads, \(unfinishedOpen) unfinished and open" }
+    }
+
     private let received = NIOLockedValueBox<[Received]>([])
+    private let counted = NIOLockedValueBox(Traffic())
     private let closed = NIOLockedValueBox(0)
     private let channel: any Channel
 
@@ -40,13 +53,16 @@ final class TestUpstream: Sendable {
     ///   - http2: speak HTTP/2 (prior knowledge, or ALPN `h2` with `tls`), each stream one request.
     init(tls: NIOSSLContext? = nil, http2: Bool = false) async throws {
         let received = self.received
+        let counted = self.counted
         let closed = self.closed
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
+                counted.withLockedValue { $0.connections += 1 }
                 channel.closeFuture.whenComplete { _ in closed.withLockedValue { $0 += 1 } }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(ByteCounter(counted: counted))
                     if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
                     if http2 {
                         _ = try sync.configureHTTP2Pipeline(
@@ -54,14 +70,14 @@ final class TestUpstream: Sendable {
                         ) { stream in
                             stream.eventLoop.makeCompletedFuture {
                                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                                try stream.pipeline.syncOperations.addHandler(Handler(received: received))
+                                try stream.pipeline.syncOperations.addHandler(Handler(received: received, counted: counted))
                             }
                         }
                         return
                     }
                     try sync.configureHTTPServerPipeline(
                         withPipeliningAssistance: false, withServerUpgrade: nil, withErrorHandling: false, withOutboundHeaderValidation: false)
-                    try sync.addHandler(Handler(received: received))
+                    try sync.addHandler(Handler(received: received, counted: counted))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -73,26 +89,54 @@ final class TestUpstream: Sendable {
     /// Connections to this upstream that have closed so far.
     var closedConnections: Int { closed.withLockedValue { $0 } }
     var last: Received? { received.withLockedValue { $0.last } }
+    var traffic: Traffic { counted.withLockedValue { $0 } }
 
-    func reset() { received.withLockedValue { $0.removeAll() } }
+    /// Forgets what was received and counted so far.
+    func reset() {
+        received.withLockedValue { $0.removeAll() }
+        counted.withLockedValue { $0 = Traffic() }
+    }
 
     func close() async {
         try? await channel.close()
+    }
+
+    /// First in every connection's pipeline: counts the bytes as they arrive, before any parsing.
+    private final class ByteCounter: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = ByteBuffer
+        typealias InboundOut = ByteBuffer
+        let counted: NIOLockedValueBox<Traffic>
+
+        init(counted: NIOLockedValueBox<Traffic>) { self.counted = counted }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let bytes = unwrapInboundIn(data).readableBytes
+            counted.withLockedValue { $0.bytes += bytes }
+            context.fireChannelRead(data)
+        }
     }
 
     private final class Handler: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let received: NIOLockedValueBox<[Received]>
+        let counted: NIOLockedValueBox<Traffic>
         var head: HTTPRequestHead?
         var bodyBytes = 0
         var answeredEarly = false
 
-        init(received: NIOLockedValueBox<[Received]>) { self.received = received }
+        init(received: NIOLockedValueBox<[Received]>, counted: NIOLockedValueBox<Traffic>) {
+            self.received = received
+            self.counted = counted
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let head):
+                counted.withLockedValue {
+                    $0.heads += 1
+                    $0.unfinishedOpen += 1
+                }
                 self.head = head
                 bodyBytes = 0
                 answeredEarly = false
@@ -109,6 +153,7 @@ final class TestUpstream: Sendable {
             case .end(let trailers):
                 guard let head else { return }
                 self.head = nil
+                counted.withLockedValue { $0.unfinishedOpen -= 1 }
                 received.withLockedValue {
                     $0.append(Received(
                         method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: bodyBytes,
@@ -117,6 +162,12 @@ final class TestUpstream: Sendable {
                 if answeredEarly { return }
                 answer(head, context: context)
             }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            if head != nil { counted.withLockedValue { $0.unfinishedOpen -= 1 } }
+            head = nil
+            context.fireChannelInactive()
         }
 
         private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
