@@ -106,24 +106,25 @@ let package = Package(
     ]
 )
 
-// libFuzzer targets (Fuzz/README.md, scripts/fuzz.sh): only with GATEHOUSE_FUZZ set, because they link
-// only against libFuzzer's main (`--sanitize=fuzzer`); plain `swift build` and `swift test` never see them.
+// The fuzz targets (Fuzz/README.md): each target's checks live in Fuzz/<target>/<target>.swift. `swift test`
+// replays every seed and saved regression through them (FuzzReplayTests), so they compile and their
+// invariants run on every CI. With GATEHOUSE_FUZZ set (scripts/fuzz.sh) they become a library instead, linked
+// into one libFuzzer executable per target (Fuzz/Entry/<target>, `--sanitize=fuzzer`); plain builds never see those.
+let fuzzTargets = ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON"]
+let fuzzNotSources = fuzzTargets.flatMap { ["\($0)/seeds", "\($0)/regressions"] } + ["dicts", "README.md", "Entry", "FuzzSupport"]
+let fuzzDependencies: [Target.Dependency] = [
+    "Gatehouse",
+    "FuzzSupport",
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+]
+package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
 if Context.environment["GATEHOUSE_FUZZ"] != nil {
-    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
-    for name in ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON"] {
-        package.targets.append(
-            .executableTarget(
-                name: name,
-                dependencies: [
-                    "Gatehouse",
-                    "FuzzSupport",
-                    .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
-                ],
-                path: "Fuzz/\(name)",
-                exclude: ["seeds"]
-            )
-        )
+    package.targets.append(.target(name: "FuzzTargets", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzNotSources + ["Replay"]))
+    for name in fuzzTargets {
+        package.targets.append(.executableTarget(name: name, dependencies: ["FuzzTargets"], path: "Fuzz/Entry/\(name)"))
         package.products.append(.executable(name: name, targets: [name]))
     }
+} else {
+    package.targets.append(.testTarget(name: "FuzzReplayTests", dependencies: fuzzDependencies, path: "Fuzz", exclude: fuzzNotSources))
 }

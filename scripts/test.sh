@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
-[ -x /usr/sbin/runuser ] || missing+=(util-linux)
+[ -x /usr/sbin/runuser ] && command -v prlimit >/dev/null || missing+=(util-linux)  # runuser, prlimit
 command -v curl >/dev/null || missing+=(curl)
 command -v python3 >/dev/null || missing+=(python3 python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then

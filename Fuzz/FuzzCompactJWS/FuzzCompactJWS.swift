@@ -13,8 +13,8 @@
 @testable import Gatehouse
 import FuzzSupport
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzCompactJWS; FuzzReplayTests replays the seeds through it).
+public func fuzzCompactJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
     let token: String
     if size > 0, input[0] == 0x01 {
@@ -75,7 +75,7 @@ struct Summary: Equatable {
     }
 }
 
-func check(_ jws: CompactJWS, token: String) {
+private func check(_ jws: CompactJWS, token: String) {
     let bytes = Array(token.utf8)
     let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
     require(dots.count == 2, "a token with \(dots.count) dots accepted")
@@ -90,9 +90,4 @@ func check(_ jws: CompactJWS, token: String) {
     require(jws.header["alg"] == .string(jws.algorithm.rawValue), "algorithm is not the header's alg")
     if let keyID = jws.keyID { require(!keyID.isEmpty && jws.header["kid"] == .string(keyID), "keyID is not the header's kid") }
     for refused in ["crit", "b64"] { require(jws.header[refused] == nil, "a header with \(refused) accepted") }
-}
-
-@inline(never)
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

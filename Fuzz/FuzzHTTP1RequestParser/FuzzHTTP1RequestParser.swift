@@ -17,8 +17,8 @@ import NIOHTTP1
 @testable import Gatehouse
 import FuzzSupport
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzHTTP1RequestParser; FuzzReplayTests replays the seeds through it).
+public func fuzzHTTP1RequestParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let selector = data[0]
     let stream = UnsafeBufferPointer(start: data + 1, count: size - 1)
@@ -175,9 +175,4 @@ struct RequestRun {
         result.consumed = given - unparsed.readableBytes
         result.midMessage = result.error == nil && parser.isMidMessage(unparsed: unparsed)
     }
-}
-
-@inline(never)
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

@@ -8,8 +8,8 @@
 @testable import Gatehouse
 import FuzzSupport
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzStrictJSON; FuzzReplayTests replays the seeds through it).
+public func fuzzStrictJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
     let value: JSONValue
     do {
@@ -30,9 +30,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     require(again == value, "compactJSON parses to a different value:\n\(text)")
     require(Array(again.compactJSON.utf8) == Array(text.utf8), "compactJSON is not deterministic:\n\(text)\n\(again.compactJSON)")
     return 0
-}
-
-@inline(never)
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

@@ -38,3 +38,9 @@ public struct SplitPattern {
         return min(size, remaining)
     }
 }
+
+/// An invariant of a target: a violation stops the run (libFuzzer saves the input as a crash).
+@inline(never)
+public func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError(message()) }
+}

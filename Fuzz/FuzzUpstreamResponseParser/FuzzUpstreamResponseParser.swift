@@ -19,8 +19,8 @@ import NIOCore
 @testable import Gatehouse
 import FuzzSupport
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+/// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzUpstreamResponseParser; FuzzReplayTests replays the seeds through it).
+public func fuzzUpstreamResponseParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size > 0 else { return 0 }
     let selector = data[0]
     let stream = UnsafeBufferPointer(start: data + 1, count: size - 1)
@@ -203,9 +203,4 @@ struct ResponseRun {
             outcome.tunnelBytes = parser.takeBuffered().map { Array($0.readableBytesView) } ?? []
         }
     }
-}
-
-@inline(never)
-func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError(message()) }
 }

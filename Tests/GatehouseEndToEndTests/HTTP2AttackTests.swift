@@ -44,10 +44,15 @@ struct HTTP2AttackTests {
         var description: String { JSONValue.object(object).compactJSON }
     }
 
+    /// Set by `whileServingOthers`: the file the attack creates once its first connection is open.
+    @TaskLocal static var startedFile: String?
+
     /// An attack script (Resources/h2) against Gatehouse's client port; its last JSON line.
     static func attack(_ script: String, _ env: TestEnvironment, _ arguments: [String] = []) async throws -> Report {
         let path = try PythonPeer.script("h2", script)
-        let (exitCode, output) = try await ChildProcess.runToEnd(["/usr/bin/env", "python3", path, "--port", String(env.port)] + arguments)
+        let announced = startedFile.map { ["--started-file", $0] } ?? []
+        let (exitCode, output) = try await ChildProcess.runToEnd(
+            ["/usr/bin/env", "python3", path, "--port", String(env.port)] + announced + arguments)
         let line = output.split(separator: "\n").last { $0.hasPrefix("{") }
         guard exitCode == 0, let line, let object = try? StrictJSON.parse(Array(line.utf8), maxDepth: 64).objectValue else {
             throw PythonPeer.Failed(description: "\(script) \(arguments.joined(separator: " ")) failed (\(exitCode)): \(output)")
@@ -75,6 +80,19 @@ struct HTTP2AttackTests {
         return least
     }
 
+    /// The resident set once the server has read what the attacker's sockets still held: sampled until
+    /// it stops growing (two samples 50 ms apart within 1 MiB), for 2 s at most.
+    static func residentBytesOnceTheServerHasReadEverything() async throws -> Int {
+        var previous = try await settledResidentBytes()
+        for _ in 0..<40 {
+            try await Task.sleep(for: .milliseconds(50))
+            let current = try await settledResidentBytes()
+            if current - previous < 1 << 20 { return max(current, previous) }
+            previous = current
+        }
+        return previous
+    }
+
     /// Runs an attack script and measures how much this process grew while the attack's
     /// connections were still as the server left them: the script, once done attacking, creates
     /// its `--hold-file` and waits (sockets open) until the file is removed here.
@@ -86,8 +104,7 @@ struct HTTP2AttackTests {
         var held: Int?
         for _ in 0..<1000 where held == nil {
             if FileManager.default.fileExists(atPath: holdFile) {
-                try await Task.sleep(for: .milliseconds(150))  // what the server still had to read
-                held = try await settledResidentBytes()
+                held = try await residentBytesOnceTheServerHasReadEverything()
                 try? FileManager.default.removeItem(atPath: holdFile)
             } else {
                 try await Task.sleep(for: .milliseconds(10))
@@ -130,12 +147,18 @@ struct HTTP2AttackTests {
         _ env: TestEnvironment, echoesIdentity: Bool = false, _ attack: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await expectServed(env, "before", echoesIdentity: echoesIdentity)
-        async let result = attack()
-        try await Task.sleep(for: .milliseconds(100))
-        try await expectServed(env, "during", echoesIdentity: echoesIdentity)
-        let value = try await result
-        try await expectServed(env, "after", echoesIdentity: echoesIdentity)
-        return value
+        let announcedFile = NSTemporaryDirectory() + "gatehouse-h2-started-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: announcedFile) }
+        return try await Self.$startedFile.withValue(announcedFile) {
+            async let result = attack()
+            // "During" means once the attacker's first connection is open (the script says so).
+            for _ in 0..<500 where !FileManager.default.fileExists(atPath: announcedFile) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(FileManager.default.fileExists(atPath: announcedFile), "the attack never started")
+            try await expectServed(env, "during", echoesIdentity: echoesIdentity)
+            let value = try await result
+            try await expectServed(env, "after", echoesIdentity: echoesIdentity)
+            return value
+        }
     }
 
     static func upstreamRequests(_ env: TestEnvironment, under prefix: String) -> Int {

@@ -54,7 +54,8 @@ struct KeyCacheTests {
             #expect(admitted)
             #expect(env.jwks.fetchCount == 3)
             let nextFetch = try #require(env.jwks.fetchTimes.last)
-            #expect(nextFetch - refetchedAt >= cooldown, "refetched \(nextFetch - refetchedAt) after the last one")
+            // Measured where the fetches arrive: the first one's connection setup may have delayed it a little.
+            #expect(nextFetch - refetchedAt >= cooldown - .milliseconds(100), "refetched \(nextFetch - refetchedAt) after the last one")
         }
     }
 

@@ -34,15 +34,6 @@ struct ProcessFaultTests {
         try outcome.get()
     }
 
-    /// Waits (10 s at most) until `condition` holds.
-    static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<500 {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
-    }
-
     // MARK: - Issue 23.4: a full descriptor table (P54)
 
     /// 400 connections against a limit of 256 descriptors: accept fails with EMFILE. The listener backs off
@@ -66,7 +57,7 @@ struct ProcessFaultTests {
                 flood.append(connection)
             }
             #expect(flood.count == 400, "the kernel's backlog takes what Gatehouse cannot accept")
-            #expect(try await Self.eventually { process.output.contains("accept failed") }, "\(process.output)")
+            #expect(await Contract.eventually { process.output.contains("accept failed") }, "\(process.output)")
             let before = process.cpuTime
             let window = ContinuousClock.now
             try await Task.sleep(for: .seconds(2))  // a measuring window, not a synchronisation
@@ -78,13 +69,13 @@ struct ProcessFaultTests {
             #expect(RawHTTP.statuses(kept.receive(until: "}")) == [200], "an open connection is served while the table is full")
 
             flood.removeAll()  // closes them
-            #expect(try await Self.eventually { (try? await process.admin("/readyz").status) == 200 })
+            #expect(await Contract.eventually { (try? await process.admin("/readyz").status) == 200 })
             let errors = try #require(try await process.metric("gatehouse_accept_errors_total{listener=\"client\"}"))
             #expect(errors >= 1 && errors < 100, "accept retried a few times a second, not thousands: \(errors)")
             #expect(try await process.metric("gatehouse_accept_errors_total{listener=\"admin\"}") != nil)
             let logged = process.output.split(separator: "\n").filter { $0.contains("accept failed") }
             #expect(logged.count <= 2, "rate-limited: \(logged)")
-            #expect(try await Self.eventually {
+            #expect(await Contract.eventually {
                 guard let fresh = RawHTTP.Connection(port: process.port, timeout: .seconds(2)) else { return false }
                 fresh.send(request)
                 return RawHTTP.statuses(fresh.receive(until: "}")) == [200]

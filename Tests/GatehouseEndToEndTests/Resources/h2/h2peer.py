@@ -122,7 +122,9 @@ class Peer:
             return False
 
     def start(self, pairs=()):
-        return self.send(PREFACE + settings(pairs))
+        sent = self.send(PREFACE + settings(pairs))
+        announce_start()
+        return sent
 
     def acknowledge_settings(self, timeout=3.0):
         """Waits for the server's SETTINGS and acknowledges them, as any client does: only then
@@ -328,7 +330,25 @@ def hold(path, limit=10.0):
         pass
 
 
+STARTED_FILE = None
+
+
+def announce_start():
+    """The attack's first connection is open: create --started-file (once), so the test can probe
+    bystanders while the attack is under way instead of guessing when it begins."""
+    global STARTED_FILE
+    if STARTED_FILE:
+        with open(STARTED_FILE + ".tmp", "w"):
+            pass
+        os.replace(STARTED_FILE + ".tmp", STARTED_FILE)
+        STARTED_FILE = None
+
+
 def arguments(parser):
+    global STARTED_FILE
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--hold-file", default=None, help="see hold()")
-    return parser.parse_args()
+    parser.add_argument("--started-file", default=None, help="see announce_start()")
+    args = parser.parse_args()
+    STARTED_FILE = args.started_file
+    return args

@@ -1,0 +1,171 @@
+import Foundation
+@testable import Gatehouse
+import Testing
+
+/// docs/reference.md §2: the command line as an operator runs it — the `gatehouse` binary's
+/// `check-config` and `verify-token` output, exit codes 0 / 1 / 64, and where the configuration is found.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct CLITests {
+    static func validTOML(upstreamPort: Int = 3000, jwksURL: String = "http://127.0.0.1:9/jwks.json") -> String {
+        """
+        [listen]
+        address = "127.0.0.1:18080"
+        [upstream]
+        url = "http://127.0.0.1:\(upstreamPort)"
+        [[provider]]
+        name = "test"
+        type = "jwks"
+        issuer = "\(Claims.issuer)"
+        jwks_uri = "\(jwksURL)"
+        audiences = ["\(Claims.audience)"]
+        [[route]]
+        prefix = "/health"
+        auth = "public"
+
+        """
+    }
+
+    static func summary(upstreamPort: Int = 3000) -> String {
+        "config OK: 1 provider (test), 1 route, upstream http://127.0.0.1:\(upstreamPort), listen 127.0.0.1:18080, HTTP/2\n"
+    }
+
+    /// Runs `body` with a scratch directory, removed afterwards.
+    static func inDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+        let directory = try Contract.makeDirectory("cli")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        return try await body(directory)
+    }
+
+    /// `check-config`: a valid file prints its one-line summary on standard output and exits 0; a file with
+    /// errors prints `FILE: configuration has N error(s):` and every error with its key path on standard
+    /// error, and exits 1; so does a file that cannot be read.
+    @Test func checkConfigPrintsTheSummaryOrEveryErrorWithExitCodes0And1() async throws {
+        try await Self.inDirectory { directory in
+            let valid = directory + "/valid.toml"
+            try Self.validTOML().write(toFile: valid, atomically: true, encoding: .utf8)
+            let ok = try await Contract.runCLI(["check-config", "--config", valid])
+            #expect(ok.exitCode == 0, "\(ok)")
+            #expect(ok.stdout == Self.summary(), "\(ok)")
+            #expect(ok.stderr.isEmpty, "\(ok)")
+
+            let broken = directory + "/broken.toml"
+            let brokenTOML = Self.validTOML()
+                .replacingOccurrences(of: "[listen]\naddress", with: "[listen]\nadress")
+                .replacingOccurrences(of: "type = \"jwks\"", with: "type = \"google\"\njwks_uri_typo = \"x\"")
+                .replacingOccurrences(of: "audiences = [\"\(Claims.audience)\"]\n", with: "")
+            try brokenTOML.write(toFile: broken, atomically: true, encoding: .utf8)
+            let failed = try await Contract.runCLI(["check-config", "--config", broken])
+            #expect(failed.exitCode == 1, "\(failed)")
+            #expect(failed.stdout.isEmpty, "\(failed)")
+            let lines = failed.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.first == "\(broken): configuration has \(lines.count - 1) error(s):", "\(failed.stderr)")
+            #expect(lines.count == 4, "every error, each on its line: \(failed.stderr)")
+            for expected in [
+                "listen.adress: unknown key (did you mean \"address\"?)",
+                "provider[0].audiences: required for type \"google\"",
+                "provider[0].jwks_uri_typo: ",
+            ] {
+                #expect(lines.dropFirst().contains { $0.hasPrefix(expected) }, "\(expected) missing from \(failed.stderr)")
+            }
+
+            let missing = try await Contract.runCLI(["check-config", "--config", directory + "/absent.toml"])
+            #expect(missing.exitCode == 1, "\(missing)")
+            #expect(missing.stderr.contains(directory + "/absent.toml"), "\(missing)")
+        }
+    }
+
+    /// `--config` if given, else `$GATEHOUSE_CONFIG`, else `gatehouse.toml` in the current directory.
+    @Test func theConfigurationIsFoundThroughTheOptionTheEnvironmentOrTheCurrentDirectory() async throws {
+        try await Self.inDirectory { directory in
+            let fromOption = directory + "/option.toml"
+            let fromEnvironment = directory + "/environment.toml"
+            try Self.validTOML(upstreamPort: 3001).write(toFile: fromOption, atomically: true, encoding: .utf8)
+            try Self.validTOML(upstreamPort: 3002).write(toFile: fromEnvironment, atomically: true, encoding: .utf8)
+            try Self.validTOML(upstreamPort: 3003).write(toFile: directory + "/gatehouse.toml", atomically: true, encoding: .utf8)
+
+            let environment = try await Contract.runCLI(["check-config"], environment: ["GATEHOUSE_CONFIG": fromEnvironment])
+            #expect(environment.exitCode == 0, "\(environment)")
+            #expect(environment.stdout == Self.summary(upstreamPort: 3002), "$GATEHOUSE_CONFIG is read without --config: \(environment)")
+
+            let option = try await Contract.runCLI(
+                ["check-config", "--config", fromOption], environment: ["GATEHOUSE_CONFIG": fromEnvironment], directory: directory)
+            #expect(option.stdout == Self.summary(upstreamPort: 3001), "--config wins: \(option)")
+
+            let both = try await Contract.runCLI(["check-config"], environment: ["GATEHOUSE_CONFIG": fromEnvironment], directory: directory)
+            #expect(both.stdout == Self.summary(upstreamPort: 3002), "$GATEHOUSE_CONFIG before ./gatehouse.toml: \(both)")
+
+            let current = try await Contract.runCLI(["check-config"], directory: directory)
+            #expect(current.stdout == Self.summary(upstreamPort: 3003), "./gatehouse.toml last: \(current)")
+
+            let unreadable = try await Contract.runCLI(["check-config"], environment: ["GATEHOUSE_CONFIG": directory + "/none.toml"], directory: directory)
+            #expect(unreadable.exitCode == 1, "a $GATEHOUSE_CONFIG that cannot be read is an error, not a fallback: \(unreadable)")
+            #expect(unreadable.stderr.contains(directory + "/none.toml"), "\(unreadable)")
+        }
+    }
+
+    /// Usage errors (unknown option, missing value, unknown subcommand, an extra argument) exit 64;
+    /// `--version` prints the version and exits 0.
+    @Test func usageErrorsExit64() async throws {
+        try await Self.inDirectory { directory in
+            let valid = directory + "/valid.toml"
+            try Self.validTOML().write(toFile: valid, atomically: true, encoding: .utf8)
+            let usage: [[String]] = [
+                ["check-config", "--bogus"], ["check-config", "--config"], ["check-config", "--config", valid, "extra"],
+                ["verify-token", "--config"], ["verify-token", "--config", valid, "--nope", "token"], ["serve", "--config"],
+                ["frobnicate"], ["demo", "--port", "not-a-number"],
+            ]
+            for arguments in usage {
+                let result = try await Contract.runCLI(arguments)
+                #expect(result.exitCode == 64, "gatehouse \(arguments.joined(separator: " ")): \(result)")
+                #expect(result.stdout.isEmpty, "gatehouse \(arguments.joined(separator: " ")): \(result)")
+            }
+            let version = try await Contract.runCLI(["--version"])
+            #expect(version.exitCode == 0)
+            #expect(version.stdout == "0.1.0\n", "\(version)")
+        }
+    }
+
+    /// `verify-token`: a valid token prints `valid: provider NAME, subject SUB` and the claims as one compact
+    /// JSON line, exit 0; an invalid one `invalid: REASON: MESSAGE (DETAIL)`, exit 1. The token comes from the
+    /// argument or, when absent, standard input (whitespace trimmed); keys are fetched from the issuer.
+    @Test func verifyTokenPrintsTheVerdictWithExitCodes0And1() async throws {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
+        defer { Task { await jwks.close() } }
+        try await Self.inDirectory { directory in
+            let path = directory + "/gatehouse.toml"
+            try Self.validTOML(jwksURL: jwks.jwksURL.absoluteString).write(toFile: path, atomically: true, encoding: .utf8)
+            let claims = Claims.valid(subject: "ada-42")
+            let token = TestSigner.ec.token(claims: claims)
+
+            let valid = try await Contract.runCLI(["verify-token", "--config", path, token])
+            #expect(valid.exitCode == 0, "\(valid)")
+            let lines = valid.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(lines.count == 3 && lines[2].isEmpty, "two lines: \(valid.stdout)")
+            #expect(lines.first == "valid: provider test, subject ada-42", "\(valid)")
+            let printed = try #require(lines.count > 1 ? try? StrictJSON.parse(Array(lines[1].utf8)).objectValue : nil, "\(valid.stdout)")
+            #expect(printed == claims, "\(lines[1])")
+            #expect(jwks.fetchCount >= 1, "the keys came from the issuer")
+
+            let fromInput = try await Contract.runCLI(["verify-token"], environment: ["GATEHOUSE_CONFIG": path], standardInput: "  \(token)\n\n")
+            #expect(fromInput.exitCode == 0, "\(fromInput)")
+            #expect(fromInput.stdout.hasPrefix("valid: provider test, subject ada-42\n"), "\(fromInput)")
+
+            let expired = try await Contract.runCLI(["verify-token", "--config", path, TestSigner.ec.token(claims: Claims.valid(lifetime: -900))])
+            #expect(expired.exitCode == 1, "\(expired)")
+            #expect(expired.stdout.hasPrefix("invalid: expired: The access token expired. (exp "), "\(expired)")
+            #expect(expired.stdout.hasSuffix("s in the past)\n"), "\(expired)")
+
+            let forged = try await Contract.runCLI(["verify-token", "--config", path, String(token.dropLast(4)) + "AAAA"])
+            #expect(forged.exitCode == 1, "\(forged)")
+            #expect(forged.stdout.hasPrefix("invalid: bad_signature: The access token signature is invalid."), "\(forged)")
+
+            let garbage = try await Contract.runCLI(["verify-token", "--config", path, "not-a-token"])
+            #expect(garbage.exitCode == 1, "\(garbage)")
+            #expect(garbage.stdout.hasPrefix("invalid: malformed_token: The access token is malformed."), "\(garbage)")
+
+            let noConfiguration = try await Contract.runCLI(["verify-token", "--config", directory + "/absent.toml", token])
+            #expect(noConfiguration.exitCode == 1, "\(noConfiguration)")
+            #expect(!noConfiguration.stdout.hasPrefix("valid"), "\(noConfiguration)")
+        }
+    }
+}
