@@ -7,22 +7,8 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct CLITests {
     static func validTOML(upstreamPort: Int = 3000, jwksURL: String = "http://127.0.0.1:9/jwks.json") -> String {
-        """
-        [listen]
-        address = "127.0.0.1:18080"
-        [upstream]
-        url = "http://127.0.0.1:\(upstreamPort)"
-        [[provider]]
-        name = "test"
-        type = "jwks"
-        issuer = "\(Claims.issuer)"
-        jwks_uri = "\(jwksURL)"
-        audiences = ["\(Claims.audience)"]
-        [[route]]
-        prefix = "/health"
-        auth = "public"
-
-        """
+        "[listen]\naddress = \"127.0.0.1:18080\"\n"
+            + Contract.toml(upstreamPort: upstreamPort, jwksURI: jwksURL, extra: "[[route]]\nprefix = \"/health\"\nauth = \"public\"\n")
     }
 
     static func summary(upstreamPort: Int = 3000) -> String {

@@ -11,27 +11,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ProcessFaultTests {
     static func configuration(_ jwks: TestJWKSServer, _ upstream: TestUpstream, extra: String = "") -> String {
-        """
-        [upstream]
-        url = "http://127.0.0.1:\(upstream.port)"
-        [[provider]]
-        name = "test"
-        type = "jwks"
-        issuer = "\(Claims.issuer)"
-        jwks_uri = "\(jwks.jwksURL.absoluteString)"
-        audiences = ["\(Claims.audience)"]
-        \(extra)
-        """
-    }
-
-    static func withPeers(_ body: (TestJWKSServer, TestUpstream) async throws -> Void) async throws {
-        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
-        let upstream = try await TestUpstream()
-        let outcome: Result<Void, any Error>
-        do { outcome = .success(try await body(jwks, upstream)) } catch { outcome = .failure(error) }
-        await jwks.close()
-        await upstream.close()
-        try outcome.get()
+        Contract.toml(upstreamPort: upstream.port, jwks: jwks, extra: extra)
     }
 
     // MARK: - Issue 23.4: a full descriptor table (P54)
@@ -41,8 +21,8 @@ struct ProcessFaultTests {
     /// in `gatehouse_accept_errors_total`; a connection already open is served meanwhile, and new ones are
     /// accepted again once descriptors are free. Before, accept failed ~4 500 times a second at 100% CPU.
     @Test func aFullDescriptorTableMakesTheListenerBackOffInsteadOfSpinning() async throws {
-        try await Self.withPeers { jwks, upstream in
-            let process = try await GatehouseProcess(
+        try await Contract.withPeers { jwks, upstream in
+            let process = try await ServedGatehouse(
                 toml: Self.configuration(jwks, upstream), prefix: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
             defer { process.stop() }
             let token = TestSigner.ec.token(claims: Claims.valid())
@@ -70,9 +50,10 @@ struct ProcessFaultTests {
 
             flood.removeAll()  // closes them
             #expect(await Contract.eventually { (try? await process.admin("/readyz").status) == 200 })
-            let errors = try #require(try await process.metric("gatehouse_accept_errors_total{listener=\"client\"}"))
+            let metrics = try await process.metrics()
+            let errors = try #require(metrics.value("gatehouse_accept_errors_total", ["listener": "client"]))
             #expect(errors >= 1 && errors < 100, "accept retried a few times a second, not thousands: \(errors)")
-            #expect(try await process.metric("gatehouse_accept_errors_total{listener=\"admin\"}") != nil)
+            #expect(metrics.value("gatehouse_accept_errors_total", ["listener": "admin"]) != nil)
             let logged = process.output.split(separator: "\n").filter { $0.contains("accept failed") }
             #expect(logged.count <= 2, "rate-limited: \(logged)")
             #expect(await Contract.eventually {
@@ -89,16 +70,17 @@ struct ProcessFaultTests {
     /// `gatehouse_failure_log_write_errors_total`, and the operational log says lines are being lost,
     /// at most once per 10 s. Before, the lines vanished and nothing said so.
     @Test func failureLogWritesThatFailAreCountedAndReported() async throws {
-        try await Self.withPeers { jwks, upstream in
-            let process = try await GatehouseProcess(
+        try await Contract.withPeers { jwks, upstream in
+            let process = try await ServedGatehouse(
                 toml: Self.configuration(jwks, upstream, extra: "[failure_log]\npath = \"/dev/full\"\n"))
             defer { process.stop() }
             for attempt in 0..<5 {
                 let response = RawHTTP.exchange(port: process.port, "GET /v1/\(attempt) HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
                 #expect(RawHTTP.statuses(response) == [401])
             }
-            #expect(try await process.metric("gatehouse_failure_log_write_errors_total") == 5)
-            #expect(try await process.metric("gatehouse_auth_failures_total{reason=\"missing_token\",provider=\"\"}") == 5)
+            let metrics = try await process.metrics()
+            #expect(metrics.value("gatehouse_failure_log_write_errors_total", [:]) == 5)
+            #expect(metrics.value("gatehouse_auth_failures_total", ["reason": "missing_token", "provider": ""]) == 5)
             let logged = process.output.split(separator: "\n").filter { $0.contains("failure log write failed") }
             #expect(logged.count == 1 && logged[0].contains("No space left on device") && logged[0].contains("/dev/full"), "\(process.output)")
         }
@@ -108,13 +90,13 @@ struct ProcessFaultTests {
     /// fragment is taken back, so once space is free again every line of the file is one JSON object.
     /// Before, the next line was appended to the half line and both events were lost to `jq`.
     @Test func aLineCutShortByAFullDiskNeverTearsTheFile() async throws {
-        try await Self.withPeers { jwks, upstream in
+        try await Contract.withPeers { jwks, upstream in
             let directory = NSTemporaryDirectory() + "gatehouse-torn-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let path = directory + "/failures.jsonl"
             let limit = 1500  // a few lines of ~400 bytes fit, then one is cut
-            let process = try await GatehouseProcess(
+            let process = try await ServedGatehouse(
                 toml: Self.configuration(jwks, upstream, extra: "[failure_log]\npath = \"\(path)\"\n"),
                 prefix: ["/usr/bin/prlimit", "--fsize=\(limit)", "--"])
             defer { process.stop() }
@@ -123,7 +105,7 @@ struct ProcessFaultTests {
                 let response = RawHTTP.exchange(port: process.port, "GET \(target) HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
                 #expect(RawHTTP.statuses(response) == [401])
             }
-            let errors = try await process.metric("gatehouse_failure_log_write_errors_total") ?? 0
+            let errors = try #require(try await process.metrics().value("gatehouse_failure_log_write_errors_total", [:]))
             #expect(errors >= 1, "the limit was reached")
             let text = try String(contentsOfFile: path, encoding: .utf8)
             #expect(text.hasSuffix("\n"), "the file ends with a whole line: \(text)")

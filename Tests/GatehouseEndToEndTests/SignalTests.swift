@@ -11,16 +11,6 @@ import Testing
 /// (not `hangUp()` / `stop()` called in-process), with the configuration file rewritten underneath it.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct SignalTests {
-    static func withPeers(_ body: (TestJWKSServer, TestUpstream) async throws -> Void) async throws {
-        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
-        let upstream = try await TestUpstream()
-        let outcome: Result<Void, any Error>
-        do { outcome = .success(try await body(jwks, upstream)) } catch { outcome = .failure(error) }
-        await jwks.close()
-        await upstream.close()
-        try outcome.get()
-    }
-
     static func token(subject: String = "user-1") -> String { TestSigner.ec.token(claims: Claims.valid(subject: subject)) }
 
     /// One request on its own connection (no keep-alive fast path): status and what came back.
@@ -43,7 +33,7 @@ struct SignalTests {
     /// SIGHUP re-reads the file: a new route applies to the next request, and the verified-token cache
     /// starts empty (the same token, verified and cached before, is a cache miss after the reload).
     @Test func aHangUpAppliesTheNewConfigurationToTheNextRequestWithEmptyCaches() async throws {
-        try await Self.withPeers { jwks, upstream in
+        try await Contract.withPeers { jwks, upstream in
             let base = Contract.toml(upstreamPort: upstream.port, jwks: jwks)
             let process = try await ServedGatehouse(toml: base)
             defer { process.stop() }
@@ -73,7 +63,7 @@ struct SignalTests {
     /// logrotate: the failure-log file is moved away, SIGHUP, and the next lines go to a new file at the
     /// configured path (created with mode 0640); the moved file keeps what was written before.
     @Test func aHangUpReopensTheFailureLogSoLogrotateCanMoveIt() async throws {
-        try await Self.withPeers { jwks, upstream in
+        try await Contract.withPeers { jwks, upstream in
             let directory = try Contract.makeDirectory("rotate")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let path = directory + "/failures.jsonl"
@@ -106,7 +96,7 @@ struct SignalTests {
     /// Restart-only changes (`[upstream] url`, `connect_timeout`, `[failure_log]`, `[log]`) are named in the
     /// operational log and keep their running values; what can be applied still is.
     @Test func aHangUpNamesTheChangesThatNeedARestartAndKeepsTheirRunningValues() async throws {
-        try await Self.withPeers { jwks, upstream in
+        try await Contract.withPeers { jwks, upstream in
             let process = try await ServedGatehouse(toml: Contract.toml(upstreamPort: upstream.port, jwks: jwks))
             defer { process.stop() }
             let deadPort = try await freeLoopbackPort()
@@ -136,7 +126,7 @@ struct SignalTests {
     /// A certificate and key that do not belong together (renewed half-way) are refused on SIGHUP: the old
     /// pair keeps serving new connections and the operational log says so. A good pair is then taken.
     @Test func aBrokenCertificatePairOnHangUpKeepsTheOldOneServing() async throws {
-        try await Self.withPeers { jwks, upstream in
+        try await Contract.withPeers { jwks, upstream in
             let directory = try Contract.makeDirectory("tls")
             let renewal = directory + "/renewal"
             try FileManager.default.createDirectory(atPath: renewal, withIntermediateDirectories: true)
@@ -174,7 +164,7 @@ struct SignalTests {
     /// SIGTERM: an idle keep-alive connection is closed at once; a request in flight finishes, with
     /// `Connection: close`; no new connection is accepted; the process exits 0.
     @Test func sigtermClosesIdleConnectionsFinishesTheRequestInFlightAndExitsZero() async throws {
-        try await Self.withPeers { jwks, upstream in
+        try await Contract.withPeers { jwks, upstream in
             let process = try await ServedGatehouse(toml: Contract.toml(upstreamPort: upstream.port, jwks: jwks))
             defer { process.stop() }
             let token = Self.token()

@@ -31,6 +31,10 @@ enum Contract {
 
     /// The `[upstream]` and `[[provider]]` tables for a test upstream and JWKS server.
     static func toml(upstreamPort: Int, jwks: TestJWKSServer, extra: String = "") -> String {
+        toml(upstreamPort: upstreamPort, jwksURI: jwks.jwksURL.absoluteString, extra: extra)
+    }
+
+    static func toml(upstreamPort: Int, jwksURI: String, extra: String = "") -> String {
         """
         [upstream]
         url = "http://127.0.0.1:\(upstreamPort)"
@@ -38,10 +42,21 @@ enum Contract {
         name = "test"
         type = "jwks"
         issuer = "\(Claims.issuer)"
-        jwks_uri = "\(jwks.jwksURL.absoluteString)"
+        jwks_uri = "\(jwksURI)"
         audiences = ["\(Claims.audience)"]
         \(extra)
         """
+    }
+
+    /// A JWKS server (EC key) and an upstream for a test that runs the binary, closed afterwards.
+    static func withPeers(_ body: (TestJWKSServer, TestUpstream) async throws -> Void) async throws {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
+        let upstream = try await TestUpstream()
+        let outcome: Result<Void, any Error>
+        do { outcome = .success(try await body(jwks, upstream)) } catch { outcome = .failure(error) }
+        await jwks.close()
+        await upstream.close()
+        try outcome.get()
     }
 
     /// Runs the `gatehouse` binary to its end: exit code, standard output and standard error apart.
@@ -59,7 +74,7 @@ enum Contract {
         if let directory { argv += ["-C", directory] }
         argv += environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         // The shell only redirects: standard error to its own file, standard input from the prepared one.
-        argv = ["/bin/sh", "-c", "exec \"$@\" 2>\"$0\" <\"$GH_STDIN\"", errorPath] + argv + [GatehouseProcess.executable] + arguments
+        argv = ["/bin/sh", "-c", "exec \"$@\" 2>\"$0\" <\"$GH_STDIN\"", errorPath] + argv + [ServedGatehouse.executable] + arguments
         argv = ["/usr/bin/env", "GH_STDIN=\(inputPath)"] + argv
         let (exitCode, stdout) = try await ChildProcess.runToEnd(argv, timeout: .seconds(30))
         let stderr = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
@@ -68,7 +83,7 @@ enum Contract {
 }
 
 /// `gatehouse serve` as a child process, on free loopback ports, with a configuration file the test
-/// may rewrite before a SIGHUP; its exit code is collected (unlike `GatehouseProcess`).
+/// may rewrite before a SIGHUP, optionally under a resource limit (`prefix`); its exit code is collected.
 final class ServedGatehouse {
     let pid: pid_t
     let port: Int
@@ -78,8 +93,14 @@ final class ServedGatehouse {
     let outputPath: String
     private var exitStatus: Int32?
 
+    /// The executable next to this test bundle (built by `swift build --build-tests`).
+    static var executable: String {
+        Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("gatehouse").path
+    }
+
     /// `toml` is everything but `[listen]` / `[admin]`; `listen` is appended to the `[listen]` table.
-    init(toml: String, listen: String = "", waitUntilReady: Bool = true) async throws {
+    /// `prefix` runs the binary under another program (e.g. `prlimit --nofile=256 --`).
+    init(toml: String, listen: String = "", prefix: [String] = [], waitUntilReady: Bool = true) async throws {
         directory = try Contract.makeDirectory("served")
         configPath = directory + "/gatehouse.toml"
         outputPath = directory + "/output.log"
@@ -93,7 +114,7 @@ final class ServedGatehouse {
             while adminPort == port { adminPort = try await freeLoopbackPort() }
             try Self.configuration(port: port, adminPort: adminPort, listen: listen, toml)
                 .write(toFile: configPath, atomically: true, encoding: .utf8)
-            let pid = try ChildProcess.spawn([GatehouseProcess.executable, "serve", "--config", configPath], outputPath: outputPath)
+            let pid = try ChildProcess.spawn(prefix + [Self.executable, "serve", "--config", configPath], outputPath: outputPath)
             let started = await Contract.eventually {
                 if !waitUntilReady { return true }
                 if (try? await Self.admin(adminPort, "/readyz").status) == 200 { return true }
@@ -170,6 +191,17 @@ final class ServedGatehouse {
 
     func metrics() async throws -> MetricsText {
         MetricsText(try await admin("/metrics").body)
+    }
+
+    /// CPU time (user + system) the process has used so far.
+    var cpuTime: Duration {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
+            return .zero
+        }
+        // Fields after "(comm)": state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return .zero }
+        return .milliseconds((user + system) * 1000 / max(sysconf(Int32(_SC_CLK_TCK)), 1))
     }
 
     /// Stops it if it still runs, and removes its directory.
