@@ -67,7 +67,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            path: "Sources/gatehouse",
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -210,6 +210,24 @@ struct ResponseRelayTests {
         }
     }
 
+    /// The same retry rule through the HTTP/2 door (one `RequestMethods.isIdempotent` for both): two streams
+    /// of one connection share its event loop and so its pooled upstream connection; a GET on it that the
+    /// upstream closes without a byte is tried once more on a new connection, a POST is not.
+    @Test(arguments: [("GET", true), ("POST", false)])
+    func overHTTP2TooOnlyAnIdempotentRequestIsRetried(method: String, retried: Bool) async throws {
+        let replies = ["/silent": RawUpstream.Reply("", thenClose: true)]
+        try await Self.withRawUpstream(replies) { (env: TestEnvironment, upstream: RawUpstream) async throws in
+            let answers = try await HTTP2IntakeTests.send([
+                .init(name: "ok", headers: HTTP2IntakeTests.block(env, path: "/ok")),
+                .init(name: "silent", headers: HTTP2IntakeTests.block(env, method: method, path: "/silent")),
+            ], to: env)
+            #expect(answers["ok"]?.status == 200, "\(String(describing: answers["ok"]))")
+            #expect(answers["silent"]?.status == 502, "\(String(describing: answers["silent"]))")
+            #expect(upstream.targets == (retried ? ["/ok", "/silent", "/silent"] : ["/ok", "/silent"]))
+            #expect(upstream.accepted == (retried ? 2 : 1))
+        }
+    }
+
     /// Bytes the decoder refuses after a request that is being forwarded: that request's answer
     /// comes first (a 400 in its place would be taken for it), then the 400, then the close.
     @Test func malformedPipelinedRequestIsRefusedAfterTheAnswerToTheOneBefore() async throws {

@@ -13,6 +13,15 @@ enum RequestMethods {
         return nil
     }
 
+    /// Whether a request the upstream may have received can be sent again (RFC 9110 §9.2.2): the one
+    /// rule both front doors retry by.
+    static func isIdempotent(_ method: HTTPMethod) -> Bool {
+        switch method {
+        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: true
+        default: false
+        }
+    }
+
     /// The same rule for a method given as a string (an HTTP/2 `:method`): one of the table's, exactly.
     static func method(_ name: String) -> HTTPMethod? {
         var name = name

@@ -25,10 +25,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     func start(_ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool) {
         requestID = request.requestID
         self.services = services
-        switch request.head.method {
-        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: requestIsIdempotent = true
-        default: requestIsIdempotent = false
-        }
+        requestIsIdempotent = RequestMethods.isIdempotent(request.head.method)
         var written = services.upstreamHead.make(request, admission: admission, allocator: connection.channel.allocator)
         if hasBody && !written.chunkedBody && !request.head.headers.contains(name: "content-length") {
             // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.

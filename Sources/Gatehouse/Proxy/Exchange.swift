@@ -49,10 +49,5 @@ final class Exchange {
     var clientSpeaksHTTP11: Bool { request.head.version.major == 1 && request.head.version.minor >= 1 }
 
     /// Whether a request the upstream may have received can be sent again (RFC 9110 §9.2.2).
-    var isIdempotent: Bool {
-        switch request.head.method {
-        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: true
-        default: false
-        }
-    }
+    var isIdempotent: Bool { RequestMethods.isIdempotent(request.head.method) }
 }
