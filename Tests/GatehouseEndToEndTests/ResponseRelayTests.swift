@@ -228,6 +228,37 @@ struct ResponseRelayTests {
         }
     }
 
+    // MARK: - One meaning of [upstream] timeout (issue 19)
+
+    /// `[upstream] timeout` (800 ms here) bounds the wait for the response head only: a response whose
+    /// bytes keep coming for 1 s arrives whole over both client protocols and both upstream protocols
+    /// (over HTTP/1.1 with `protocol = "http1"` it was cut at the timeout); one that stops after its head
+    /// is cut after `idle_timeout` (1 s here), never taken for complete.
+    @Test(arguments: [UpstreamProtocol.http1, .http2])
+    func theTimeoutBoundsTheWaitForTheHeadAndThenTheResponseRunsWhileItsBytesMove(_ upstream: UpstreamProtocol) async throws {
+        try await TestEnvironment.run(upstreamHTTP2: upstream == .http2, configure: { configuration, jwks in
+            ForwardingTests.publicEverywhere(&configuration, jwks)
+            configuration.listen.idleTimeout = .seconds(1)
+        }) { (env: TestEnvironment) async throws in
+            #expect(env.gatehouse.configuration.upstream.timeout == .milliseconds(800))
+            let whole = (0..<5).map { "drip-\($0)," }.joined()
+            let overHTTP1 = try await env.request("/drip")
+            #expect(overHTTP1.status == 200 && overHTTP1.body == whole, "HTTP/1.1: \(overHTTP1.body)")
+            let overHTTP2 = try await HTTP2Tests.curl(["--http2-prior-knowledge", env.baseURL + "/drip"])
+            #expect(overHTTP2.status == 200 && overHTTP2.body == whole, "HTTP/2: \(overHTTP2)")
+
+            let started = ContinuousClock.now
+            let stalled = RawHTTP.exchange(port: env.port, "GET /stall HTTP/1.1\r\nHost: a\r\n\r\n", timeout: .seconds(5))
+            #expect(stalled.hasPrefix("HTTP/1.1 200") && stalled.contains("drip-0,") && !stalled.hasSuffix("0\r\n\r\n"),
+                    "cut, not ended: \(stalled.debugDescription)")
+            let cutAfter = ContinuousClock.now - started
+            #expect(cutAfter >= .milliseconds(900) && cutAfter < .seconds(4), "cut after \(cutAfter), idle_timeout is 1 s")
+            let overHTTP2Stream = try await HTTP2IntakeTests.send([.init(name: "stall", headers: HTTP2IntakeTests.block(env, path: "/stall"))], to: env)
+            let stream = try #require(overHTTP2Stream["stall"])
+            #expect(stream.status == 200 && stream.body == "drip-0," && !stream.ended && stream.resetCode != nil, "reset, not ended: \(stream)")
+        }
+    }
+
     /// Bytes the decoder refuses after a request that is being forwarded: that request's answer
     /// comes first (a 400 in its place would be taken for it), then the 400, then the close.
     @Test func malformedPipelinedRequestIsRefusedAfterTheAnswerToTheOneBefore() async throws {

@@ -80,8 +80,12 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
                 return
             }
             exchange.responseHeadSent = true
+            // `[upstream] timeout` bounds the wait for the head, on both front doors; from here the response
+            // runs as long as its bytes move, and is cut after idle_timeout without any (docs/reference.md §3.4).
+            exchange.responseDeadline = .now() + services.idleTimeout
             context.write(wrapOutboundOut(clientResponseHead(response, exchange, allocator: context.channel.allocator)), promise: nil)
         case .body(let buffer):
+            exchange.responseDeadline = .now() + services.idleTimeout
             if exchange.chunkedToClient {
                 ChunkedFraming.writeChunk(buffer, to: { context.write(self.wrapOutboundOut($0), promise: nil) }, allocator: context.channel.allocator)
             } else {

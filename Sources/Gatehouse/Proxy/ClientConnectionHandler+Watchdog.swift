@@ -1,7 +1,7 @@
 import NIOCore
 
-/// The connection's deadlines (next request head or sign-out body, a stalled request body, whole
-/// upstream response) share one timer.
+/// The connection's deadlines (next request head or sign-out body, a stalled request body, the
+/// upstream's response head, then its next bytes) share one timer.
 /// Deadlines only move later as requests go by, so a pending timer is never too late: when it
 /// fires it acts on a deadline that has passed, or re-arms itself for the one still ahead.
 extension ClientConnectionHandler {

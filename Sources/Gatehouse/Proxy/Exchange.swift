@@ -18,7 +18,8 @@ final class Exchange {
     /// The response body goes to the client with chunked framing (set with the relayed head).
     var chunkedToClient = false
     var upstreamKeepAlive = true
-    /// The whole response must have arrived by then (`[upstream] timeout`): 504, or a cut connection.
+    /// The upstream's next sign of life is due by then: its response head within `[upstream] timeout`
+    /// (else 504), then each further piece of it within `idle_timeout` (else the connection is cut).
     var responseDeadline: NIODeadline?
     var hasRetried = false
     /// The client presented the same token as its previous verified request on this connection.

@@ -11,6 +11,8 @@ import NIOSSL
 ///
 /// - `/redirect`: 302 to the cloud metadata address (never to be followed).
 /// - `/slow`: answers after 2 s.
+/// - `/drip`: the head at once, then a part every 200 ms for 1 s (`drip-0,` … `drip-4,`), then the end.
+/// - `/stall`: the head and one part at once, then nothing (the connection stays open).
 /// - `/ws`: WebSocket-style 101, then echoes raw bytes.
 /// - `/early`: 413 at once, without reading the body.
 /// - `/chunked`: a chunked response in three parts.
@@ -178,6 +180,22 @@ final class TestUpstream: Sendable {
                 let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
                 context.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) {
                     self.respond(loopBound.value, status: .ok, body: "slow", keepAlive: head.isKeepAlive)
+                }
+            case let uri where uri.hasPrefix("/drip") || uri.hasPrefix("/stall"):
+                let response = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Type": "text/plain", "X-Upstream": "test"])
+                context.write(wrapOutboundOut(.head(response)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "drip-0,")))), promise: nil)
+                guard uri.hasPrefix("/drip") else { return }
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                for index in 1...5 {
+                    context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(200 * Int64(index))) {
+                        let context = loopBound.value
+                        if index < 5 {
+                            context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "drip-\(index),")))), promise: nil)
+                        } else {
+                            context.writeAndFlush(self.wrapOutboundOut(.end(nil)), promise: nil)
+                        }
+                    }
                 }
             case let uri where uri.hasPrefix("/ws"):
                 startEcho(context)
