@@ -21,6 +21,8 @@ final class ProxyServices: Sendable {
     /// Seconds a client is told to wait after a 503.
     let retryAfterSeconds: Int
     let logger: Logger
+    /// Upstream answers that are not HTTP/1.x come with every request while the upstream is wrong.
+    private let upstreamProtocolErrors = RateLimitedReport()
 
     init(
         gatekeeper: Gatekeeper, routes: RouteTable, upstreamHead: UpstreamRequestHead, failureLog: FailureLog,
@@ -43,9 +45,10 @@ final class ProxyServices: Sendable {
     }
 
     /// An upstream answer that was not HTTP/1.x, or broke its framing: the operator learns why the
-    /// client got 502 (with what to change, for an HTTP/2 upstream behind `protocol = "http1"`).
+    /// client got 502 (with what to change, for an HTTP/2 upstream behind `protocol = "http1"`), at most
+    /// once per 10 s.
     func logUpstreamProtocolError(_ connection: UpstreamConnection) {
         guard let error = connection.protocolError else { return }
-        logger.error("upstream response refused", metadata: ["gatehouse.error": "\(error)"])
+        upstreamProtocolErrors.occurred("upstream response refused", metadata: ["gatehouse.error": "\(error)"], to: logger)
     }
 }
