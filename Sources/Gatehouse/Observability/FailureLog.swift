@@ -104,23 +104,24 @@ public final class FailureLog: Sendable {
         case .custom(let sink):
             sink(line)
         case .standardOutput:
-            write(line, to: STDOUT_FILENO, &state)
+            write(line, to: STDOUT_FILENO, ownsFile: false, &state)
         case .file:
-            write(line, to: state.fileDescriptor, &state)
+            write(line, to: state.fileDescriptor, ownsFile: true, &state)
         }
     }
 
     /// Writes the line and its newline whole, or reports why not (docs/reference.md §8). A line cut
     /// short (a disk that filled mid-line, a file-size limit) is taken back by truncating the file to
-    /// where it began; where that is impossible (a pipe) the next line starts with a newline. Either
-    /// way every complete line of the stream stays one JSON object (docs/security.md L05).
-    private func write(_ line: String, to descriptor: Int32, _ state: inout State) {
+    /// where it began; where that is impossible or not ours to do (standard output may be a pipe, or a
+    /// file other writers share) the next line starts with a newline. Either way every complete line of
+    /// the stream stays one JSON object (docs/security.md L05).
+    private func write(_ line: String, to descriptor: Int32, ownsFile: Bool, _ state: inout State) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(line.utf8.count + 2)
         if state.lineTorn { bytes.append(UInt8(ascii: "\n")) }
         bytes.append(contentsOf: line.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        let start = lseek(descriptor, 0, SEEK_END)  // -1 for a pipe or terminal
+        let start = ownsFile ? lseek(descriptor, 0, SEEK_END) : -1  // the file is O_APPEND: where this line begins
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }  // safe: non-empty
