@@ -565,3 +565,55 @@ private final class KeepAliveConnection {
         throw Failure(description: "Gatehouse closed the connection (or it timed out) awaiting the response to request \(exchanged + 1) (\(path))")
     }
 }
+
+/// The HTTP/2 door (issue 19): the same fast path, the same checks.
+extension RecentTokenTests {
+
+    /// The streams of one HTTP/2 connection share its last verified token: with the shared cache off, a
+    /// repeated token is a cache hit only through that path. Another token on the same connection gets its
+    /// own identity (no mixing between streams), and the first comes back with its own again.
+    @Test func overHTTP2TheStreamsOfAConnectionShareTheFastPathWithoutMixingIdentities() async throws {
+        try await TestEnvironment.run(configure: Self.withoutSharedCache) { (env: TestEnvironment) async throws in
+            let ada = TestSigner.ec.token(claims: Claims.valid())
+            let bob = TestSigner.ec.token(claims: Claims.valid(subject: "user-2"))
+            let hits = "gatehouse_verify_cache_total{result=\"hit\"}"
+            let hitsBefore = try await env.metric(hits)
+            let answers = try await HTTP2IntakeTests.send([
+                .init(name: "a1", headers: HTTP2IntakeTests.block(env, path: "/v1/a1", token: ada)),
+                .init(name: "a2", headers: HTTP2IntakeTests.block(env, path: "/v1/a2", token: ada)),
+                .init(name: "a3", headers: HTTP2IntakeTests.block(env, path: "/v1/a3", token: ada)),
+                .init(name: "b1", headers: HTTP2IntakeTests.block(env, path: "/v1/b1", token: bob)),
+                .init(name: "a4", headers: HTTP2IntakeTests.block(env, path: "/v1/a4", token: ada)),
+            ], to: env)
+            for name in ["a1", "a2", "a3", "b1", "a4"] { #expect(answers[name]?.status == 200, "\(name): \(String(describing: answers[name]))") }
+            #expect(try await env.metric(hits) == hitsBefore + 2, "a2 and a3 took the connection's fast path")
+            for (path, subject) in [("/v1/a1", "user-1"), ("/v1/a2", "user-1"), ("/v1/a3", "user-1"), ("/v1/b1", "user-2"), ("/v1/a4", "user-1")] {
+                #expect(env.upstream.requests.first { $0.uri == path }?.values("x-auth-subject") == [subject], "\(path)")
+            }
+        }
+    }
+
+    /// The fast path skips the hashing, never the checks: a sign-out on one stream refuses the token on the
+    /// next, and a route's requirements are judged on each stream.
+    @Test func overHTTP2ASignOutAndARoutesRequirementsHoldOnTheNextStream() async throws {
+        try await TestEnvironment.run(configure: { configuration, jwks in
+            Self.withoutSharedCache(&configuration, jwks)
+            var scoped = RouteSettings(match: .prefix("/v1/sync"))
+            scoped.scopes = ["sync:write"]
+            configuration.routes = [scoped]
+        }) { (env: TestEnvironment) async throws in
+            let token = TestSigner.ec.token(claims: Claims.valid())
+            let answers = try await HTTP2IntakeTests.send([
+                .init(name: "before", headers: HTTP2IntakeTests.block(env, path: "/v1/orders", token: token)),
+                .init(name: "scoped", headers: HTTP2IntakeTests.block(env, path: "/v1/sync", token: token)),
+                .init(name: "signout", headers: HTTP2IntakeTests.block(env, method: "POST", path: "/.gatehouse/signout", token: token)),
+                .init(name: "after", headers: HTTP2IntakeTests.block(env, path: "/v1/orders", token: token)),
+            ], to: env)
+            #expect(answers["before"]?.status == 200)
+            #expect(answers["scoped"]?.status == 403 && answers["scoped"]?.json?["reason"] == .string("insufficient_scope"))
+            #expect(answers["signout"]?.status == 200)
+            #expect(answers["after"]?.status == 401 && answers["after"]?.json?["reason"] == .string("revoked"), "\(String(describing: answers["after"]))")
+            #expect(env.upstream.requests.map(\.uri) == ["/v1/orders"])
+        }
+    }
+}

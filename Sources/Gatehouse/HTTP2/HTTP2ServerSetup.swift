@@ -40,6 +40,7 @@ struct HTTP2ServerSetup {
         // Between the socket and NIO's handler: NIO only *says* GOAWAY when it gives up on a
         // connection, and never closes it (see HTTP2ConnectionGuard).
         let connectionGuard = HTTP2ConnectionGuard(drainTimeout: drainTimeout)
+        let tokenMemory = NIOLoopBound(ConnectionTokenMemory(), eventLoop: channel.eventLoop)
         try sync.addHandler(connectionGuard)
         _ = try sync.configureHTTP2Pipeline(
             mode: .server, connectionConfiguration: connection, streamConfiguration: stream,
@@ -53,7 +54,7 @@ struct HTTP2ServerSetup {
                 try streamSync.addHandler(HTTP2StreamStallGuard(idleTimeout: idleTimeout))
                 try streamSync.addHandler(HeadersEndStreamCoalescer())
                 try streamSync.addHandler(HTTP2StreamCodec())
-                try streamSync.addHandler(StreamRequestHandler(handle: handle, upstream: upstream, clientIP: remote))
+                try streamSync.addHandler(StreamRequestHandler(handle: handle, upstream: upstream, clientIP: remote, tokenMemory: tokenMemory))
             }
         }
         try sync.addHandler(manager)

@@ -34,6 +34,8 @@ final class StreamRequestHandler: ChannelInboundHandler {
 
     private let handle: ServicesHandle
     let upstream: UpstreamLegFactory
+    /// The connection's last verified token (`RecentToken`), shared with its other streams.
+    private let tokenMemory: NIOLoopBound<ConnectionTokenMemory>
     private let clientIP: String
     var services: ProxyServices
     var state = State.awaitingHead
@@ -66,8 +68,12 @@ final class StreamRequestHandler: ChannelInboundHandler {
     /// An HTTP/1.1 connection serving requests one after the other, rather than one HTTP/2 stream.
     let keepsConnection: Bool
 
-    init(handle: ServicesHandle, upstream: UpstreamLegFactory, clientIP: String, keepsConnection: Bool = false) {
+    init(
+        handle: ServicesHandle, upstream: UpstreamLegFactory, clientIP: String, tokenMemory: NIOLoopBound<ConnectionTokenMemory>,
+        keepsConnection: Bool = false
+    ) {
         self.handle = handle
+        self.tokenMemory = tokenMemory
         self.upstream = upstream
         self.clientIP = clientIP
         self.keepsConnection = keepsConnection
@@ -243,9 +249,11 @@ final class StreamRequestHandler: ChannelInboundHandler {
         routeAuth = rule.auth.rawValue
         state = .deciding
         let now = Int64(Date().timeIntervalSince1970)
+        // The fast path for forwarded requests, as on HTTP/1.1: still checked for expiry, keys, revocation, route.
+        let recent = endpoint == nil ? RecentToken.identity(of: tokenMemory.value.recent, for: token, services: services) : nil
         let decision = services.gatekeeper.decide(
             current.head, path: current.target.path, rule: rule, token: tokenSource, now: now, acceptingRevoked: acceptingRevoked,
-            on: context.eventLoop)
+            recent: recent, on: context.eventLoop)
         decided(decision, endpoint: endpoint, rule: rule, context: context)
     }
 
@@ -300,6 +308,9 @@ final class StreamRequestHandler: ChannelInboundHandler {
             if let endpoint {
                 answerEndpoint(endpoint, admission, context: context)
             } else {
+                if case .verified(let identity) = admission, let token, services.gatekeeper.userinfo == nil {
+                    tokenMemory.value.recent = RecentToken(token: token, identity: identity, identityFields: nil, services: services)
+                }
                 state = .admitted(admission)  // connected at the end of this read
             }
         case .reject(let failure):

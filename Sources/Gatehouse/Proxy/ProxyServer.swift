@@ -71,7 +71,7 @@ struct ProxyServer {
                             try sync.addHandler(HTTPServerProtocolErrorHandler())
                             try sync.addHandler(StreamRequestHandler(
                                 handle: services, upstream: legs, clientIP: channel.remoteAddress?.ipAddress ?? "unknown",
-                                keepsConnection: true))
+                                tokenMemory: NIOLoopBound(ConnectionTokenMemory(), eventLoop: channel.eventLoop), keepsConnection: true))
                             return
                         }
                         // One handler: it parses the bytes (HTTP1RequestParser), queues pipelined requests

@@ -9,14 +9,21 @@ import NIOCore
 struct RecentToken {
     private let token: [UInt8]
     let identity: VerifiedIdentity
-    let identityFields: ByteBuffer
+    /// The identity fields as written to an HTTP/1.1 upstream (none for a header list).
+    let identityFields: ByteBuffer?
     private let services: ObjectIdentifier
 
-    init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer, services: ProxyServices) {
+    init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, services: ProxyServices) {
         self.token = token.utf8Bytes
         self.identity = identity
         self.identityFields = identityFields
         self.services = ObjectIdentifier(services)
+    }
+
+    /// The identity to hand the verifier (`Gatekeeper.decide(recent:)`) when `token` is the one remembered.
+    static func identity(of recent: RecentToken?, for token: Substring?, services: ProxyServices) -> VerifiedIdentity? {
+        guard let recent, let token, recent.matches(token, services: services) else { return nil }
+        return recent.identity
     }
 
     /// Whether `token` is byte for byte the one remembered, under the same configuration.
@@ -26,4 +33,10 @@ struct RecentToken {
             self.token.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
         } ?? token.utf8.elementsEqual(self.token)
     }
+}
+
+/// A connection's last verified token, shared by the streams of one HTTP/2 connection (they run on its
+/// event loop, one at a time): the fast path of `RecentToken` on the HTTP/2 door too.
+final class ConnectionTokenMemory {
+    var recent: RecentToken?
 }
