@@ -27,8 +27,10 @@ enum HTTP2RequestHeadReader {
         var authority: String?
         var hosts: [String] = []
         var cookies: [String] = []
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(block.count)
+        var hasContentLength = false
+        // One list, built once: the host's slot first (filled below), then the regular fields as they come.
+        var headers: [(String, String)] = [("host", "")]
+        headers.reserveCapacity(block.count + 2)
         for (name, value, _) in block {
             if name.utf8.first == ASCIIByte.colon {
                 switch name {
@@ -47,32 +49,30 @@ enum HTTP2RequestHeadReader {
             switch name {
             case "host": hosts.append(value)
             case "cookie": cookies.append(value)
-            default: fields.append((name, value))
+            default:
+                if name == "content-length" { hasContentLength = true }
+                headers.append((name, value))
             }
         }
         guard let method, let path else { return .failure(Malformed(reason: "no :method or :path")) }
         guard hosts.count <= 1 else { return .failure(Malformed(reason: "more than one host field")) }
-        let host: String
         switch (authority, hosts.first) {
         case (let authority?, nil):
-            host = authority
+            headers[0].1 = authority
         case (let authority?, let field?):
             guard field.utf8.elementsEqualIgnoringASCIICase(authority.utf8) else {
                 return .failure(Malformed(reason: ":authority and host differ"))
             }
-            host = authority
+            headers[0].1 = authority
         case (nil, let field?):
-            host = field
+            headers[0].1 = field
         case (nil, nil):
             return .failure(Malformed(reason: "no :authority or host"))
         }
-        var headers: [(String, String)] = [("host", host)]
-        headers.reserveCapacity(fields.count + 3)
-        if !cookies.isEmpty { headers.append(("cookie", cookies.joined(separator: "; "))) }
-        if endStream, impliesBody(method), !fields.contains(where: { $0.0 == "content-length" }) {
+        if !cookies.isEmpty { headers.insert(("cookie", cookies.joined(separator: "; ")), at: 1) }
+        if endStream, impliesBody(method), !hasContentLength {
             headers.append(("content-length", "0"))  // a body method ended with its head: an empty body, said so
         }
-        headers.append(contentsOf: fields)
         return .success(HTTPRequestHead(version: .http2, method: method, uri: path, headers: HTTPHeaders(headers)))
     }
 

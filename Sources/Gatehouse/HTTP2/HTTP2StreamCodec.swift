@@ -8,19 +8,14 @@ import NIOHTTP2
 /// rules (`HTTP2RequestHeadReader`) instead of NIO's (which took `host` over `:authority`, reset a
 /// request without `:authority`, and let through values and methods the HTTP/1.1 parser refuses).
 ///
-/// A malformed request head reaches the handler as `MalformedRequest` (answered 400); a malformed
-/// trailer section as an error (the stream is reset: its head was judged and may be forwarded already).
+/// A malformed request head reaches the handler as an inbound user event, `HTTP2RequestHeadReader.Malformed`
+/// (answered 400; no part of that request follows but its end); a malformed trailer section as an error
+/// (the stream is reset: its head was judged and may be forwarded already).
 final class HTTP2StreamCodec: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTP2Frame.FramePayload
-
-    /// The inbound event for a request head that breaks a rule; no part of that request follows it
-    /// but its end.
-    struct MalformedRequest {
-        let reason: String
-    }
 
     private var headRead = false
     private var refused = false
@@ -34,7 +29,7 @@ final class HTTP2StreamCodec: ChannelDuplexHandler {
                 context.fireChannelRead(wrapInboundOut(.head(head)))
             case .failure(let malformed):
                 refused = true
-                context.fireUserInboundEventTriggered(MalformedRequest(reason: malformed.reason))
+                context.fireUserInboundEventTriggered(malformed)
             }
             if headers.endStream { context.fireChannelRead(wrapInboundOut(.end(nil))) }
         case .headers(let headers):

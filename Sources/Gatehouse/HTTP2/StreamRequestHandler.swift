@@ -174,7 +174,7 @@ final class StreamRequestHandler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let malformed = event as? HTTP2StreamCodec.MalformedRequest {
+        if let malformed = event as? HTTP2RequestHeadReader.Malformed {
             isInRead = true  // delivered inside the codec's read: the answer waits for the request's end (its next part)
             receivedMalformedHead(malformed.reason, context: context)
             return

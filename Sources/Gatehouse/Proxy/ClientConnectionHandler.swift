@@ -358,11 +358,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
                            isWebSocket: Self.isWebSocketUpgrade(head)),
             rule: rule, token: token.presentedToken, startedAt: .now())
-        var recent: VerifiedIdentity?
-        if let presented = exchange.token, let recentToken, recentToken.matches(presented, services: services) {
-            recent = recentToken.identity
-            exchange.presentsRecentToken = true
-        }
+        let recent = RecentToken.identity(of: recentToken, for: exchange.token, services: services)
+        exchange.presentsRecentToken = recent != nil
         let now = Int64(Date().timeIntervalSince1970)
         decided(services.gatekeeper.decide(head, path: target.path, rule: rule, token: token, now: now, recent: recent, on: context.eventLoop),
                 exchange, context: context)

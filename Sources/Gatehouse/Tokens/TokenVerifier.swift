@@ -79,18 +79,13 @@ struct TokenVerifier: Sendable {
         }
         let keys = snapshot.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
         if keys.isEmpty && !isKeyIDKnown(jws.keyID, in: snapshot) {
-            // A failed refetch wins over "unknown key": during a rotation with the JWKS endpoint down, a
-            // fresh token's holder is told to retry (503), not to sign in again (docs/security.md K16).
             guard let refetch = keyStore.refetchForUnknownKey(provider: index, on: eventLoop) else {
-                let failed = keyStore.lastFetchFailed(provider: index)
-                return .done(.failure(failed ? refetchFailed(jws, index) : unknownKey(jws, index, afterRefetch: false)))
+                return .done(.failure(unknownKey(jws, index, afterRefetch: false)))
             }
             return .pending(refetch.map {
                 guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
                 let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
-                guard !keys.isEmpty else {
-                    return .failure(keyStore.lastFetchFailed(provider: index) ? refetchFailed(jws, index) : unknownKey(jws, index, afterRefetch: true))
-                }
+                guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
                 return check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fresh.fetchedAt, now: now)
             })
         }
@@ -180,12 +175,15 @@ struct TokenVerifier: Sendable {
         diagnosed(AuthFailure(.keysUnavailable, "provider \(providers[index].name) has no usable keys"), jws, index)
     }
 
-    private func refetchFailed(_ jws: CompactJWS, _ index: Int) -> AuthFailure {
-        let detail = "no key with this kid, and refetching provider \(providers[index].name)'s keys failed"
-        return diagnosed(AuthFailure(.keysUnavailable, detail), jws, index)
-    }
-
+    /// No key with this `kid`: `unknown_key`, unless the last fetch of the provider's keys (the refetch just
+    /// made, or the one the cooldown remembers) failed, which says nothing of the kid: `keys_unavailable`, so
+    /// during a rotation with the JWKS endpoint down the holder of a fresh token retries instead of signing
+    /// in again (docs/security.md K16).
     private func unknownKey(_ jws: CompactJWS, _ index: Int, afterRefetch: Bool) -> AuthFailure {
+        if keyStore.lastFetchFailed(provider: index) {
+            let detail = "no key with this kid, and refetching provider \(providers[index].name)'s keys failed"
+            return diagnosed(AuthFailure(.keysUnavailable, detail), jws, index)
+        }
         let detail = afterRefetch ? "no key with this kid, even after a refetch" : "no key with this kid (refetch cooldown active)"
         return diagnosed(AuthFailure(.unknownKey, detail), jws, index)
     }
