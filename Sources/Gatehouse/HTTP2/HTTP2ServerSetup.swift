@@ -54,7 +54,8 @@ struct HTTP2ServerSetup {
                 try streamSync.addHandler(HTTP2StreamStallGuard(idleTimeout: idleTimeout))
                 try streamSync.addHandler(HeadersEndStreamCoalescer())
                 try streamSync.addHandler(HTTP2StreamCodec())
-                try streamSync.addHandler(StreamRequestHandler(handle: handle, upstream: upstream, clientIP: remote, tokenMemory: tokenMemory))
+                try streamSync.addHandler(StreamRequestHandler(
+                    handle: handle, upstream: upstream, clientIP: remote, tokenMemory: tokenMemory, eventLoop: streamChannel.eventLoop))
             }
         }
         try sync.addHandler(manager)

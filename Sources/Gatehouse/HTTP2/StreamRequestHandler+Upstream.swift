@@ -43,8 +43,9 @@ extension StreamRequestHandler: UpstreamLegDelegate {
 
     func upstreamFailed(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
-        services.metrics.request(routeAuth: routeAuth, outcome: .upstreamError)
-        answer(LocalResponse.upstreamFailure(status, requestID: request?.requestID ?? ""), context: context)
+        watchdog?.cancel()
+        state = .core
+        perform(core.upstreamFailed(status), context: context)
     }
 
     // MARK: UpstreamLegDelegate
@@ -71,8 +72,7 @@ extension StreamRequestHandler: UpstreamLegDelegate {
         watchdog?.cancel()
         state = .done
         leg.finish(completed: requestEnded)
-        services.metrics.upstreamDuration.recordNanoseconds((NIODeadline.now() - startedAt).nanoseconds)
-        services.metrics.request(routeAuth: routeAuth, outcome: .forwarded)
+        core.upstreamCompleted()
         // An upstream that answered before the request body ended: the stream or connection closes.
         exchangeFinished(written: context.writeAndFlush(wrapOutboundOut(.end(trailers))), context: context)
     }

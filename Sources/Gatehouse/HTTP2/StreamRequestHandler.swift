@@ -3,10 +3,10 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// One HTTP/2 stream: one request, judged by the same gatekeeper as an HTTP/1.1 request (routes,
-/// token, verification, revocation, requirements, failure log, metrics), then answered here or
-/// forwarded to the upstream with the identity headers. gRPC calls are refused in gRPC's form.
-/// A stream's failure never touches the other streams of its connection.
+/// One HTTP/2 stream: one request, driven through the request core (`ExchangeStateMachine`) like
+/// an HTTP/1.1 request, then forwarded over an upstream leg with the identity headers. This handler
+/// frames: parts in, the core's answers and the upstream's response out. A stream's failure never
+/// touches the other streams of its connection.
 ///
 /// With an HTTP/2 upstream it also serves HTTP/1.1 client connections (behind NIO's HTTP/1
 /// codec), one request after the other (`keepsConnection`): requests in parts are what both
@@ -16,19 +16,10 @@ final class StreamRequestHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     enum State {
-        case awaitingHead
-        /// Waiting on the gatekeeper (a JWKS refetch, userinfo) or on a sign-out's answer.
-        case deciding
-        /// A sign-out reading its small body.
-        case readingSignOut(OwnEndpoint, VerifiedIdentity)
-        /// Admitted; the upstream leg is opened once the read that carried the head is over
-        /// (so a request that ended with its HEADERS frame is sent without a body).
-        case admitted(Gatekeeper.Admission)
+        /// The core has the request: intake, decision, a local answer or a sign-out.
+        case core
         case connecting
         case forwarding(any UpstreamLeg)
-        /// Answered locally; the answer waits for the request's end until the read that carried
-        /// the head is over (a request whose body goes on is answered then, and closed).
-        case answering(LocalResponse, grpcMessage: String?)
         case done
     }
 
@@ -38,20 +29,12 @@ final class StreamRequestHandler: ChannelInboundHandler {
     private let tokenMemory: NIOLoopBound<ConnectionTokenMemory>
     private let clientIP: String
     var services: ProxyServices
-    var state = State.awaitingHead
+    var state = State.core
+    var core: ExchangeStateMachine
     var context: ChannelHandlerContext?
 
-    var request: UpstreamRequestHead.Request?
-    var routeAuth = "none"
-    var token: Substring?
-    var isGRPC = false
-    /// The method on the wire: `/.gatehouse/check` judges another (the described request's), but its
-    /// answer is framed by this one (a HEAD gets no body).
-    var isHEAD = false
-    var startedAt = NIODeadline.now()
+    /// Body that arrived while the upstream leg was opening.
     var bufferedBody: [ByteBuffer] = []
-    var bufferedBytes = 0
-    var requestEnded = false
     var requestTrailers: HTTPHeaders?
     var responseHeadSent = false
     var hasRetried = false
@@ -61,8 +44,6 @@ final class StreamRequestHandler: ChannelInboundHandler {
     /// The upstream's response head must arrive by then (`[upstream] timeout`); a stream that
     /// then flows (gRPC streaming) is bounded by `idle_timeout` between bytes instead.
     var watchdog: Scheduled<Void>?
-    /// Between a read and its read-complete: a local answer may wait for the request's end until then.
-    private var isInRead = false
     var lastProgress = NIODeadline.now()
 
     /// An HTTP/1.1 connection serving requests one after the other, rather than one HTTP/2 stream.
@@ -70,7 +51,7 @@ final class StreamRequestHandler: ChannelInboundHandler {
 
     init(
         handle: ServicesHandle, upstream: UpstreamLegFactory, clientIP: String, tokenMemory: NIOLoopBound<ConnectionTokenMemory>,
-        keepsConnection: Bool = false
+        eventLoop: any EventLoop, keepsConnection: Bool = false
     ) {
         self.handle = handle
         self.tokenMemory = tokenMemory
@@ -78,7 +59,12 @@ final class StreamRequestHandler: ChannelInboundHandler {
         self.clientIP = clientIP
         self.keepsConnection = keepsConnection
         self.services = handle.services
+        self.core = ExchangeStateMachine(speaksGRPC: !keepsConnection, eventLoop: eventLoop)
     }
+
+    var request: UpstreamRequestHead.Request? { core.exchange?.request }
+    var requestEnded: Bool { core.requestEnded }
+    var routeAuth: String { core.exchange?.routeAuth ?? "none" }
 
     /// The response version: HTTP/2 streams ignore it; an HTTP/1.x client gets its own.
     var responseVersion: HTTPVersion { keepsConnection ? request?.head.version ?? .http1_1 : .http2 }
@@ -95,20 +81,14 @@ final class StreamRequestHandler: ChannelInboundHandler {
             }
             return
         }
-        request = nil
-        token = nil
-        isGRPC = false
-        isHEAD = false
+        core.reset()
         bufferedBody.removeAll()
-        bufferedBytes = 0
-        requestEnded = false
         requestTrailers = nil
         responseHeadSent = false
         hasRetried = false
         bodyForwarded = false
         retryAdmission = nil
-        routeAuth = "none"
-        state = .awaitingHead
+        state = .core
         armWatchdog(in: services.idleTimeout, context: context)
         context.read()
     }
@@ -135,34 +115,48 @@ final class StreamRequestHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        isInRead = true
+        core.readBegan()
         lastProgress = .now()
         switch unwrapInboundIn(data) {
         case .head(let head):
-            receivedHead(head, context: context)
+            guard case .core = state, case .awaitingHead = core.state else { return }
+            watchdog?.cancel()
+            services = handle.services
+            perform(core.receivedHead(head, clientIP: clientIP, services: services, recent: tokenMemory.value.recent), context: context)
         case .body(let buffer):
-            receivedBody(buffer, context: context)
+            switch state {
+            case .core: perform(core.receivedBody(buffer), context: context)
+            case .connecting:
+                bufferedBody.append(buffer)
+            case .forwarding(let leg):
+                leg.writeBody(buffer)
+                bodyForwarded = true
+            case .done: break
+            }
         case .end(let trailers):
-            requestEnded = true
+            let action = core.receivedEnd()
             // Sanitized here, for every leg: only an HTTP/2 upstream gets trailers, and never a smuggled identity.
             requestTrailers = trailers.flatMap { services.upstreamHead.makeTrailers($0) }
-            receivedEnd(context: context)
+            if case .forwarding(let leg) = state {
+                leg.writeEnd(trailers: requestTrailers)
+                leg.flush()
+            }
+            perform(action, context: context)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        isInRead = false
+        perform(core.readEnded(), context: context)
         switch state {
-        case .admitted(let admission):
-            connect(admission, context: context)
         case .forwarding(let leg):
             leg.flush()
             if !requestEnded && leg.isWritable { context.read() }
-        case .awaitingHead, .readingSignOut:
-            context.read()
-        case .answering(let response, let grpcMessage):
-            send(response, grpcMessage: grpcMessage, context: context)
-        case .deciding, .connecting, .done:
+        case .core:
+            switch core.state {
+            case .awaitingHead, .readingSignOut: context.read()
+            case .waiting, .admitted, .answering, .forwarding, .finished: break
+            }
+        case .connecting, .done:
             break
         }
         context.fireChannelReadComplete()
@@ -175,8 +169,11 @@ final class StreamRequestHandler: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let malformed = event as? HTTP2RequestHeadReader.Malformed {
-            isInRead = true  // delivered inside the codec's read: the answer waits for the request's end (its next part)
-            receivedMalformedHead(malformed.reason, context: context)
+            // Delivered inside the codec's read: the answer waits for the request's end (its next part).
+            core.readBegan()
+            guard case .core = state else { return }
+            watchdog?.cancel()
+            perform(core.receivedMalformedHead(malformed.reason, services: services), context: context)
             return
         }
         context.fireUserInboundEventTriggered(event)
@@ -189,202 +186,31 @@ final class StreamRequestHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
-    // MARK: - Request parts
+    // MARK: - The core's actions
 
-    private func receivedHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        guard case .awaitingHead = state else { return }
-        watchdog?.cancel()
-        services = handle.services
-        startedAt = .now()
-        // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
-        isGRPC = !keepsConnection && GRPCRefusal.isGRPC(head.headers)
-        isHEAD = head.method == .HEAD
-        let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
-        let tokenSource = BearerToken.extract(
-            from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
-        token = tokenSource.presentedToken
-        guard let target = PathNormalizer.normalize(head.uri), ClientConnectionHandler.hasValidHost(head) else {
-            request = .init(head: head, target: NormalizedTarget.root, requestID: requestID, clientIP: clientIP,
-                            scheme: services.scheme, isWebSocket: false)
-            services.metrics.request(routeAuth: "none", outcome: .badRequest)
-            answer(LocalResponse.plain(.badRequest, "bad request target or authority"), context: context)
-            return
-        }
-        var current = UpstreamRequestHead.Request(
-            head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme, isWebSocket: false)
-        var rule: RouteRule
-        var endpoint: OwnEndpoint?
-        var acceptingRevoked = false
-        if OwnEndpoint.isOwn(target.path) {
-            current.target = NormalizedTarget(path: target.path, query: nil)  // logged without its query
-            request = current
-            guard let own = OwnEndpoint(path: target.path) else {
-                services.metrics.request(routeAuth: "none", outcome: .endpoint)
-                answer(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), context: context)
-                return
-            }
-            guard own.allows(head.method) else {
-                services.metrics.request(routeAuth: "none", outcome: .endpoint)
-                var response = LocalResponse.json(.methodNotAllowed, "{\"error\":\"method_not_allowed\"}")
-                response.headers.add(name: "Allow", value: own.allowHeader)
-                answer(response, context: context)
-                return
-            }
-            rule = RouteRule.defaultRule
-            if own == .check {
-                guard let described = OwnEndpoint.describedRequest(head) else {
-                    services.metrics.request(routeAuth: "none", outcome: .badRequest)
-                    answer(LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), context: context)
-                    return
-                }
-                (current.head, current.target) = described
-                rule = services.routes.match(method: described.head.method.rawValue, path: described.target.path)
-            }
-            endpoint = own
-            acceptingRevoked = own == .signout
-        } else {
-            rule = services.routes.match(method: head.method.rawValue, path: target.path)
-        }
-        request = current
-        routeAuth = rule.auth.rawValue
-        state = .deciding
-        let now = Int64(Date().timeIntervalSince1970)
-        // The fast path for forwarded requests, as on HTTP/1.1: still checked for expiry, keys, revocation, route.
-        let recent = endpoint == nil ? RecentToken.identity(of: tokenMemory.value.recent, for: token, services: services) : nil
-        let decision = services.gatekeeper.decide(
-            current.head, path: current.target.path, rule: rule, token: tokenSource, now: now, acceptingRevoked: acceptingRevoked,
-            recent: recent, on: context.eventLoop)
-        decided(decision, endpoint: endpoint, rule: rule, context: context)
-    }
-
-    /// A request head that breaks HTTP2RequestHeadReader's rules: 400, never judged or forwarded.
-    private func receivedMalformedHead(_ reason: String, context: ChannelHandlerContext) {
-        guard case .awaitingHead = state else { return }
-        watchdog?.cancel()
-        startedAt = .now()
-        services.metrics.request(routeAuth: "none", outcome: .badRequest)
-        answer(LocalResponse.plain(.badRequest, "malformed request: \(reason)"), context: context)
-    }
-
-    private func receivedBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
-        switch state {
-        case .forwarding(let leg):
-            leg.writeBody(buffer)
-            bodyForwarded = true
-        case .deciding, .admitted, .connecting, .readingSignOut:
-            bufferedBody.append(buffer)
-            bufferedBytes += buffer.readableBytes
-            if case .readingSignOut = state, bufferedBytes > SignOutRequest.maxBodyBytes {
-                answer(LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}"),
-                       context: context)
-            }
-        case .awaitingHead, .answering, .done:
+    func perform(_ action: ExchangeStateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
             break
-        }
-    }
-
-    private func receivedEnd(context: ChannelHandlerContext) {
-        switch state {
-        case .forwarding(let leg):
-            leg.writeEnd(trailers: requestTrailers)
-            leg.flush()
-        case .readingSignOut(let endpoint, let identity):
-            signOut(endpoint, identity, context: context)
-        case .answering(let response, let grpcMessage):
-            send(response, grpcMessage: grpcMessage, context: context)
-        case .awaitingHead, .deciding, .admitted, .connecting, .done:
-            break
-        }
-    }
-
-    // MARK: - Decisions
-
-    private func decided(_ decision: Gatekeeper.Decision, endpoint: OwnEndpoint?, rule: RouteRule, context: ChannelHandlerContext) {
-        if case .pending = decision {} else if rule.auth != .public {
-            services.metrics.authDuration.recordNanoseconds((NIODeadline.now() - startedAt).nanoseconds)
-        }
-        switch decision {
-        case .admit(let admission):
-            if let endpoint {
-                answerEndpoint(endpoint, admission, context: context)
-            } else {
-                if case .verified(let identity) = admission, let token, services.gatekeeper.userinfo == nil {
-                    tokenMemory.value.recent = RecentToken(token: token, identity: identity, identityFields: nil, services: services)
-                }
-                state = .admitted(admission)  // connected at the end of this read
+        case .awaitDecision, .awaitAnswer:
+            awaitOutcome(of: action)
+        case .readBody:
+            armWatchdog(in: services.idleTimeout, context: context)
+        case .send(let response):
+            send(response, context: context)
+        case .forward(let admission, let body):
+            if case .verified(let identity) = admission, let exchange = core.exchange {
+                tokenMemory.value.remember(exchange, identity: identity, identityFields: nil)
             }
-        case .reject(let failure):
-            reject(failure, context: context)
-        case .pending(let future):
-            future.assumeIsolated().whenComplete { result in
-                guard case .deciding = self.state, let context = self.context else { return }
-                switch result {
-                case .success(let decision):
-                    self.decided(decision, endpoint: endpoint, rule: rule, context: context)
-                    if case .admitted(let admission) = self.state { self.connect(admission, context: context) }
-                case .failure:
-                    self.reject(AuthFailure(.keysUnavailable, "key refetch failed"), context: context)
-                }
-            }
+            bufferedBody = body
+            connect(admission, context: context)
         }
-    }
-
-    private func reject(_ failure: AuthFailure, context: ChannelHandlerContext) {
-        guard let request else { return }
-        services.recordRejection(failure, of: request, routeAuth: routeAuth, token: token)
-        let (status, headers, body) = AuthErrorResponse.make(failure, requestID: request.requestID, retryAfterSeconds: services.retryAfterSeconds)
-        let message = "\(failure.reason.rawValue): \(AuthErrorResponse.message(for: failure.reason))"
-        answer(LocalResponse(status: status, headers: headers, body: body), grpcMessage: message, context: context)
-    }
-
-    private func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, context: ChannelHandlerContext) {
-        services.metrics.request(routeAuth: "none", outcome: .endpoint)
-        switch (endpoint, admission) {
-        case (.check, _):
-            var response = LocalResponse.json(.ok, "{\"allowed\":true}")
-            services.upstreamHead.addIdentityHeaders(for: admission, to: &response.headers)
-            answer(response, context: context)
-        case (.userinfo, .verified(let identity)):
-            answer(LocalResponse.json(.ok, ClientConnectionHandler.userinfoJSON(identity)), context: context)
-        case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):
-            if requestEnded {
-                signOut(endpoint, identity, context: context)
-            } else {
-                state = .readingSignOut(endpoint, identity)
-                armWatchdog(in: services.idleTimeout, context: context)
-            }
-        case (.userinfo, _), (.signout, _), (.signoutEverywhere, _):
-            answer(LocalResponse.json(.unauthorized, "{\"error\":\"invalid_token\"}"), context: context)
-        }
-    }
-
-    private func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity, context: ChannelHandlerContext) {
-        var body: [UInt8] = []
-        for buffer in bufferedBody { body.append(contentsOf: buffer.readableBytesView) }
-        bufferedBody.removeAll()
-        state = .deciding
-        let contentType = request?.head.headers.first(name: "content-type")
-        SignOutResponder(services: services).respond(endpoint, identity, token: token, body: body, contentType: contentType,
-                                                     on: context.eventLoop)
-            .assumeIsolated().whenSuccess { response in
-                guard case .deciding = self.state, let context = self.context else { return }
-                self.answer(response, context: context)
-            }
     }
 
     // MARK: - Answers
 
-    /// A local answer: JSON (or text) with the request id, or for a gRPC call its trailers-only form.
-    func answer(_ response: LocalResponse, grpcMessage: String? = nil, context: ChannelHandlerContext) {
+    private func send(_ local: LocalResponse, context: ChannelHandlerContext) {
         watchdog?.cancel()
-        if requestEnded || responseHeadSent || !isInRead {
-            send(response, grpcMessage: grpcMessage, context: context)
-        } else {
-            state = .answering(response, grpcMessage: grpcMessage)
-        }
-    }
-
-    private func send(_ response: LocalResponse, grpcMessage: String?, context: ChannelHandlerContext) {
         state = .done
         guard !responseHeadSent else {
             context.close(promise: nil)
@@ -392,26 +218,15 @@ final class StreamRequestHandler: ChannelInboundHandler {
         }
         responseHeadSent = true
         let requestID = request?.requestID ?? RequestID.acceptOrGenerate(nil)
-        var local = response
-        if isGRPC {
-            local = GRPCRefusal.response(for: response, message: grpcMessage ?? Self.defaultGRPCMessage(response.status))
-        }
+        let isGRPC = core.exchange?.isGRPC == true
         var headers = local.headers
         headers.add(name: "x-request-id", value: requestID)
         if !isGRPC { headers.add(name: "content-length", value: String(local.body.utf8.count)) }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: responseVersion, status: local.status, headers: headers))), promise: nil)
-        if !local.body.isEmpty && !isHEAD {
+        if !local.body.isEmpty && core.exchange?.isHEAD != true {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: local.body)))), promise: nil)
         }
         exchangeFinished(written: context.writeAndFlush(wrapOutboundOut(.end(nil))), context: context)
-    }
-
-    private static func defaultGRPCMessage(_ status: HTTPResponseStatus) -> String {
-        switch status {
-        case .gatewayTimeout: "upstream_timeout: the upstream did not answer in time"
-        case .badGateway, .serviceUnavailable: "upstream_unavailable: the upstream cannot be reached"
-        default: "\(status.code) \(status.reasonPhrase)"
-        }
     }
 
     // MARK: - Watchdog
@@ -426,9 +241,15 @@ final class StreamRequestHandler: ChannelInboundHandler {
     private func watchdogFired() {
         guard let context else { return }
         switch state {
-        case .readingSignOut:
-            state = .done
-            context.close(promise: nil)
+        case .core:
+            switch core.state {
+            case .awaitingHead, .readingSignOut:
+                // An idle keep-alive connection, or a sign-out body that stopped coming (slowloris).
+                state = .done
+                context.close(promise: nil)
+            case .waiting, .admitted, .answering, .forwarding, .finished:
+                break
+            }
         case .connecting, .forwarding:
             if !responseHeadSent {
                 upstreamFailed(.gatewayTimeout, context: context)
@@ -443,11 +264,15 @@ final class StreamRequestHandler: ChannelInboundHandler {
             } else {
                 armWatchdog(in: services.idleTimeout - idle, context: context)
             }
-        case .awaitingHead:
-            state = .done  // an idle keep-alive connection (slowloris)
-            context.close(promise: nil)
-        case .deciding, .admitted, .answering, .done:
+        case .done:
             break
         }
+    }
+}
+
+extension StreamRequestHandler: ExchangeDriving {
+    var coreHasRequest: Bool {
+        if case .core = state { return true }
+        return false
     }
 }

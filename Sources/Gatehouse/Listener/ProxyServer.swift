@@ -71,7 +71,8 @@ struct ProxyServer {
                             try sync.addHandler(HTTPServerProtocolErrorHandler())
                             try sync.addHandler(StreamRequestHandler(
                                 handle: services, upstream: legs, clientIP: channel.remoteAddress?.ipAddress ?? "unknown",
-                                tokenMemory: NIOLoopBound(ConnectionTokenMemory(), eventLoop: channel.eventLoop), keepsConnection: true))
+                                tokenMemory: NIOLoopBound(ConnectionTokenMemory(), eventLoop: channel.eventLoop), eventLoop: channel.eventLoop,
+                                keepsConnection: true))
                             return
                         }
                         // One handler: it parses the bytes (HTTP1RequestParser), queues pipelined requests

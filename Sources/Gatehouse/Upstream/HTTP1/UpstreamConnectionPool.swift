@@ -24,7 +24,7 @@ final class UpstreamConnectionPool {
         var description: String
     }
 
-    private let eventLoop: any EventLoop
+    let eventLoop: any EventLoop
     private let target: Target
     private var idle: [UpstreamConnection] = []
     private var isClosed = false

@@ -38,5 +38,18 @@ struct RecentToken {
 /// A connection's last verified token, shared by the streams of one HTTP/2 connection (they run on its
 /// event loop, one at a time): the fast path of `RecentToken` on the HTTP/2 door too.
 final class ConnectionTokenMemory {
-    var recent: RecentToken?
+    private(set) var recent: RecentToken?
+
+    /// Remembers the token of a request verified as `identity`, with the identity fields written for
+    /// it, if any. Not with userinfo enrichment, whose fields may change from one request to the next.
+    func remember(_ exchange: ExchangeRequest, identity: VerifiedIdentity, identityFields: ByteBuffer?) {
+        guard exchange.services.gatekeeper.userinfo == nil, let token = exchange.presentedToken else { return }
+        recent = RecentToken(token: token, identity: identity, identityFields: identityFields, services: exchange.services)
+    }
+
+    /// The identity fields to write again for this request: it presents the remembered token.
+    func identityFields(for exchange: ExchangeRequest) -> ByteBuffer? {
+        guard exchange.presentsRecentToken, exchange.services.gatekeeper.userinfo == nil else { return nil }
+        return recent?.identityFields
+    }
 }

@@ -28,6 +28,8 @@ public final class Gatehouse: Service, Sendable {
     let revocations: RevocationService
     /// The services new requests use (after `start()`); a reload swaps them, requests in flight keep theirs.
     private let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
+    /// What the next request is judged with (after `start()`); the request core's tests drive it directly.
+    var currentServices: ProxyServices? { servicesHandle.withLockedValue { $0 }?.services }
     private let activeConfiguration: NIOLockedValueBox<Configuration>
     private let configurationPath: String?
     /// The client port's TLS context: new connections take the current one, so a SIGHUP can

@@ -3,9 +3,10 @@ import Prometheus
 import NIOCore
 import NIOHTTP1
 
-/// One client connection: parses its bytes (`HTTP1RequestParser`, no decoder handler in front),
-/// decides each request, answers it locally or streams it to a pooled upstream connection and the
-/// response back, with backpressure both ways (reads are manual).
+/// The HTTP/1.1 front door: one client connection. It parses its bytes (`HTTP1RequestParser`, no
+/// decoder handler in front), hands each request to the request core (`ExchangeStateMachine`),
+/// writes the core's answers as bytes, and streams an admitted request to a pooled upstream
+/// connection and the response back, with backpressure both ways (reads are manual).
 final class ClientConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     /// Bytes after a protocol switch, handed to the tunnel that replaces this handler.
@@ -15,12 +16,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     enum State {
         case awaitingHead
-        /// Waiting on a JWKS refetch for an unknown `kid`.
-        case deciding(Exchange)
-        /// A sign-out reading its (small) body, which may carry a refresh token for the provider.
-        case readingSignOut(OwnEndpoint, Exchange, VerifiedIdentity)
-        /// Rejected or answered locally; the answer waits for the request's end (or the read burst's end).
-        case answering(Exchange, LocalResponse)
+        /// The core has the request: intake, decision, a local answer (waiting for the request's
+        /// end or the read burst's end), a sign-out.
+        case core
         case connecting(Exchange)
         case forwarding(Exchange)
         /// Answered before the request body ended: remaining body is ignored and the connection closes.
@@ -68,13 +66,16 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// The parser refused the client's bytes: nothing more is parsed on this connection.
     private var parserFailed = false
     /// The token of the last verified request, for a client that repeats it.
-    private var recentToken: RecentToken?
+    let tokenMemory = ConnectionTokenMemory()
+    /// The request in hand until it is forwarded (and again for a 502/504 answer).
+    var core: ExchangeStateMachine
 
     init(handle: ServicesHandle, pool: UpstreamConnectionPool, maxHeaderBytes: Int) {
         self.handle = handle
         self.services = handle.services
         self.pool = pool
         self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
+        self.core = ExchangeStateMachine(speaksGRPC: false, eventLoop: pool.eventLoop)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -95,13 +96,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         watchdog?.cancel()
         switch state {
-        case .deciding, .connecting, .answering:
+        case .core, .connecting:
             break
         case .forwarding(let exchange):
             if let connection = exchange.connection { pool.discard(connection) }
         case .upgrading(let exchange):
             if let connection = exchange.connection { pool.discard(connection) }
-        case .awaitingHead, .discarding, .tunnelling, .readingSignOut:
+        case .awaitingHead, .discarding, .tunnelling:
             break
         }
         state = .discarding
@@ -110,6 +111,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         isInReadBurst = true
+        core.readBegan()
         if case .discarding = state { return }
         var bytes = unwrapInboundIn(data)
         if unparsed.readableBytes == 0 {
@@ -161,7 +163,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .head(let head):
             receivedHead(head, context: context)
         case .body(let buffer):
-            receivedBody(buffer)
+            receivedBody(buffer, context: context)
         case .end:
             receivedEnd(context: context)
         }
@@ -182,6 +184,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         lastClientRead = .now()  // the queued parts count as just read: a body they start has its full idle time
         let wasInReadBurst = isInReadBurst
         isInReadBurst = true  // the queued parts are one burst: an answer may wait for its request's end
+        core.readBegan()
         while let part = pipelined.first {
             if case .discarding = state {
                 pipelined.removeAll()
@@ -204,16 +207,19 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     private func readBurstEnded(context: ChannelHandlerContext) {
+        // An answer still waiting goes now (its request body goes on beyond this read: it is
+        // answered and the connection closed rather than read it all); an admitted request is forwarded.
+        let action = core.readEnded()
+        if case .core = state { perform(action, context: context) }
         switch state {
         case .forwarding(let exchange):
             exchange.connection?.channel.flush()
             if !exchange.requestEnded, exchange.connection?.channel.isWritable == true { context.read() }
-        case .answering(let exchange, let response):
-            // The request body goes on beyond this read: answer now and close rather than read it all.
-            sendLocal(response, for: exchange, context: context)
-        case .awaitingHead, .readingSignOut:
+        case .awaitingHead:
             readIfClientReads(context: context)
-        case .deciding, .connecting, .discarding, .upgrading, .tunnelling:
+        case .core where core.isReadingBody:
+            readIfClientReads(context: context)
+        case .core, .connecting, .discarding, .upgrading, .tunnelling:
             break
         }
     }
@@ -229,9 +235,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             switch state {
             case .forwarding(let exchange):
                 exchange.connection?.channel.read()
-            case .awaitingHead, .readingSignOut:
+            case .awaitingHead:
                 context.read()
-            case .deciding, .connecting, .answering, .discarding, .upgrading, .tunnelling:
+            case .core where core.isReadingBody:
+                context.read()
+            case .core, .connecting, .discarding, .upgrading, .tunnelling:
                 break
             }
         }
@@ -266,7 +274,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// 400 in its place would be taken for it); refused bytes inside the current request end it.
     private func refuseUnparsable(_ parserError: HTTPParserError, context: ChannelHandlerContext) {
         let status: HTTPResponseStatus = parserError == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest
-        if let exchange = currentExchange, exchange.requestEnded {
+        if hasRequestInHand && core.requestEnded {
             refusedAfterPending = status
             return
         }
@@ -290,7 +298,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
                 exchange.connection = nil
                 pool.discard(connection)
             }
-        case .awaitingHead, .deciding, .readingSignOut, .answering, .connecting, .discarding, .tunnelling:
+        case .awaitingHead, .core, .connecting, .discarding, .tunnelling:
             break
         }
         closeAfterWrites(context: context)
@@ -308,14 +316,11 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             .whenComplete { _ in context.close(promise: nil) }
     }
 
-    /// The request being decided, forwarded or answered, if any.
-    private var currentExchange: Exchange? {
+    /// Whether a request is being decided, forwarded or answered.
+    private var hasRequestInHand: Bool {
         switch state {
-        case .deciding(let exchange), .connecting(let exchange), .forwarding(let exchange), .answering(let exchange, _),
-            .readingSignOut(_, let exchange, _):
-            exchange
-        case .awaitingHead, .discarding, .upgrading, .tunnelling:
-            nil
+        case .core, .connecting, .forwarding: true
+        case .awaitingHead, .discarding, .upgrading, .tunnelling: false
         }
     }
 
@@ -325,7 +330,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         switch state {
         case .forwarding(let exchange): exchange.responseHeadSent
         case .upgrading, .tunnelling, .discarding: true
-        case .awaitingHead, .deciding, .readingSignOut, .answering, .connecting: false
+        case .awaitingHead, .core, .connecting: false
         }
     }
 
@@ -335,138 +340,83 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         headDeadline = nil
         guard case .awaitingHead = state else { return }
         services = handle.services
-        let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
-        guard let target = PathNormalizer.normalize(head.uri), Self.hasValidHost(head) else {
-            let exchange = Exchange(
-                request: .init(head: head, target: NormalizedTarget.root, requestID: requestID, clientIP: clientIP,
-                               scheme: services.scheme, isWebSocket: false),
-                rule: RouteRule.defaultRule, token: nil, startedAt: .now())
-            services.metrics.request(routeAuth: "none", outcome: .badRequest)
-            var response = LocalResponse.plain(.badRequest, "bad request target or Host")
-            response.closeConnection = true
-            answer(exchange, response, context: context)
-            return
-        }
-        let token = BearerToken.extract(
-            from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
-        if OwnEndpoint.isOwn(target.path) {
-            startEndpoint(target.path, head: head, requestID: requestID, token: token, context: context)
-            return
-        }
-        let rule = services.routes.match(method: head.method.rawValue, path: target.path)
-        let exchange = Exchange(
-            request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
-                           isWebSocket: Self.isWebSocketUpgrade(head)),
-            rule: rule, token: token.presentedToken, startedAt: .now())
-        let recent = RecentToken.identity(of: recentToken, for: exchange.token, services: services)
-        exchange.presentsRecentToken = recent != nil
-        let now = Int64(Date().timeIntervalSince1970)
-        decided(services.gatekeeper.decide(head, path: target.path, rule: rule, token: token, now: now, recent: recent, on: context.eventLoop),
-                exchange, context: context)
+        state = .core
+        perform(core.receivedHead(head, clientIP: clientIP, services: services, recent: tokenMemory.recent), context: context)
     }
 
-    private func receivedBody(_ buffer: ByteBuffer) {
+    private func receivedBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
         switch state {
-        case .deciding(let exchange), .connecting(let exchange):
+        case .core:
+            perform(core.receivedBody(buffer), context: context)
+        case .connecting(let exchange):
             exchange.bufferedBody.append(buffer)
         case .forwarding(let exchange):
             exchange.connection?.writeBody(buffer)
             exchange.bodyForwarded = true
-        case .readingSignOut(_, let exchange, _):
-            exchange.bufferedBody.append(buffer)
-            if exchange.bufferedBody.reduce(0, { $0 + $1.readableBytes }) > SignOutRequest.maxBodyBytes, let context {
-                var response = LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}")
-                response.closeConnection = true
-                sendLocal(response, for: exchange, context: context)
-            }
-        case .answering, .discarding, .awaitingHead, .upgrading, .tunnelling:
-            break
-        }
-    }
-
-    private func receivedEnd(context: ChannelHandlerContext) {
-        switch state {
-        case .deciding(let exchange), .connecting(let exchange):
-            exchange.requestEnded = true
-        case .forwarding(let exchange):
-            exchange.requestEnded = true
-            exchange.connection?.writeEnd()
-            exchange.connection?.channel.flush()
-        case .answering(let exchange, let response):
-            exchange.requestEnded = true
-            sendLocal(response, for: exchange, context: context)
-        case .readingSignOut(let endpoint, let exchange, let identity):
-            exchange.requestEnded = true
-            signOut(endpoint, identity, exchange, context: context)
         case .discarding, .awaitingHead, .upgrading, .tunnelling:
             break
         }
     }
 
-    // MARK: - Decisions
-
-    func decided(_ decision: Gatekeeper.Decision, _ exchange: Exchange, context: ChannelHandlerContext) {
-        if case .pending = decision {} else if exchange.rule.auth != .public {
-            services.metrics.authDuration.recordNanoseconds((NIODeadline.now() - exchange.startedAt).nanoseconds)
+    private func receivedEnd(context: ChannelHandlerContext) {
+        let action = core.receivedEnd()
+        switch state {
+        case .core:
+            perform(action, context: context)
+        case .connecting(let exchange):
+            exchange.requestEnded = true
+        case .forwarding(let exchange):
+            exchange.requestEnded = true
+            exchange.connection?.writeEnd()
+            exchange.connection?.channel.flush()
+        case .discarding, .awaitingHead, .upgrading, .tunnelling:
+            break
         }
-        switch decision {
-        case .admit(let admission):
-            if let endpoint = exchange.endpoint {
-                answerEndpoint(endpoint, admission, exchange, context: context)
-                return
-            }
-            exchange.upstreamHead = makeUpstreamHead(exchange, admission: admission, context: context)
+    }
+
+    // MARK: - The core's actions
+
+    func perform(_ action: ExchangeStateMachine.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            break
+        case .awaitDecision, .awaitAnswer:
+            if case .awaitAnswer = action { headDeadline = nil }
+            awaitOutcome(of: action)
+        case .readBody:
+            // The body must arrive within the same time a request head must (slowloris).
+            let deadline = NIODeadline.now() + services.idleTimeout
+            headDeadline = deadline
+            armWatchdog(for: deadline, context: context)
+            context.read()
+        case .send(let response):
+            sendLocal(response, context: context)
+        case .forward(let admission, let body):
+            guard let admitted = core.exchange else { return }
+            let exchange = Exchange(admitted, bufferedBody: body, requestEnded: core.requestEnded)
+            exchange.upstreamHead = makeUpstreamHead(admitted, admission: admission, context: context)
             connect(exchange, context: context)
-        case .reject(let failure):
-            reject(exchange, failure, context: context)
-        case .pending(let future):
-            state = .deciding(exchange)
-            future.assumeIsolated().whenComplete { result in
-                guard case .deciding(let current) = self.state, current === exchange, let context = self.context else { return }
-                switch result {
-                case .success(let decision):
-                    self.decided(decision, exchange, context: context)
-                case .failure:
-                    self.reject(exchange, AuthFailure(.keysUnavailable, "key refetch failed"), context: context)
-                }
-            }
         }
     }
 
     /// The head for the upstream. The same token as last time under the same configuration has the
     /// same identity fields (userinfo enrichment aside, which may change them): written as they were.
-    private func makeUpstreamHead(_ exchange: Exchange, admission: Gatekeeper.Admission, context: ChannelHandlerContext)
+    private func makeUpstreamHead(_ admitted: ExchangeRequest, admission: Gatekeeper.Admission, context: ChannelHandlerContext)
         -> UpstreamRequestHead.Written
     {
-        let reusable = services.gatekeeper.userinfo == nil
-        let known = reusable && exchange.presentsRecentToken ? recentToken?.identityFields : nil
-        let written = services.upstreamHead.make(exchange.request, admission: admission, allocator: context.channel.allocator, identityFields: known)
-        if reusable, let fields = written.identityFields, case .verified(let identity) = admission, let token = exchange.token {
-            recentToken = RecentToken(token: token, identity: identity, identityFields: fields, services: services)
+        let written = admitted.services.upstreamHead.make(
+            admitted.request, admission: admission, allocator: context.channel.allocator, identityFields: tokenMemory.identityFields(for: admitted))
+        if let fields = written.identityFields, case .verified(let identity) = admission {
+            tokenMemory.remember(admitted, identity: identity, identityFields: fields)
         }
         return written
     }
 
-    private func reject(_ exchange: Exchange, _ failure: AuthFailure, context: ChannelHandlerContext) {
-        services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.token)
-        let (status, headers, body) = AuthErrorResponse.make(
-            failure, requestID: exchange.requestID, retryAfterSeconds: services.retryAfterSeconds)
-        answer(exchange, LocalResponse(status: status, headers: headers, body: body), context: context)
-    }
-
-    /// Answers locally once the request has ended. Inside a read burst the end may still come in
-    /// it, so the answer waits for the burst's end; otherwise (and then) it goes now, closing the
-    /// connection if the request body is still unread.
-    func answer(_ exchange: Exchange, _ response: LocalResponse, context: ChannelHandlerContext) {
-        if exchange.requestEnded || !isInReadBurst {
-            sendLocal(response, for: exchange, context: context)
-        } else {
-            state = .answering(exchange, response)
-        }
-    }
-
-    func sendLocal(_ response: LocalResponse, for exchange: Exchange, context: ChannelHandlerContext) {
-        let keepAlive = exchange.requestEnded && exchange.clientKeepAlive && !response.closeConnection && !isQuiescing
+    /// A local answer, framed for the client's version; the connection closes after it when the
+    /// request body was left unread, the answer asks for it, or the client or a graceful stop does.
+    private func sendLocal(_ response: LocalResponse, context: ChannelHandlerContext) {
+        guard let exchange = core.exchange else { return }
+        let keepAlive = core.requestEnded && exchange.head.clientKeepAlive && !response.closeConnection && !isQuiescing
         var bytes = HTTPHeadWriter.localResponseHead(
             status: response.status, version: exchange.head.version, headers: response.headers,
             contentLength: response.body.utf8.count, requestID: exchange.requestID, keepAlive: keepAlive,
@@ -489,6 +439,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     private func awaitNextRequest(context: ChannelHandlerContext) {
         state = .awaitingHead
+        core.reset()
         drainPipelined(context: context)
         guard case .awaitingHead = state, pipelined.isEmpty else { return }
         if let status = refusedAfterPending {
@@ -500,40 +451,13 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         armWatchdog(for: deadline, context: context)
         readIfClientReads(context: context)
     }
-
-    // MARK: - Request checks
-
-    /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19).
-    static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
-        var count = 0
-        for header in head.headers where header.name.utf8.count == 4 && IdentityHeaderNames.foldedHasPrefix(header.name, hostName) {
-            count += 1
-            if header.value.isEmpty || header.value.utf8.contains(where: { $0 == ASCIIByte.space || $0 == ASCIIByte.slash || $0 == UInt8(ascii: "@") }) {
-                return false
-            }
-        }
-        return count == 1 || (count == 0 && head.version == .http1_0)
-    }
-
-    private static let hostName = Array("host".utf8)
-
-    private static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
-        guard head.method == .GET, let upgrade = head.headers.first(name: "upgrade"), upgrade.lowercased() == "websocket" else {
-            return false
-        }
-        return head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
-    }
-}
-
-extension BearerToken {
-    var presentedToken: Substring? {
-        if case .present(let token) = self { return token }
-        return nil
-    }
-}
-
-extension NormalizedTarget {
-    static let root = PathNormalizer.normalize("/")!  // safe: a constant valid target
 }
 
 extension ClientConnectionHandler: RemovableChannelHandler {}
+
+extension ClientConnectionHandler: ExchangeDriving {
+    var coreHasRequest: Bool {
+        if case .core = state { return true }
+        return false
+    }
+}

@@ -20,7 +20,8 @@ extension ClientConnectionHandler {
         guard let context else { return }
         let now = NIODeadline.now()
         switch state {
-        case .awaitingHead, .readingSignOut, .discarding:
+        case .awaitingHead, .core, .discarding:
+            // The next head, a sign-out's body, or the last answer's reading (none while deciding).
             guard let deadline = headDeadline else { return }
             if deadline <= now { context.close(promise: nil) } else { armWatchdog(for: deadline, context: context) }
         case .forwarding(let exchange):
@@ -37,7 +38,7 @@ extension ClientConnectionHandler {
             if let deadline = exchange.responseDeadline { armWatchdog(for: deadline, context: context) }
             // Past it but the upstream is full (our backpressure, not the client's stall): look again later.
             if let bodyStalledAt { armWatchdog(for: max(bodyStalledAt, now + .seconds(1)), context: context) }
-        case .deciding, .answering, .connecting, .upgrading, .tunnelling:
+        case .connecting, .upgrading, .tunnelling:
             break  // no deadline of this kind pending; setting the next one arms the timer again
         }
     }

@@ -144,8 +144,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             exchange.connection = nil
             upstreamReusable ? pool.release(connection) : pool.discard(connection)
         }
-        services.metrics.upstreamDuration.recordNanoseconds((NIODeadline.now() - exchange.startedAt).nanoseconds)
-        services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
+        core.upstreamCompleted()
         // An upstream that answered before the request body ended: close rather than drain it.
         finishResponse(keepAlive: exchange.responseKeepAlive && exchange.requestEnded, context: context)
     }
@@ -164,15 +163,15 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         }
     }
 
-    /// 502 / 504: not an authentication failure, so nothing in the failure log.
+    /// 502 / 504, answered by the core (not an authentication failure, so nothing in the failure log).
     func answerUpstreamFailure(_ exchange: Exchange, status: HTTPResponseStatus, context: ChannelHandlerContext) {
         exchange.responseDeadline = nil
         if let connection = exchange.connection {
             exchange.connection = nil
             pool.discard(connection)
         }
-        services.metrics.request(routeAuth: exchange.routeAuth, outcome: .upstreamError)
-        answer(exchange, LocalResponse.upstreamFailure(status, requestID: exchange.requestID), context: context)
+        state = .core
+        perform(core.upstreamFailed(status), context: context)
     }
 
     /// The upstream's response head as the client gets it: hop-by-hop headers out, our request id

@@ -31,6 +31,15 @@ enum GRPCRefusal {
         return LocalResponse(status: .ok, headers: headers, body: "")
     }
 
+    /// The message of a local answer that has none of its own (502 / 503 / 504, 400, own endpoints).
+    static func defaultMessage(_ status: HTTPResponseStatus) -> String {
+        switch status {
+        case .gatewayTimeout: "upstream_timeout: the upstream did not answer in time"
+        case .badGateway, .serviceUnavailable: "upstream_unavailable: the upstream cannot be reached"
+        default: "\(status.code) \(status.reasonPhrase)"
+        }
+    }
+
     static func code(for status: HTTPResponseStatus) -> Code {
         switch status {
         case .unauthorized: .unauthenticated

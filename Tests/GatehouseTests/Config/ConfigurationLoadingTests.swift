@@ -36,7 +36,7 @@ enum ConfigFixture {
     /// The repository's config.example.toml, found from this file's path.
     static var examplePath: String {
         URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("config.example.toml").path
     }
 }

@@ -8,6 +8,8 @@ struct LocalResponse {
     var body: String
     /// Close after answering even if the client could keep the connection (malformed requests).
     var closeConnection = false
+    /// What a gRPC client is told in `grpc-message` (a refusal's reason and its words).
+    var grpcMessage: String?
 
     static func plain(_ status: HTTPResponseStatus, _ text: String) -> Self {
         Self(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: text + "\n")
@@ -15,6 +17,13 @@ struct LocalResponse {
 
     static func json(_ status: HTTPResponseStatus, _ body: String) -> Self {
         Self(status: status, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    /// 401 / 403 / 503 for a failed authentication (`AuthErrorResponse`).
+    static func refusal(_ failure: AuthFailure, requestID: String, retryAfterSeconds: Int) -> Self {
+        let (status, headers, body) = AuthErrorResponse.make(failure, requestID: requestID, retryAfterSeconds: retryAfterSeconds)
+        return Self(status: status, headers: headers, body: body,
+                    grpcMessage: "\(failure.reason.rawValue): \(AuthErrorResponse.message(for: failure.reason))")
     }
 
     /// 502 / 504: not an authentication failure, so nothing in the failure log.

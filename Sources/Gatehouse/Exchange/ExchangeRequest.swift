@@ -1,0 +1,45 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A request as the core holds it from its head on, whichever door it came by: what is judged
+/// (for `/.gatehouse/check`, the request the fronting proxy describes), by which rule, with which
+/// token, and how its answer is framed on the wire.
+struct ExchangeRequest {
+    /// The request judged and forwarded (its target normalized, its id accepted or generated).
+    var request: UpstreamRequestHead.Request
+    var rule: RouteRule
+    /// `/.gatehouse/*`: answered here once admitted, never forwarded.
+    var endpoint: OwnEndpoint?
+    var token: BearerToken
+    /// The method on the wire is HEAD: its answer has no body (for `/.gatehouse/check`, `request`
+    /// carries the described method, not this one).
+    var isHEAD: Bool
+    /// A gRPC call over HTTP/2: refused in gRPC's form (an HTTP/1.1 client gets the plain answer).
+    var isGRPC: Bool
+    /// The configuration this request started with; a reload applies to the next request.
+    let services: ProxyServices
+    let startedAt: NIODeadline
+    /// The client presented the same token as its connection's last verified request.
+    var presentsRecentToken = false
+
+    var head: HTTPRequestHead { request.head }
+    var requestID: String { request.requestID }
+    var routeAuth: String { rule.auth.rawValue }
+    var presentedToken: Substring? { token.presentedToken }
+
+    /// Asks the gatekeeper. A sign-out may be repeated with a signed-out token (a retry after a 503);
+    /// signing out everywhere again would move the subject's cut-off, so a revoked token may not.
+    func decide(recent: VerifiedIdentity?, on eventLoop: any EventLoop) -> Gatekeeper.Decision {
+        services.gatekeeper.decide(
+            request.head, path: request.target.path, rule: rule, token: token, now: Int64(Date().timeIntervalSince1970),
+            acceptingRevoked: endpoint == .signout, recent: recent, on: eventLoop)
+    }
+}
+
+extension BearerToken {
+    var presentedToken: Substring? {
+        if case .present(let token) = self { return token }
+        return nil
+    }
+}

@@ -1,0 +1,274 @@
+import NIOCore
+import Prometheus
+import NIOHTTP1
+
+/// The life of one request up to its answer or its upstream leg, the same for both front doors: a
+/// door reports what arrived (a head, body, the end, the end of a read, a decision that was
+/// pending) and performs the action it gets back (send an answer, open the upstream leg, wait for a
+/// future, read more). Routing, verification, own endpoints, sign-out, the gRPC form of a refusal,
+/// the failure log and the request metrics are decided here, once; the doors only frame.
+///
+/// Lives on the connection's event loop, one per request in flight (an HTTP/1.1 connection reuses
+/// its one for the next request; an HTTP/2 stream has its own).
+struct ExchangeStateMachine {
+    enum State {
+        case awaitingHead
+        /// Waiting on the gatekeeper (a JWKS refetch, userinfo) or on a sign-out's store and provider.
+        case waiting
+        /// A sign-out reading its small body, which may carry a refresh token for the provider.
+        case readingSignOut(OwnEndpoint, VerifiedIdentity)
+        /// Admitted: handed to the upstream leg once the read that carried the head is over, so a
+        /// request that ended in that read is sent as one without a body.
+        case admitted(Gatekeeper.Admission)
+        /// Answered here: sent once the request has ended or the read is over (then with its body
+        /// unread, so the door closes the connection or the stream after it).
+        case answering(LocalResponse)
+        /// The door's upstream leg has the request.
+        case forwarding
+        case finished
+    }
+
+    enum Action {
+        case none
+        /// Report the outcome through `decided(_:generation:)` (a failed future: `decisionFailed(generation:)`).
+        case awaitDecision(EventLoopFuture<Gatekeeper.Decision>, generation: Int)
+        /// Report the answer through `answered(_:generation:)`.
+        case awaitAnswer(EventLoopFuture<LocalResponse>, generation: Int)
+        /// Go on reading the request body (a sign-out's): it must arrive within `idle_timeout`.
+        case readBody
+        /// Write this answer (already in gRPC form for a gRPC call). If the request has not ended,
+        /// its body is left unread: close the connection or reset the stream after it.
+        case send(LocalResponse)
+        /// Open the upstream leg and send it the request, with the body read so far.
+        case forward(Gatekeeper.Admission, bufferedBody: [ByteBuffer])
+    }
+
+    /// gRPC refusals are for HTTP/2 clients.
+    let speaksGRPC: Bool
+    let eventLoop: any EventLoop
+    private(set) var state = State.awaitingHead
+    /// The request in hand, from its head on.
+    private(set) var exchange: ExchangeRequest?
+    private(set) var requestEnded = false
+    /// Counts requests: a future's report for an earlier request is ignored.
+    private(set) var generation = 0
+    private var isInRead = false
+    private var body: [ByteBuffer] = []
+    private var bodyBytes = 0
+
+    /// A sign-out is reading its body: the door keeps reading the client.
+    var isReadingBody: Bool {
+        if case .readingSignOut = state { return true }
+        return false
+    }
+
+    init(speaksGRPC: Bool, eventLoop: any EventLoop) {
+        self.speaksGRPC = speaksGRPC
+        self.eventLoop = eventLoop
+    }
+
+    /// Ready for the next request of a keep-alive connection.
+    mutating func reset() {
+        state = .awaitingHead
+        exchange = nil
+        requestEnded = false
+        body = []
+        bodyBytes = 0
+    }
+
+    // MARK: - What arrived
+
+    /// Parts are arriving: an answer decided now may wait for the request's end until `readEnded()`.
+    mutating func readBegan() {
+        isInRead = true
+    }
+
+    mutating func readEnded() -> Action {
+        isInRead = false
+        switch state {
+        case .admitted(let admission):
+            return forward(admission)
+        case .answering(let response):
+            return send(response)
+        case .awaitingHead, .waiting, .readingSignOut, .forwarding, .finished:
+            return .none
+        }
+    }
+
+    /// A request head. `recent` is the connection's last verified token (`RecentToken`).
+    mutating func receivedHead(_ head: HTTPRequestHead, clientIP: String, services: ProxyServices, recent: RecentToken?) -> Action {
+        guard case .awaitingHead = state else { return .none }
+        generation &+= 1
+        switch RequestIntake.read(head, clientIP: clientIP, speaksGRPC: speaksGRPC, services: services) {
+        case .answer(let refused, let response, let outcome):
+            exchange = refused
+            services.metrics.request(routeAuth: "none", outcome: outcome)
+            return answer(response)
+        case .judge(var judged):
+            // The fast path for forwarded requests: still checked for expiry, keys, revocation, route.
+            let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, services: services) : nil
+            judged.presentsRecentToken = known != nil
+            exchange = judged
+            return decided(judged.decide(recent: known, on: eventLoop), generation: generation)
+        }
+    }
+
+    /// A head the door's reader refused (HTTP/2: `HTTP2RequestHeadReader`): 400, never judged.
+    mutating func receivedMalformedHead(_ reason: String, services: ProxyServices) -> Action {
+        guard case .awaitingHead = state else { return .none }
+        generation &+= 1
+        services.metrics.request(routeAuth: "none", outcome: .badRequest)
+        return answer(LocalResponse.plain(.badRequest, "malformed request: \(reason)"))
+    }
+
+    /// Body bytes that arrived before the upstream leg has the request; kept for it (or a sign-out).
+    mutating func receivedBody(_ buffer: ByteBuffer) -> Action {
+        switch state {
+        case .waiting, .admitted, .readingSignOut:
+            body.append(buffer)
+            bodyBytes += buffer.readableBytes
+            if case .readingSignOut = state, bodyBytes > SignOutRequest.maxBodyBytes {
+                var response = LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}")
+                response.closeConnection = true
+                return send(response)
+            }
+            return .none
+        case .awaitingHead, .answering, .forwarding, .finished:
+            return .none
+        }
+    }
+
+    mutating func receivedEnd() -> Action {
+        requestEnded = true
+        switch state {
+        case .readingSignOut(let endpoint, let identity):
+            return signOut(endpoint, identity)
+        case .answering(let response):
+            return send(response)
+        case .awaitingHead, .waiting, .admitted, .forwarding, .finished:
+            return .none
+        }
+    }
+
+    // MARK: - Decisions
+
+    mutating func decided(_ decision: Gatekeeper.Decision, generation: Int) -> Action {
+        guard generation == self.generation, let exchange else { return .none }
+        switch state {
+        case .awaitingHead, .waiting: break
+        case .readingSignOut, .admitted, .answering, .forwarding, .finished: return .none
+        }
+        if case .pending(let future) = decision {
+            state = .waiting
+            return .awaitDecision(future, generation: generation)
+        }
+        if exchange.rule.auth != .public {
+            exchange.services.metrics.authDuration.recordNanoseconds((NIODeadline.now() - exchange.startedAt).nanoseconds)
+        }
+        switch decision {
+        case .admit(let admission):
+            if let endpoint = exchange.endpoint { return answerEndpoint(endpoint, admission, exchange) }
+            if isInRead {
+                state = .admitted(admission)
+                return .none
+            }
+            return forward(admission)
+        case .reject(let failure):
+            return reject(failure, exchange)
+        case .pending:
+            return .none  // handled above
+        }
+    }
+
+    /// The pending decision failed (a key refetch that could not complete).
+    mutating func decisionFailed(generation: Int) -> Action {
+        decided(.reject(AuthFailure(.keysUnavailable, "key refetch failed")), generation: generation)
+    }
+
+    /// A sign-out's answer, once the store and the provider have answered.
+    mutating func answered(_ response: LocalResponse, generation: Int) -> Action {
+        guard generation == self.generation, case .waiting = state else { return .none }
+        return answer(response)
+    }
+
+    private mutating func reject(_ failure: AuthFailure, _ exchange: ExchangeRequest) -> Action {
+        exchange.services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
+        return answer(LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: exchange.services.retryAfterSeconds))
+    }
+
+    /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a
+    /// rejection was counted (and logged) like any other.
+    private mutating func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ exchange: ExchangeRequest) -> Action {
+        exchange.services.metrics.request(routeAuth: "none", outcome: .endpoint)
+        switch (endpoint, admission) {
+        case (.check, _):
+            var response = LocalResponse.json(.ok, "{\"allowed\":true}")
+            exchange.services.upstreamHead.addIdentityHeaders(for: admission, to: &response.headers)
+            return answer(response)
+        case (.userinfo, .verified(let identity)):
+            return answer(LocalResponse.json(.ok, OwnEndpoint.userinfoJSON(identity)))
+        case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):
+            if requestEnded { return signOut(endpoint, identity) }
+            state = .readingSignOut(endpoint, identity)
+            return .readBody
+        case (.userinfo, _), (.signout, _), (.signoutEverywhere, _):
+            // Their rule is `required`: only a verified identity gets here.
+            return answer(LocalResponse.json(.unauthorized, "{\"error\":\"invalid_token\"}"))
+        }
+    }
+
+    /// Applies the revocation (`SignOutResponder`) with the body read; answers when it is stored.
+    private mutating func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity) -> Action {
+        guard let exchange else { return .none }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(bodyBytes)
+        for buffer in body { bytes.append(contentsOf: buffer.readableBytesView) }
+        body = []
+        state = .waiting
+        let answer = SignOutResponder(services: exchange.services).respond(
+            endpoint, identity, token: exchange.presentedToken, body: bytes, contentType: exchange.head.headers.first(name: "content-type"),
+            on: eventLoop)
+        return .awaitAnswer(answer, generation: generation)
+    }
+
+    // MARK: - The upstream leg
+
+    /// The upstream leg failed before a response head: 502 / 504 (for a gRPC call UNAVAILABLE /
+    /// DEADLINE_EXCEEDED). Not an authentication failure, so nothing in the failure log.
+    mutating func upstreamFailed(_ status: HTTPResponseStatus) -> Action {
+        guard let exchange else { return .none }
+        exchange.services.metrics.request(routeAuth: exchange.routeAuth, outcome: .upstreamError)
+        return answer(LocalResponse.upstreamFailure(status, requestID: exchange.requestID))
+    }
+
+    /// The upstream's response went through whole.
+    mutating func upstreamCompleted() {
+        guard let exchange else { return }
+        state = .finished
+        exchange.services.metrics.upstreamDuration.recordNanoseconds((NIODeadline.now() - exchange.startedAt).nanoseconds)
+        exchange.services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
+    }
+
+    // MARK: - Actions
+
+    /// Answers at once once the request has ended or outside a read; else when the read is over.
+    private mutating func answer(_ response: LocalResponse) -> Action {
+        if requestEnded || !isInRead { return send(response) }
+        state = .answering(response)
+        return .none
+    }
+
+    private mutating func send(_ response: LocalResponse) -> Action {
+        state = .finished
+        body = []
+        guard let exchange, exchange.isGRPC else { return .send(response) }
+        return .send(GRPCRefusal.response(for: response, message: response.grpcMessage ?? GRPCRefusal.defaultMessage(response.status)))
+    }
+
+    private mutating func forward(_ admission: Gatekeeper.Admission) -> Action {
+        state = .forwarding
+        let buffered = body
+        body = []
+        return .forward(admission, bufferedBody: buffered)
+    }
+}

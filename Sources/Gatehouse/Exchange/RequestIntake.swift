@@ -1,0 +1,83 @@
+import NIOCore
+import NIOHTTP1
+
+/// The first step of every request, on both doors: target, Host, request id, token, route or own
+/// endpoint. A request whose head decides its answer before any token is looked at (a bad target or
+/// Host, an unknown own endpoint, a method it does not take) is answered here.
+enum RequestIntake {
+    enum Outcome {
+        case judge(ExchangeRequest)
+        /// Answered without judging: counted with this outcome, never in the failure log.
+        case answer(ExchangeRequest, LocalResponse, GatehouseMetrics.Outcome)
+    }
+
+    static func read(
+        _ head: HTTPRequestHead, clientIP: String, speaksGRPC: Bool, services: ProxyServices, startedAt: NIODeadline = .now()
+    ) -> Outcome {
+        let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
+        let token = BearerToken.extract(
+            from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
+        func exchange(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
+            ExchangeRequest(
+                request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
+                               isWebSocket: isWebSocket),
+                rule: rule, endpoint: nil, token: token, isHEAD: head.method == .HEAD,
+                // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
+                isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), services: services, startedAt: startedAt)
+        }
+        guard let target = PathNormalizer.normalize(head.uri), hasValidHost(head) else {
+            var response = LocalResponse.plain(.badRequest, "bad request target or Host")
+            response.closeConnection = true
+            return .answer(exchange(NormalizedTarget.root), response, .badRequest)
+        }
+        guard OwnEndpoint.isOwn(target.path) else {
+            let rule = services.routes.match(method: head.method.rawValue, path: target.path)
+            return .judge(exchange(target, rule: rule, isWebSocket: isWebSocketUpgrade(head)))
+        }
+        // An own endpoint: its own path (never its query) is what the failure log records.
+        var own = exchange(NormalizedTarget(path: target.path, query: nil))
+        guard let endpoint = OwnEndpoint(path: target.path) else {
+            return .answer(own, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), .endpoint)
+        }
+        guard endpoint.allows(head.method) else {
+            var response = LocalResponse.json(.methodNotAllowed, "{\"error\":\"method_not_allowed\"}")
+            response.headers.add(name: "Allow", value: endpoint.allowHeader)
+            return .answer(own, response, .endpoint)
+        }
+        own.endpoint = endpoint
+        if endpoint == .check {
+            guard let described = OwnEndpoint.describedRequest(head) else {
+                return .answer(own, LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), .badRequest)
+            }
+            (own.request.head, own.request.target) = described
+            own.rule = services.routes.match(method: described.head.method.rawValue, path: described.target.path)
+        }
+        return .judge(own)
+    }
+
+    /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19). The
+    /// HTTP/2 door hands over `:authority` as the one Host (HTTP2RequestHeadReader).
+    static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
+        var count = 0
+        for header in head.headers where header.name.utf8.count == 4 && IdentityHeaderNames.foldedHasPrefix(header.name, hostName) {
+            count += 1
+            if header.value.isEmpty || header.value.utf8.contains(where: { $0 == ASCIIByte.space || $0 == ASCIIByte.slash || $0 == UInt8(ascii: "@") }) {
+                return false
+            }
+        }
+        return count == 1 || (count == 0 && head.version == .http1_0)
+    }
+
+    private static let hostName = Array("host".utf8)
+
+    private static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        guard head.method == .GET, let upgrade = head.headers.first(name: "upgrade"), upgrade.lowercased() == "websocket" else {
+            return false
+        }
+        return head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+    }
+}
+
+extension NormalizedTarget {
+    static let root = PathNormalizer.normalize("/")!  // safe: a constant valid target
+}

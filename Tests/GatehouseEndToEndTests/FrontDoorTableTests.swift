@@ -1,0 +1,270 @@
+import Foundation
+@testable import Gatehouse
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+/// One table of requests, each run three ways: through the request core alone (`ExchangeStateMachine`
+/// driven with events, no socket), through the HTTP/1.1 door and through the HTTP/2 door (real
+/// sockets), on each upstream protocol. Every rejection reason, each own endpoint (HEAD included),
+/// sign-out, a public and an optional route, a forwarded request and an upstream timeout: the same
+/// request gets the same answer, the same failure-log line and the same way to the upstream, whichever
+/// door it came by (issue 19: one core behind both doors).
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct FrontDoorTableTests {
+    enum Door: String, CaseIterable {
+        case core, http1, http2
+    }
+
+    /// What a request must come to.
+    enum Expected: Equatable {
+        /// Forwarded upstream; the client gets this status (the core's part ends with the forward).
+        case forwarded(status: Int)
+        /// Answered by Gatehouse. `reason`: the JSON body's `reason` and the one failure-log line's;
+        /// nil: no reason, nothing logged.
+        case local(status: Int, reason: String?)
+    }
+
+    struct Case {
+        var name: String
+        var method = "GET"
+        var path: String
+        var token: String?
+        var headers: [(String, String)] = []
+        var expected: Expected
+    }
+
+    /// What one door made of one request.
+    struct Outcome: Equatable, CustomStringConvertible {
+        var forwarded: Bool
+        var status: Int?
+        var reason: String?
+        var loggedReasons: [String]
+        var bodyBytes: Int
+        /// The answer ended cleanly (an HTTP/2 stream ended, not reset).
+        var complete = true
+
+        var description: String {
+            "\(forwarded ? "forwarded" : "local") \(status.map(String.init) ?? "-") reason \(reason ?? "-") logged \(loggedReasons) "
+                + "body \(bodyBytes)B\(complete ? "" : ", cut short")"
+        }
+    }
+
+    static let downIssuer = "https://down.test"
+
+    static func configure(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
+        var down = ProviderSettings(name: "down", type: .jwks)
+        down.issuer = downIssuer
+        down.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // discard port: nothing listens, every fetch fails
+        down.audiences = [Claims.audience]
+        configuration.providers.append(down)
+        func route(_ prefix: String, _ change: (inout RouteSettings) -> Void) -> RouteSettings {
+            var route = RouteSettings(match: .prefix(prefix))
+            change(&route)
+            return route
+        }
+        configuration.routes = [
+            route("/health") { $0.auth = .public },
+            route("/maybe") { $0.auth = .optional },
+            route("/admin") { $0.scopes = ["admin"] },
+            route("/team") { $0.groups = ["ops"] },
+            route("/down") { $0.providers = ["down"] },
+        ]
+    }
+
+    static func cases(revoked: String, signOut: String) -> [Case] {
+        let now = Int64(Date().timeIntervalSince1970)
+        let valid = TestSigner.ec.token(claims: Claims.valid())
+        func claims(_ extra: [String: JSONValue]) -> String { TestSigner.ec.token(claims: Claims.valid(extra: extra)) }
+        let unsigned = Base64URL.encode(Array("{\"alg\":\"none\",\"typ\":\"JWT\"}".utf8)) + "."
+            + Base64URL.encode(Array(JSONValue.object(Claims.valid()).compactJSON.utf8)) + "."
+        return [
+            Case(name: "forwarded", path: "/v1/orders", token: valid, expected: .forwarded(status: 200)),
+            Case(name: "public", path: "/health", expected: .forwarded(status: 200)),
+            Case(name: "optionalGuest", path: "/maybe", expected: .forwarded(status: 200)),
+            Case(name: "upstreamTimeout", path: "/slow", token: valid, expected: .forwarded(status: 504)),
+            Case(name: "missingToken", path: "/v1/orders", expected: .local(status: 401, reason: "missing_token")),
+            Case(name: "malformedToken", path: "/v1/orders", token: "not-a-jwt", expected: .local(status: 401, reason: "malformed_token")),
+            Case(name: "unsupportedAlgorithm", path: "/v1/orders", token: unsigned, expected: .local(status: 401, reason: "unsupported_algorithm")),
+            Case(name: "unknownIssuer", path: "/v1/orders", token: claims(["iss": .string("https://evil.test")]),
+                 expected: .local(status: 401, reason: "unknown_issuer")),
+            Case(name: "unknownKey", path: "/v1/orders", token: TestSigner.ec.with(keyID: "ec-unknown").token(claims: Claims.valid()),
+                 expected: .local(status: 401, reason: "unknown_key")),
+            Case(name: "badSignature", path: "/v1/orders", token: TestSigner.otherRSA.with(keyID: "rsa-1").token(claims: Claims.valid()),
+                 expected: .local(status: 401, reason: "bad_signature")),
+            Case(name: "expired", path: "/v1/orders", token: claims(["iat": .number(String(now - 7200)), "exp": .number(String(now - 3600))]),
+                 expected: .local(status: 401, reason: "expired")),
+            Case(name: "notYetValid", path: "/v1/orders", token: claims(["nbf": .number(String(now + 3600))]),
+                 expected: .local(status: 401, reason: "not_yet_valid")),
+            Case(name: "wrongAudience", path: "/v1/orders", token: claims(["aud": .string("other-api")]),
+                 expected: .local(status: 401, reason: "wrong_audience")),
+            Case(name: "invalidClaims", path: "/v1/orders", token: claims(["exp": .string("tomorrow")]),
+                 expected: .local(status: 401, reason: "invalid_claims")),
+            Case(name: "revoked", path: "/v1/orders", token: revoked, expected: .local(status: 401, reason: "revoked")),
+            Case(name: "insufficientScope", path: "/admin/x", token: valid, expected: .local(status: 403, reason: "insufficient_scope")),
+            Case(name: "forbidden", path: "/team/x", token: valid, expected: .local(status: 403, reason: "forbidden")),
+            Case(name: "keysUnavailable", path: "/down/x", token: claims(["iss": .string(downIssuer)]),
+                 expected: .local(status: 503, reason: "keys_unavailable")),
+            Case(name: "badTarget", path: "/public/..;/admin", token: valid, expected: .local(status: 400, reason: nil)),
+            Case(name: "userinfo", path: "/.gatehouse/userinfo", token: valid, expected: .local(status: 200, reason: nil)),
+            Case(name: "userinfoHEAD", method: "HEAD", path: "/.gatehouse/userinfo", token: valid, expected: .local(status: 200, reason: nil)),
+            Case(name: "userinfoWithoutToken", path: "/.gatehouse/userinfo", expected: .local(status: 401, reason: "missing_token")),
+            Case(name: "check", path: "/.gatehouse/check", token: valid, headers: [("x-forwarded-uri", "/v1/orders")],
+                 expected: .local(status: 200, reason: nil)),
+            Case(name: "checkHEAD", method: "HEAD", path: "/.gatehouse/check", token: valid, headers: [("x-forwarded-uri", "/v1/orders")],
+                 expected: .local(status: 200, reason: nil)),
+            Case(name: "checkRefused", path: "/.gatehouse/check", headers: [("x-forwarded-uri", "/admin/x")],
+                 expected: .local(status: 401, reason: "missing_token")),
+            Case(name: "checkBadTarget", path: "/.gatehouse/check", token: valid, headers: [("x-forwarded-uri", "/public/..;/admin")],
+                 expected: .local(status: 400, reason: nil)),
+            Case(name: "unknownEndpoint", path: "/.gatehouse/nope", token: valid, expected: .local(status: 404, reason: nil)),
+            Case(name: "methodNotAllowed", method: "POST", path: "/.gatehouse/userinfo", token: valid, expected: .local(status: 405, reason: nil)),
+            Case(name: "signoutHEAD", method: "HEAD", path: "/.gatehouse/signout", token: valid, expected: .local(status: 405, reason: nil)),
+            Case(name: "signout", method: "POST", path: "/.gatehouse/signout", token: signOut, expected: .local(status: 200, reason: nil)),
+            Case(name: "signoutWithoutToken", method: "POST", path: "/.gatehouse/signout", expected: .local(status: 401, reason: "missing_token")),
+        ]
+    }
+
+    static func requestID(_ door: Door, _ testCase: Case) -> String { "\(door.rawValue)-\(testCase.name)" }
+
+    /// The path with a marker that tells whether this door's request reached the upstream.
+    static func target(_ door: Door, _ testCase: Case) -> String {
+        testCase.path + "?door=\(door.rawValue)&case=\(testCase.name)"
+    }
+
+    static func headers(_ door: Door, _ testCase: Case) -> [(String, String)] {
+        var headers = [("x-request-id", requestID(door, testCase))] + testCase.headers
+        if let token = testCase.token { headers.append(("authorization", "Bearer \(token)")) }
+        return headers
+    }
+
+    @Test(arguments: [UpstreamProtocol.http1, .http2])
+    func everyCaseGetsTheSameAnswerThroughTheCoreAndBothDoors(_ upstream: UpstreamProtocol) async throws {
+        try await TestEnvironment.run(waitForKeys: false, upstreamHTTP2: upstream == .http2, configure: Self.configure) { env in
+            try await Self.waitForTheTestProvider(env)
+            let revoked = TestSigner.ec.token(claims: Claims.valid(extra: ["jti": .string("table-revoked")]))
+            #expect(try await env.request("/.gatehouse/signout", method: .POST, token: revoked).status == 200)
+            for door in Door.allCases {
+                // Each door signs out a token of its own (a sign-out answers 200 again for a signed-out token too).
+                let signOut = TestSigner.ec.token(claims: Claims.valid(extra: ["jti": .string("table-signout-\(door.rawValue)")]))
+                let cases = Self.cases(revoked: revoked, signOut: signOut)
+                let outcomes = try await Self.run(cases, through: door, env)
+                for testCase in cases {
+                    let outcome = try #require(outcomes[testCase.name], "\(door) gave no outcome for \(testCase.name)")
+                    Self.check(outcome, of: testCase, door: door, env: env)
+                }
+            }
+        }
+    }
+
+    static func check(_ outcome: Outcome, of testCase: Case, door: Door, env: TestEnvironment, sourceLocation: SourceLocation = #_sourceLocation) {
+        let what = "\(testCase.name) through \(door): \(outcome)"
+        let marker = "door=\(door.rawValue)&case=\(testCase.name)"
+        let reachedUpstream = env.upstream.requests.contains { $0.uri.hasSuffix(marker) }
+        #expect(outcome.complete, "\(what): not answered whole", sourceLocation: sourceLocation)
+        switch testCase.expected {
+        case .forwarded(let status):
+            #expect(outcome.forwarded, "\(what): not forwarded", sourceLocation: sourceLocation)
+            if door != .core {
+                #expect(outcome.status == status, "\(what): status", sourceLocation: sourceLocation)
+                #expect(reachedUpstream, "\(what): never reached the upstream", sourceLocation: sourceLocation)
+            }
+            #expect(outcome.loggedReasons.isEmpty, "\(what): logged", sourceLocation: sourceLocation)
+        case .local(let status, let reason):
+            #expect(!outcome.forwarded && outcome.status == status, "\(what): status", sourceLocation: sourceLocation)
+            #expect(outcome.reason == reason, "\(what): reason", sourceLocation: sourceLocation)
+            #expect(outcome.loggedReasons == (reason.map { [$0] } ?? []), "\(what): failure log", sourceLocation: sourceLocation)
+            #expect(!reachedUpstream, "\(what): reached the upstream", sourceLocation: sourceLocation)
+            if testCase.method == "HEAD" {
+                #expect(outcome.bodyBytes == 0, "\(what): a HEAD answer with a body", sourceLocation: sourceLocation)
+            } else if status == 200 {
+                #expect(outcome.bodyBytes > 0, "\(what): no body", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    static func run(_ cases: [Case], through door: Door, _ env: TestEnvironment) async throws -> [String: Outcome] {
+        var outcomes: [String: Outcome] = [:]
+        switch door {
+        case .core:
+            for testCase in cases { outcomes[testCase.name] = try await throughTheCore(testCase, env) }
+        case .http1:
+            for testCase in cases {
+                let response = try await env.request(
+                    target(door, testCase), method: HTTPMethod(rawValue: testCase.method), headers: headers(door, testCase))
+                outcomes[testCase.name] = outcome(
+                    door, testCase, env, status: response.status, body: response.body)
+            }
+        case .http2:
+            let answers = try await HTTP2IntakeTests.send(cases.map { testCase in
+                HTTP2IntakeTests.Sent(
+                    name: testCase.name,
+                    headers: HTTP2IntakeTests.block(env, method: testCase.method, path: target(door, testCase)) + headers(door, testCase))
+            }, to: env)
+            for testCase in cases {
+                let answer = try #require(answers[testCase.name], "no HTTP/2 answer for \(testCase.name)")
+                outcomes[testCase.name] = outcome(door, testCase, env, status: answer.status, body: answer.body)
+                outcomes[testCase.name]?.complete = answer.ended && answer.resetCode == nil
+            }
+        }
+        return outcomes
+    }
+
+    static func outcome(_ door: Door, _ testCase: Case, _ env: TestEnvironment, status: Int?, body: String) -> Outcome {
+        let json = try? StrictJSON.parse(Array(body.utf8)).objectValue
+        let forwarded = env.upstream.requests.contains { $0.uri.hasSuffix("door=\(door.rawValue)&case=\(testCase.name)") }
+        return Outcome(
+            forwarded: forwarded, status: status, reason: forwarded ? nil : json?["reason"]?.stringValue,
+            loggedReasons: loggedReasons(env, requestID(door, testCase)), bodyBytes: body.utf8.count)
+    }
+
+    static func loggedReasons(_ env: TestEnvironment, _ requestID: String) -> [String] {
+        env.failureLog.filter { $0["request_id"] == .string(requestID) }.compactMap { $0["reason"]?.stringValue }
+    }
+
+    /// The request core alone: head, end and the read's end as events, a pending decision or sign-out
+    /// awaited and reported back, until the core answers or hands the request to the upstream leg.
+    static func throughTheCore(_ testCase: Case, _ env: TestEnvironment) async throws -> Outcome {
+        let services = try #require(env.gatehouse.currentServices)
+        var fields = [("host", "127.0.0.1:\(env.port)")]
+        fields += headers(.core, testCase)
+        let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: testCase.method), uri: target(.core, testCase),
+                                   headers: HTTPHeaders(fields))
+        var core = ExchangeStateMachine(speaksGRPC: false, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        core.readBegan()
+        var pending = [core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil), core.receivedEnd(), core.readEnded()]
+        while !pending.isEmpty {
+            switch pending.removeFirst() {
+            case .none, .readBody:
+                continue
+            case .awaitDecision(let future, let generation):
+                do {
+                    pending.append(core.decided(try await future.get(), generation: generation))
+                } catch {
+                    pending.append(core.decisionFailed(generation: generation))
+                }
+            case .awaitAnswer(let future, let generation):
+                pending.append(core.answered(try await future.get(), generation: generation))
+            case .send(let response):
+                let json = try? StrictJSON.parse(Array(response.body.utf8)).objectValue
+                let body = core.exchange?.isHEAD == true ? 0 : response.body.utf8.count
+                return Outcome(forwarded: false, status: Int(response.status.code), reason: json?["reason"]?.stringValue,
+                               loggedReasons: loggedReasons(env, requestID(.core, testCase)), bodyBytes: body)
+            case .forward:
+                return Outcome(forwarded: true, status: nil, reason: nil, loggedReasons: loggedReasons(env, requestID(.core, testCase)), bodyBytes: 0)
+            }
+        }
+        Issue.record("the core neither answered nor forwarded \(testCase.name)")
+        return Outcome(forwarded: false, status: nil, reason: nil, loggedReasons: [], bodyBytes: 0)
+    }
+
+    /// The `test` provider's keys are in and the revocation list is read (the `down` provider never gets keys).
+    static func waitForTheTestProvider(_ env: TestEnvironment) async throws {
+        for _ in 0..<1000 {
+            if env.gatehouse.keyStore.status().first?.usable == true, env.gatehouse.revocations.status.loadedOnce { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("the test provider never got its keys")
+    }
+}
