@@ -12,7 +12,7 @@ import Testing
 ///
 /// What answers each attack is NIO's `NIOHTTP2Handler` (its DoS heuristics and limits) and, in
 /// HTTP2ServerSetup.swift, `HTTP2ConnectionGuard` (a connection NIO gave up on, an idle one whose
-/// client ignores the GOAWAY's PING, a half-closed one: closed) and `HTTP2StreamStallGuard` (a
+/// client ignores the GOAWAY's PING, a half-closed one: closed) and `HTTP2ServerStream` (a
 /// stream whose writes stalled for `idle_timeout`: reset). The scripts are bounded in frames and
 /// seconds and talk to 127.0.0.1 only.
 @Suite(.serialized, .timeLimit(.minutes(2)))

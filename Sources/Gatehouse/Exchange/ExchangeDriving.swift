@@ -4,10 +4,10 @@ import NIOCore
 /// a pending decision or sign-out (both doors hand the outcome back the same way).
 protocol ExchangeDriving: AnyObject {
     var core: ExchangeStateMachine { get set }
-    var context: ChannelHandlerContext? { get }
-    /// The core still has the door's request: not forwarded, answered or given up since.
+    /// The core still has the door's request: not forwarded, answered or given up since (nor the client gone).
     var coreHasRequest: Bool { get }
-    func perform(_ action: ExchangeStateMachine.Action, context: ChannelHandlerContext)
+    /// Performs what the core answered to a pending future's outcome.
+    func performCoreAction(_ action: ExchangeStateMachine.Action)
 }
 
 extension ExchangeDriving {
@@ -17,16 +17,16 @@ extension ExchangeDriving {
         switch action {
         case .awaitDecision(let future, let generation):
             future.assumeIsolated().whenComplete { result in
-                guard self.coreHasRequest, let context = self.context else { return }
+                guard self.coreHasRequest else { return }
                 switch result {
-                case .success(let decision): self.perform(self.core.decided(decision, generation: generation), context: context)
-                case .failure: self.perform(self.core.decisionFailed(generation: generation), context: context)
+                case .success(let decision): self.performCoreAction(self.core.decided(decision, generation: generation))
+                case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation))
                 }
             }
         case .awaitAnswer(let future, let generation):
             future.assumeIsolated().whenSuccess { response in
-                guard self.coreHasRequest, let context = self.context else { return }
-                self.perform(self.core.answered(response, generation: generation), context: context)
+                guard self.coreHasRequest else { return }
+                self.performCoreAction(self.core.answered(response, generation: generation))
             }
         case .none, .readBody, .send, .forward:
             break

@@ -457,7 +457,12 @@ extension ClientConnectionHandler: RemovableChannelHandler {}
 
 extension ClientConnectionHandler: ExchangeDriving {
     var coreHasRequest: Bool {
-        if case .core = state { return true }
-        return false
+        guard case .core = state else { return false }
+        return context != nil
+    }
+
+    func performCoreAction(_ action: ExchangeStateMachine.Action) {
+        guard let context else { return }
+        perform(action, context: context)
     }
 }

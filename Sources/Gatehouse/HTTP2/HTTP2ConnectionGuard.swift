@@ -24,25 +24,9 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
-    /// Tells the guard how many streams are open (and the connection manager, as before).
-    struct StreamDelegate: NIOHTTP2StreamDelegate {
-        let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
-        let connectionGuard: NIOLoopBound<HTTP2ConnectionGuard>
-
-        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
-            manager.streamCreated(id, channel: channel)
-            connectionGuard.value.openStreams += 1
-        }
-
-        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
-            manager.streamClosed(id, channel: channel)
-            connectionGuard.value.openStreams -= 1
-            connectionGuard.value.streamClosed()
-        }
-    }
-
     private let drainTimeout: TimeAmount
     private var context: ChannelHandlerContext?
+    /// Told by `HTTP2ServerConnectionHandler` as streams open and close.
     var openStreams = 0
 
     // The outbound frame being read: its header so far, then how much payload is left.

@@ -4,12 +4,14 @@ import NIOHTTP1
 import NIOHTTP2
 
 /// The pipeline of a client connection that speaks HTTP/2: NIO's frame codec with its flood
-/// defences, a connection manager for graceful stops and idle connections, a guard that closes
-/// the connections NIO gives up on, and per stream Gatehouse's frames-to-parts codec in front of a
-/// `StreamRequestHandler` that judges the stream like any HTTP/1.1 request.
+/// defences (no stream multiplexer), a connection manager for graceful stops and idle connections, a
+/// guard that closes the connections NIO gives up on, and Gatehouse's frame-level connection handler,
+/// which drives the request core per stream (`HTTP2ServerConnectionHandler`, `StreamExchange`).
 struct HTTP2ServerSetup {
     /// Streams a client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
     static let maxConcurrentStreams = 100
+    /// Each stream's and the connection's receive window (RFC 9113's initial size).
+    static let targetWindow = 65535
 
     let handle: ServicesHandle
     let upstream: UpstreamLegFactory
@@ -33,31 +35,22 @@ struct HTTP2ServerSetup {
         // floods), empty DATA frames; they are kept, with stream errors counted as glitches.
         // (HTTP2AttackTests attacks each of them with raw frames.)
         var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = 65535
+        stream.targetWindowSize = Self.targetWindow
         let handle = self.handle
         let upstream = self.upstream
-        let idleTimeout = self.idleTimeout
         // Between the socket and NIO's handler: NIO only *says* GOAWAY when it gives up on a
         // connection, and never closes it (see HTTP2ConnectionGuard).
         let connectionGuard = HTTP2ConnectionGuard(drainTimeout: drainTimeout)
-        let tokenMemory = NIOLoopBound(ConnectionTokenMemory(), eventLoop: channel.eventLoop)
+        let tokenMemory = ConnectionTokenMemory()
         try sync.addHandler(connectionGuard)
-        _ = try sync.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: stream,
-            streamDelegate: HTTP2ConnectionGuard.StreamDelegate(
-                manager: manager.http2StreamDelegate, connectionGuard: NIOLoopBound(connectionGuard, eventLoop: channel.eventLoop))
-        ) { streamChannel in
-            streamChannel.eventLoop.makeCompletedFuture {
-                let remote = streamChannel.parent?.remoteAddress?.ipAddress ?? "unknown"
-                try streamChannel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
-                let streamSync = streamChannel.pipeline.syncOperations
-                try streamSync.addHandler(HTTP2StreamStallGuard(idleTimeout: idleTimeout))
-                try streamSync.addHandler(HeadersEndStreamCoalescer())
-                try streamSync.addHandler(HTTP2StreamCodec())
-                try streamSync.addHandler(StreamRequestHandler(
-                    handle: handle, upstream: upstream, clientIP: remote, tokenMemory: tokenMemory, eventLoop: streamChannel.eventLoop))
-            }
-        }
+        try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream))
+        // Before the manager: it hears of streams through its delegate, for the streams NIO reported open.
+        try sync.addHandler(HTTP2ServerConnectionHandler(
+            eventLoop: channel.eventLoop, connectionGuard: connectionGuard, manager: manager.http2StreamDelegate,
+            targetWindow: Self.targetWindow, idleTimeout: idleTimeout
+        ) { clientIP in
+            StreamExchange.Connection(handle: handle, upstream: upstream, clientIP: clientIP, tokenMemory: tokenMemory)
+        })
         try sync.addHandler(manager)
         // The connection is already active: NIO's handler, added now, considers itself activated
         // and swallows the channelActive the protocol selector fires next, so the manager would

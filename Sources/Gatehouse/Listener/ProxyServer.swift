@@ -69,10 +69,10 @@ struct ProxyServer {
                             try sync.addHandler(HTTPResponseEncoder())
                             try sync.addHandler(HTTPServerPipelineHandler())
                             try sync.addHandler(HTTPServerProtocolErrorHandler())
-                            try sync.addHandler(StreamRequestHandler(
+                            let connection = StreamExchange.Connection(
                                 handle: services, upstream: legs, clientIP: channel.remoteAddress?.ipAddress ?? "unknown",
-                                tokenMemory: NIOLoopBound(ConnectionTokenMemory(), eventLoop: channel.eventLoop), eventLoop: channel.eventLoop,
-                                keepsConnection: true))
+                                tokenMemory: ConnectionTokenMemory())
+                            try sync.addHandler(HTTP1PartsHandler(connection: connection, eventLoop: channel.eventLoop))
                             return
                         }
                         // One handler: it parses the bytes (HTTP1RequestParser), queues pipelined requests

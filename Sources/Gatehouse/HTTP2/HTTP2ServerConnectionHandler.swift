@@ -1,0 +1,170 @@
+import NIOCore
+import NIOHTTP2
+
+/// The HTTP/2 front door, frame by frame: behind NIO's `NIOHTTP2Handler` (no stream multiplexer, so
+/// no channel, pipeline or HTTP/1 parts per stream), it keeps Gatehouse's own stream table, hands each
+/// stream's frames to its `HTTP2ServerStream` (and so to the request core), writes their answers as
+/// frames, and sends the WINDOW_UPDATEs the multiplexer sent: the connection's as its bytes are read,
+/// each stream's as its bytes are handed on. Streams opened in one read are answered with one flush.
+final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    private let exchangeConnection: (_ clientIP: String) -> StreamExchange.Connection
+    private let connectionGuard: HTTP2ConnectionGuard
+    /// Told of streams as they open and close (its idle timer, its graceful stop).
+    private let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+    /// Streams NIO reported open: a stream refused on its first frame is reported closed without
+    /// having been reported open, and must not reach the manager (it asserts on that).
+    private var openStreamIDs = Set<HTTP2StreamID>()
+    private let targetWindow: Int
+    private let idleTimeout: TimeAmount
+    private var streams: [HTTP2StreamID: HTTP2ServerStream] = [:]
+    private var connectionWindow: InboundFlowWindow
+    /// Streams that received frames in the current read.
+    private var readStreams: [HTTP2ServerStream] = []
+    private var isReading = false
+    private var flushPending = false
+    private var context: ChannelHandlerContext?
+    private var sharedConnection: StreamExchange.Connection?
+    let eventLoop: any EventLoop
+    private(set) var allocator = ByteBufferAllocator()
+
+    init(
+        eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard, manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate,
+        targetWindow: Int, idleTimeout: TimeAmount, exchangeConnection: @escaping (_ clientIP: String) -> StreamExchange.Connection
+    ) {
+        self.eventLoop = eventLoop
+        self.manager = manager
+        self.connectionGuard = connectionGuard
+        self.targetWindow = targetWindow
+        self.idleTimeout = idleTimeout
+        self.connectionWindow = InboundFlowWindow(target: targetWindow)
+        self.exchangeConnection = exchangeConnection
+    }
+
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        allocator = context.channel.allocator
+        sharedConnection = exchangeConnection(context.channel.remoteAddress?.ipAddress ?? "unknown")
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        closeEveryStream()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closeEveryStream()
+        context.fireChannelInactive()
+    }
+
+    private func closeEveryStream() {
+        let open = streams.values
+        streams.removeAll()
+        for stream in open { stream.closed() }
+    }
+
+    // MARK: - Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        isReading = true
+        let frame = unwrapInboundIn(data)
+        guard frame.streamID != .rootStream else {
+            context.fireChannelRead(data)  // PING acknowledgements: the manager's
+            return
+        }
+        if let stream = streams[frame.streamID] {
+            stream.received(frame.payload)
+        } else if case .headers = frame.payload, let shared = sharedConnection {
+            let stream = HTTP2ServerStream(
+                id: frame.streamID, connection: self, exchangeConnection: shared, targetWindow: targetWindow, idleTimeout: idleTimeout)
+            streams[frame.streamID] = stream
+            stream.received(frame.payload)
+        }
+    }
+
+    /// A stream received frames in this read: it hears of the read's end.
+    func streamRead(_ stream: HTTP2ServerStream) {
+        if !readStreams.contains(where: { $0 === stream }) {
+            readStreams.append(stream)
+            stream.exchange?.readBegan()
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        isReading = false
+        let read = readStreams
+        readStreams.removeAll(keepingCapacity: true)
+        for stream in read { stream.readComplete() }
+        if flushPending {
+            flushPending = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let created as NIOHTTP2StreamCreatedEvent:
+            openStreamIDs.insert(created.streamID)
+            connectionGuard.openStreams += 1
+            manager.streamCreated(created.streamID, channel: context.channel)
+            return
+        case let closed as StreamClosedEvent:
+            if let stream = streams.removeValue(forKey: closed.streamID) { stream.closed() }
+            guard openStreamIDs.remove(closed.streamID) != nil else { return }
+            connectionGuard.openStreams -= 1
+            manager.streamClosed(closed.streamID, channel: context.channel)
+            connectionGuard.streamClosed()
+            return
+        case let window as NIOHTTP2WindowUpdatedEvent:
+            guard let size = window.inboundWindowSize else { break }
+            if window.streamID == .rootStream {
+                if let increment = connectionWindow.windowChanged(to: size) { sendWindowUpdate(.rootStream, increment) }
+            } else {
+                streams[window.streamID]?.windowChanged(to: size)
+            }
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            for stream in streams.values { stream.connectionBecameWritable() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// NIO reports stream errors (a malformed frame: it resets that stream) and connection errors (it
+    /// sends GOAWAY; HTTP2ConnectionGuard closes): nothing more to do here.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {}
+
+    // MARK: - Outbound
+
+    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(frame), promise: promise)
+    }
+
+    /// Flushes at the end of the current read, or now outside one.
+    func flushSoon() {
+        if isReading {
+            flushPending = true
+        } else {
+            context?.flush()
+        }
+    }
+
+    func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {
+        write(HTTP2Frame(streamID: stream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+        flushSoon()
+    }
+}

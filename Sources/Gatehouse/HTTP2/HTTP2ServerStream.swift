@@ -1,0 +1,248 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+
+/// One client stream of a frame-level HTTP/2 connection (`HTTP2ServerConnectionHandler`): its request
+/// frames read by Gatehouse's rules (`HTTP2RequestHeadReader`) into its exchange, its answer written as
+/// frames, with the stream's flow control kept here:
+/// - inbound, frames that arrive while the exchange does not read (deciding, connecting, an upstream
+///   that takes no more) are held, and the stream's window is opened again only as they are handed on;
+/// - outbound, the bytes written and not yet sent make the stream unwritable past `highWatermark`
+///   (the exchange stops reading the upstream), and a stream whose writes do not move for
+///   `idle_timeout` is reset (a client that never opens its window).
+final class HTTP2ServerStream: StreamTransport {
+    static let highWatermark = 64 * 1024
+    static let lowWatermark = 32 * 1024
+
+    let id: HTTP2StreamID
+    /// Strong: the connection drops the stream from its table once it is closed.
+    private let connection: HTTP2ServerConnectionHandler
+    /// Dropped once the stream is closed (the exchange keeps its transport until it is done with it).
+    private(set) var exchange: StreamExchange?
+    private var window: InboundFlowWindow
+    /// Frames that arrived while the exchange was not reading.
+    private var held = CircularBuffer<HTTP2Frame.FramePayload>()
+    private var readRequested = true
+    private var isDelivering = false
+    /// The head was refused (400): its body is not handed on.
+    private var headRefused = false
+    private var headRead = false
+    private(set) var isClosed = false
+    /// Response bytes written and not yet handed to the socket.
+    private var pendingBytes = 0
+    private var pendingWrites = 0
+    private var lastWriteProgress = NIODeadline.now()
+    private var stallCheck: Scheduled<Void>?
+    private let idleTimeout: TimeAmount
+    private var heldHead: HPACKHeaders?
+
+    init(id: HTTP2StreamID, connection: HTTP2ServerConnectionHandler, exchangeConnection: StreamExchange.Connection,
+         targetWindow: Int, idleTimeout: TimeAmount) {
+        self.id = id
+        self.connection = connection
+        self.window = InboundFlowWindow(target: targetWindow)
+        self.idleTimeout = idleTimeout
+        self.exchange = StreamExchange(connection: exchangeConnection, transport: self)
+    }
+
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var allocator: ByteBufferAllocator { connection.allocator }
+    var clientVersion: HTTPVersion? { nil }
+    var isWritable: Bool { pendingBytes < Self.highWatermark && connection.isWritable }
+
+    // MARK: - Inbound
+
+    /// A frame of this stream, within the connection's read.
+    func received(_ payload: HTTP2Frame.FramePayload) {
+        guard !isClosed else { return }
+        if readRequested && held.isEmpty {
+            deliver(payload)
+        } else {
+            if case .data(let data) = payload { window.held(data.data.readableBytes) }
+            held.append(payload)
+        }
+    }
+
+    /// NIO's report of this stream's inbound window.
+    func windowChanged(to size: Int) {
+        if let increment = window.windowChanged(to: size) { connection.sendWindowUpdate(id, increment) }
+    }
+
+    /// The connection's read is over: the exchange reads on only if it asks again.
+    func readComplete() {
+        readRequested = false
+        exchange?.readComplete()
+    }
+
+    func readRequest() {
+        readRequested = true
+        guard !held.isEmpty, !isDelivering else { return }
+        // Hand on what was held, as one read of its own.
+        isDelivering = true
+        exchange?.readBegan()
+        var released = 0
+        while readRequested, !isClosed, let payload = held.popFirst() {
+            if case .data(let data) = payload { released += data.data.readableBytes }
+            deliver(payload, readStarted: true)
+        }
+        isDelivering = false
+        if released > 0, let increment = window.released(released) { connection.sendWindowUpdate(id, increment) }
+        readComplete()
+    }
+
+    private func deliver(_ payload: HTTP2Frame.FramePayload, readStarted: Bool = false) {
+        if !readStarted { connection.streamRead(self) }
+        switch payload {
+        case .headers(let headers) where !headRead:
+            headRead = true
+            switch HTTP2RequestHeadReader.read(headers.headers, endStream: headers.endStream) {
+            case .success(let head):
+                exchange?.receivedHead(head)
+            case .failure(let malformed):
+                headRefused = true
+                exchange?.receivedMalformedHead(malformed.reason)
+            }
+            if headers.endStream { exchange?.receivedEnd(trailers: nil) }
+        case .headers(let headers):
+            switch HTTP2RequestHeadReader.readTrailers(headers.headers) {
+            case .success(let trailers):
+                exchange?.receivedEnd(trailers: headRefused ? nil : trailers)
+            case .failure:
+                // Its head was judged and may be forwarded already: the stream is reset.
+                exchange?.transportClosed()
+                reset()
+            }
+        case .data(let data):
+            guard case .byteBuffer(let buffer) = data.data else { return }
+            if buffer.readableBytes > 0 && !headRefused { exchange?.receivedBody(buffer) }
+            if data.endStream { exchange?.receivedEnd(trailers: nil) }
+        default:
+            break
+        }
+    }
+
+    /// NIO closed the stream (both sides ended, a reset either way, the connection gone).
+    func closed() {
+        guard !isClosed else { return }
+        isClosed = true
+        stallCheck?.cancel()
+        held.removeAll()
+        if exchange?.isDone == false { exchange?.transportClosed() }
+        exchange = nil
+    }
+
+    // MARK: - Outbound
+
+    /// A response head is held until what follows it is known: an end with nothing between goes out
+    /// as one HEADERS frame with END_STREAM, the "trailers-only" form gRPC requires for a call answered
+    /// without a message (an upstream's refusal relayed), rather than HEADERS and an empty DATA frame.
+    func writeHead(_ head: HTTPResponseHead, endStream: Bool) {
+        var fields = HPACKHeaders()
+        fields.reserveCapacity(head.headers.count + 1)
+        fields.add(name: ":status", value: String(head.status.code))
+        for (name, value) in head.headers where !Self.isConnectionSpecific(name) {
+            fields.add(name: Self.lowercased(name), value: value)
+        }
+        if endStream {
+            write(.headers(.init(headers: fields, endStream: true)), bytes: 0, promise: nil)
+        } else {
+            heldHead = fields
+        }
+    }
+
+    func writeBody(_ buffer: ByteBuffer) {
+        writeHeldHead()
+        write(.data(.init(data: .byteBuffer(buffer))), bytes: buffer.readableBytes, promise: nil)
+    }
+
+    func writeEnd(trailers: HTTPHeaders?, promise: EventLoopPromise<Void>?) {
+        if let trailers {
+            writeHeldHead()
+            write(.headers(.init(headers: HPACKHeaders(httpHeaders: trailers, normalizeHTTPHeaders: true), endStream: true)),
+                  bytes: 0, promise: promise)
+        } else if let head = heldHead {
+            heldHead = nil
+            write(.headers(.init(headers: head, endStream: true)), bytes: 0, promise: promise)
+        } else {
+            write(.data(.init(data: .byteBuffer(allocator.buffer(capacity: 0)), endStream: true)), bytes: 0, promise: promise)
+        }
+    }
+
+    func flush() {
+        writeHeldHead()
+        connection.flushSoon()
+    }
+
+    private func writeHeldHead() {
+        guard let head = heldHead else { return }
+        heldHead = nil
+        write(.headers(.init(headers: head, endStream: false)), bytes: 0, promise: nil)
+    }
+
+    func finish(completed: Bool) {
+        if !completed { reset() }
+    }
+
+    /// RST_STREAM (CANCEL): the exchange gave up the stream, or the client stopped taking it.
+    private func reset() {
+        guard !isClosed else { return }
+        connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
+        connection.flushSoon()
+    }
+
+    /// Every write is followed to the socket: its bytes count against the watermarks until then, and
+    /// writes that do not move for `idle_timeout` reset the stream.
+    private func write(_ payload: HTTP2Frame.FramePayload, bytes: Int, promise: EventLoopPromise<Void>?) {
+        guard !isClosed else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        if pendingWrites == 0 { lastWriteProgress = .now() }
+        pendingWrites += 1
+        pendingBytes += bytes
+        let written = promise ?? eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { _ in self.wrote(bytes) }
+        connection.write(HTTP2Frame(streamID: id, payload: payload), promise: written)
+        if stallCheck == nil { scheduleStallCheck(in: idleTimeout) }
+    }
+
+    private func wrote(_ bytes: Int) {
+        let wasWritable = pendingBytes < Self.highWatermark
+        pendingWrites -= 1
+        pendingBytes -= bytes
+        lastWriteProgress = .now()
+        if !wasWritable && pendingBytes < Self.lowWatermark && connection.isWritable { exchange?.transportBecameWritable() }
+    }
+
+    func connectionBecameWritable() {
+        if pendingBytes < Self.highWatermark { exchange?.transportBecameWritable() }
+    }
+
+    private func scheduleStallCheck(in delay: TimeAmount) {
+        stallCheck = eventLoop.assumeIsolated().scheduleTask(in: delay) {
+            self.stallCheck = nil
+            guard self.pendingWrites > 0, !self.isClosed else { return }
+            let idle = NIODeadline.now() - self.lastWriteProgress
+            if idle >= self.idleTimeout {
+                self.exchange?.transportClosed()
+                self.reset()
+            } else {
+                self.scheduleStallCheck(in: self.idleTimeout - idle)
+            }
+        }
+    }
+
+    /// HTTP/2 field names are lower case; most arrive so and are taken as they are.
+    private static func lowercased(_ name: String) -> String {
+        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
+    }
+
+    /// Fields HTTP/2 forbids (RFC 9113 §8.2.2); an upstream's hop-by-hop fields are gone already.
+    private static func isConnectionSpecific(_ name: String) -> Bool {
+        switch name.lowercased() {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": true
+        default: false
+        }
+    }
+}
