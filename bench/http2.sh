@@ -15,6 +15,9 @@
 #   gatehouse-h2-h1up  Gatehouse, HTTP/2 in, HTTP/1.1 upstream.
 #   gatehouse-h1 Gatehouse, HTTP/1.1 in (h2load --h1, 128 connections), HTTP/1.1 upstream: its
 #                HTTP/1.1 figure with the same client.
+#   grpc-nginx / grpc-gatehouse  a gRPC unary call (POST /bench.Echo/Unary, content-type application/grpc,
+#                te: trailers, a length-prefixed 64-byte protobuf message; the upstream answers 200 with
+#                grpc-status / grpc-message trailers) through nginx grpc_pass and through Gatehouse.
 # Then: RSS per idle HTTP/2 connection (IDLE=500 connections held open, bench/h2idle.py), and one
 # gRPC bidi stream through Gatehouse for BIDI_SECONDS with Gatehouse's RSS sampled every second.
 set -euo pipefail
@@ -68,8 +71,12 @@ worker_processes 1; daemon off; pid $OUT/upstream.pid; error_log $OUT/upstream-e
 events { worker_connections 8192; }
 http { access_log off; http2_max_requests 1000000; keepalive_requests 1000000;
   server { listen 127.0.0.1:$UP_H1; location = /jwks.json { root $OUT/www; } location / { return 200 "ok\n"; } }
-  server { listen 127.0.0.1:$UP_H2 http2; location / { return 200 "ok\n"; } } }
+  server { listen 127.0.0.1:$UP_H2 http2;
+    location /bench.Echo/ { default_type application/grpc; add_trailer grpc-status 0; add_trailer grpc-message ok; return 200 "ok\n"; }
+    location / { return 200 "ok\n"; } } }
 CONF
+  # The unary call's request: one gRPC message (flag 0, length 64, then 64 bytes of a protobuf bytes field).
+  python3 -c 'import sys; m = b"\x0a\x3e" + b"x" * 62; sys.stdout.buffer.write(b"\x00" + len(m).to_bytes(4, "big") + m)' >"$OUT/grpc-unary.bin"
   cat >"$OUT/nginx-h2.conf" <<CONF
 worker_processes 1; daemon off; pid $OUT/proxy.pid; error_log $OUT/proxy-error.log;
 events { worker_connections 8192; }
@@ -111,12 +118,16 @@ start_contender() {  # start_contender NAME: on CPU 1, sets CONTENDER
 }
 stop_contender() { kill "$CONTENDER" 2>/dev/null || true; wait "$CONTENDER" 2>/dev/null || true; sleep 0.3; }
 
-# h2load NAME [--h1]: one measurement; prints and records req/s, and checks every answer was 2xx.
+# h2load NAME [--h1 | --grpc]: one measurement; prints and records req/s, and checks every answer was 2xx.
 measure() {
-  local name=$1 mode=${2:-} args text rps ok total
+  local name=$1 mode=${2:-} args text rps ok total path=/
   if [[ $mode == --h1 ]]; then args=(--h1 -c $((CONNECTIONS * STREAMS)) -m 1); else args=(-c "$CONNECTIONS" -m "$STREAMS"); fi
-  taskset -c 0 h2load "${args[@]}" -D "$WARMUP" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/" >/dev/null 2>&1 || true
-  text=$(taskset -c 0 h2load "${args[@]}" -D "$DURATION" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/" 2>&1)
+  if [[ $mode == --grpc ]]; then
+    path=/bench.Echo/Unary
+    args+=(-d "$OUT/grpc-unary.bin" -H "content-type: application/grpc" -H "te: trailers")
+  fi
+  taskset -c 0 h2load "${args[@]}" -D "$WARMUP" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT$path" >/dev/null 2>&1 || true
+  text=$(taskset -c 0 h2load "${args[@]}" -D "$DURATION" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT$path" 2>&1)
   echo "$text" >"$OUT/h2load-$name.txt"
   rps=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' <<<"$text")
   ok=$(awk '/^status codes:/ { print $3 }' <<<"$text")
@@ -173,6 +184,7 @@ main() {
   start_bg "$OUT/upstream.out" taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT"
   wait_port $UP_H1; wait_port $UP_H2
   taskset -pc 0 $$ >/dev/null
+  echo "== CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc --all) cores"
   echo "== requests/s, $CONNECTIONS connections x $STREAMS streams (HTTP/1.1: $((CONNECTIONS * STREAMS)) connections), ${DURATION}s"
   local name
   for name in nginx-h2 gatehouse-h2 gatehouse-h2-h1up gatehouse-h1; do
@@ -180,12 +192,15 @@ main() {
     if [[ $name == gatehouse-h1 ]]; then measure "$name" --h1; else measure "$name"; fi
     stop_contender
   done
+  start_contender nginx-h2; measure grpc-nginx --grpc; stop_contender
+  start_contender gatehouse-h2; measure grpc-gatehouse --grpc; stop_contender
   python3 - "$OUT/results.tsv" <<'PY'
 import sys
 rows = dict(line.split("\t") for line in open(sys.argv[1]).read().split("\n") if line)
 rows = {k: float(v) for k, v in rows.items()}
-print(f"  gatehouse-h2 / nginx-h2      = {rows['gatehouse-h2'] / rows['nginx-h2']:.2f}x")
+print(f"  gatehouse-h2 / nginx-h2      = {rows['gatehouse-h2'] / rows['nginx-h2']:.2f}x   (target >= 0.6x)")
 print(f"  gatehouse-h2 / gatehouse-h1  = {rows['gatehouse-h2'] / rows['gatehouse-h1']:.2f}x   (target >= 1.0x)")
+print(f"  grpc-gatehouse / grpc-nginx  = {rows['grpc-gatehouse'] / rows['grpc-nginx']:.2f}x   (gRPC unary call)")
 PY
   echo "== memory"
   idle_memory

@@ -154,12 +154,17 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(frame), promise: promise)
     }
 
-    /// Flushes at the end of the current read, or now outside one.
+    /// Flushes at the end of the current read, or once at the end of this event-loop turn: the answers
+    /// of every stream completed in one read of the upstream go out together.
     func flushSoon() {
-        if isReading {
-            flushPending = true
-        } else {
-            context?.flush()
+        guard !flushPending else { return }
+        flushPending = true
+        if !isReading {
+            eventLoop.assumeIsolated().execute {
+                guard self.flushPending else { return }
+                self.flushPending = false
+                self.context?.flush()
+            }
         }
     }
 

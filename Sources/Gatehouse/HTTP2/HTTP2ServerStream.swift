@@ -12,26 +12,17 @@ import NIOHTTP2
 ///   (the exchange stops reading the upstream), and a stream whose writes do not move for
 ///   `idle_timeout` is reset (a client that never opens its window).
 final class HTTP2ServerStream: StreamTransport {
-    static let highWatermark = 64 * 1024
-    static let lowWatermark = 32 * 1024
-
     let id: HTTP2StreamID
     /// Strong: the connection drops the stream from its table once it is closed.
     private let connection: HTTP2ServerConnectionHandler
     /// Dropped once the stream is closed (the exchange keeps its transport until it is done with it).
     private(set) var exchange: StreamExchange?
-    private var window: InboundFlowWindow
-    /// Frames that arrived while the exchange was not reading.
-    private var held = CircularBuffer<HTTP2Frame.FramePayload>()
-    private var readRequested = true
+    private var flow: HTTP2StreamFlow
     private var isDelivering = false
     /// The head was refused (400): its body is not handed on.
     private var headRefused = false
     private var headRead = false
     private(set) var isClosed = false
-    /// Response bytes written and not yet handed to the socket.
-    private var pendingBytes = 0
-    private var pendingWrites = 0
     private var lastWriteProgress = NIODeadline.now()
     private var stallCheck: Scheduled<Void>?
     private let idleTimeout: TimeAmount
@@ -41,7 +32,7 @@ final class HTTP2ServerStream: StreamTransport {
          targetWindow: Int, idleTimeout: TimeAmount) {
         self.id = id
         self.connection = connection
-        self.window = InboundFlowWindow(target: targetWindow)
+        self.flow = HTTP2StreamFlow(targetWindow: targetWindow)
         self.idleTimeout = idleTimeout
         self.exchange = StreamExchange(connection: exchangeConnection, transport: self)
     }
@@ -49,45 +40,40 @@ final class HTTP2ServerStream: StreamTransport {
     var eventLoop: any EventLoop { connection.eventLoop }
     var allocator: ByteBufferAllocator { connection.allocator }
     var clientVersion: HTTPVersion? { nil }
-    var isWritable: Bool { pendingBytes < Self.highWatermark && connection.isWritable }
+    var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
 
     // MARK: - Inbound
 
     /// A frame of this stream, within the connection's read.
     func received(_ payload: HTTP2Frame.FramePayload) {
-        guard !isClosed else { return }
-        if readRequested && held.isEmpty {
-            deliver(payload)
-        } else {
-            if case .data(let data) = payload { window.held(data.data.readableBytes) }
-            held.append(payload)
-        }
+        guard !isClosed, let payload = flow.arrived(payload) else { return }
+        deliver(payload)
     }
 
     /// NIO's report of this stream's inbound window.
     func windowChanged(to size: Int) {
-        if let increment = window.windowChanged(to: size) { connection.sendWindowUpdate(id, increment) }
+        if let increment = flow.windowChanged(to: size) { connection.sendWindowUpdate(id, increment) }
     }
 
     /// The connection's read is over: the exchange reads on only if it asks again.
     func readComplete() {
-        readRequested = false
+        flow.readEnded()
         exchange?.readComplete()
     }
 
     func readRequest() {
-        readRequested = true
-        guard !held.isEmpty, !isDelivering else { return }
+        flow.requestRead()
+        guard flow.hasHeldFrames, !isDelivering else { return }
         // Hand on what was held, as one read of its own.
         isDelivering = true
         exchange?.readBegan()
         var released = 0
-        while readRequested, !isClosed, let payload = held.popFirst() {
+        while !isClosed, let payload = flow.nextHeld() {
             if case .data(let data) = payload { released += data.data.readableBytes }
             deliver(payload, readStarted: true)
         }
         isDelivering = false
-        if released > 0, let increment = window.released(released) { connection.sendWindowUpdate(id, increment) }
+        if let increment = flow.delivered(heldBytes: released) { connection.sendWindowUpdate(id, increment) }
         readComplete()
     }
 
@@ -127,7 +113,7 @@ final class HTTP2ServerStream: StreamTransport {
         guard !isClosed else { return }
         isClosed = true
         stallCheck?.cancel()
-        held.removeAll()
+        flow.dropHeld()
         if exchange?.isDone == false { exchange?.transportClosed() }
         exchange = nil
     }
@@ -142,7 +128,7 @@ final class HTTP2ServerStream: StreamTransport {
         fields.reserveCapacity(head.headers.count + 1)
         fields.add(name: ":status", value: String(head.status.code))
         for (name, value) in head.headers where !Self.isConnectionSpecific(name) {
-            fields.add(name: Self.lowercased(name), value: value)
+            fields.add(name: HTTP2FieldName.lowercased(name), value: value)
         }
         if endStream {
             write(.headers(.init(headers: fields, endStream: true)), bytes: 0, promise: nil)
@@ -198,9 +184,8 @@ final class HTTP2ServerStream: StreamTransport {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        if pendingWrites == 0 { lastWriteProgress = .now() }
-        pendingWrites += 1
-        pendingBytes += bytes
+        if flow.pendingWrites == 0 { lastWriteProgress = .now() }
+        flow.writing(bytes)
         let written = promise ?? eventLoop.makePromise(of: Void.self)
         written.futureResult.assumeIsolated().whenComplete { _ in self.wrote(bytes) }
         connection.write(HTTP2Frame(streamID: id, payload: payload), promise: written)
@@ -208,21 +193,18 @@ final class HTTP2ServerStream: StreamTransport {
     }
 
     private func wrote(_ bytes: Int) {
-        let wasWritable = pendingBytes < Self.highWatermark
-        pendingWrites -= 1
-        pendingBytes -= bytes
         lastWriteProgress = .now()
-        if !wasWritable && pendingBytes < Self.lowWatermark && connection.isWritable { exchange?.transportBecameWritable() }
+        if flow.wrote(bytes) && connection.isWritable { exchange?.transportBecameWritable() }
     }
 
     func connectionBecameWritable() {
-        if pendingBytes < Self.highWatermark { exchange?.transportBecameWritable() }
+        if flow.isUnderHighWatermark { exchange?.transportBecameWritable() }
     }
 
     private func scheduleStallCheck(in delay: TimeAmount) {
         stallCheck = eventLoop.assumeIsolated().scheduleTask(in: delay) {
             self.stallCheck = nil
-            guard self.pendingWrites > 0, !self.isClosed else { return }
+            guard self.flow.pendingWrites > 0, !self.isClosed else { return }
             let idle = NIODeadline.now() - self.lastWriteProgress
             if idle >= self.idleTimeout {
                 self.exchange?.transportClosed()
@@ -231,11 +213,6 @@ final class HTTP2ServerStream: StreamTransport {
                 self.scheduleStallCheck(in: self.idleTimeout - idle)
             }
         }
-    }
-
-    /// HTTP/2 field names are lower case; most arrive so and are taken as they are.
-    private static func lowercased(_ name: String) -> String {
-        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
     }
 
     /// Fields HTTP/2 forbids (RFC 9113 §8.2.2); an upstream's hop-by-hop fields are gone already.

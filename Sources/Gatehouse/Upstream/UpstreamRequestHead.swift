@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHPACK
 import NIOHTTP1
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
@@ -62,11 +63,18 @@ struct UpstreamRequestHead {
 
     /// The head for an HTTP/2 upstream: the same fields as `make`, as a header list (NIO's stream
     /// codec turns `Host` into `:authority` and drops what HTTP/2 forbids).
-    func makeHead(_ request: Request, admission: Gatekeeper.Admission) -> HTTPRequestHead {
-        var sink = HeadersSink()
+    /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one
+    /// Host), then the fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids.
+    func makeHTTP2Head(_ request: Request, admission: Gatekeeper.Admission, scheme: String) -> HPACKHeaders {
+        var sink = HPACKSink()
+        sink.headers.reserveCapacity(request.head.headers.count + 12)
+        sink.headers.add(name: ":method", value: request.head.method.rawValue)
+        sink.headers.add(name: ":scheme", value: scheme)
+        if let host = request.head.headers.first(name: "host") { sink.headers.add(name: ":authority", value: host) }
+        sink.headers.add(name: ":path", value: request.target.requestURI)
         _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
         writeAdmission(admission, into: &sink)
-        return HTTPRequestHead(version: .http1_1, method: request.head.method, uri: request.target.requestURI, headers: sink.headers)
+        return sink.headers
     }
 
     /// The client's request trailers as forwarded (to an HTTP/2 upstream; HTTP/1.1 upstreams get none):
@@ -219,12 +227,15 @@ private struct BufferSink: UpstreamFieldSink {
     }
 }
 
-/// A header list (HTTP/2 upstreams; NIO's codec lower-cases the names).
-private struct HeadersSink: UpstreamFieldSink {
-    var headers = HTTPHeaders()
+/// An HTTP/2 header block (HTTP/2 upstreams): names in lower case; Host is `:authority` and HTTP/2
+/// frames bodies itself (RFC 9113 §8.2.2, §8.3.1).
+private struct HPACKSink: UpstreamFieldSink {
+    var headers = HPACKHeaders()
 
     mutating func add(_ name: String, _ value: String) {
-        headers.add(name: name, value: value)
+        let lowered = HTTP2FieldName.lowercased(name)
+        if lowered == "host" || lowered == "transfer-encoding" { return }
+        headers.add(name: lowered, value: value)
     }
 
     /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
@@ -236,6 +247,6 @@ private struct HeadersSink: UpstreamFieldSink {
     }
 
     mutating func addForwardedFor(previous: [Substring], clientIP: String) {
-        headers.add(name: "X-Forwarded-For", value: previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP)
+        headers.add(name: "x-forwarded-for", value: previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP)
     }
 }

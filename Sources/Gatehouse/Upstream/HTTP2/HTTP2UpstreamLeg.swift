@@ -1,93 +1,170 @@
 import NIOCore
+import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
 
-/// One request on a multiplexed HTTP/2 upstream connection: the last handler of its stream
-/// channel, behind NIO's HTTP/2-to-HTTP/1 parts codec. Trailers pass both ways; reads are manual,
-/// so HTTP/2 flow control reaches the upstream when the client is slow.
-final class HTTP2UpstreamLeg: ChannelInboundHandler, UpstreamLeg {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias OutboundOut = HTTPClientRequestPart
-
+/// One request on a multiplexed HTTP/2 upstream connection, frame by frame (no stream channel): the
+/// head written as one HEADERS frame, the body as DATA, trailers both ways. Reads are manual: frames
+/// of a response the client cannot take yet are held and the stream's window stays closed
+/// (`HTTP2StreamFlow`), so HTTP/2 flow control reaches the upstream when the client is slow.
+final class HTTP2UpstreamLeg: UpstreamLeg {
     weak var delegate: (any UpstreamLegDelegate)?
-    private let channel: any Channel
+    let id: HTTP2StreamID
+    private let connection: HTTP2UpstreamConnection
+    private var flow: HTTP2StreamFlow
     private var requestID = ""
+    /// The request's END_STREAM went out (with its head, its last DATA or its trailers).
+    private var requestEnded = false
+    /// Its HEADERS went out: the stream exists at the upstream.
+    private var started = false
     private var headReceived = false
     private var ended = false
-    private var refused = false
+    private var isClosed = false
+    private var isDelivering = false
 
-    init(channel: any Channel) {
-        self.channel = channel
+    init(id: HTTP2StreamID, connection: HTTP2UpstreamConnection, targetWindow: Int) {
+        self.id = id
+        self.connection = connection
+        self.flow = HTTP2StreamFlow(targetWindow: targetWindow)
     }
 
-    var isWritable: Bool { channel.isWritable }
+    var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
 
     func start(_ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool) {
         requestID = request.requestID
-        channel.write(wrapOutboundOut(.head(services.upstreamHead.makeHead(request, admission: admission))), promise: nil)
-        channel.read()
+        let head = services.upstreamHead.makeHTTP2Head(request, admission: admission, scheme: connection.scheme)
+        requestEnded = !hasBody
+        started = true
+        write(.headers(.init(headers: head, endStream: !hasBody)), bytes: 0)
     }
 
     func writeBody(_ buffer: ByteBuffer) {
-        channel.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        guard !requestEnded else { return }
+        write(.data(.init(data: .byteBuffer(buffer))), bytes: buffer.readableBytes)
     }
 
     func writeEnd(trailers: HTTPHeaders?) {
-        channel.write(wrapOutboundOut(.end(trailers)), promise: nil)
+        guard !requestEnded else { return }
+        requestEnded = true
+        if let trailers, !trailers.isEmpty {
+            write(.headers(.init(headers: HPACKHeaders(httpHeaders: trailers, normalizeHTTPHeaders: true), endStream: true)), bytes: 0)
+        } else {
+            write(.data(.init(data: .byteBuffer(connection.allocator.buffer(capacity: 0)), endStream: true)), bytes: 0)
+        }
     }
 
-    func flush() { channel.flush() }
+    func flush() { connection.flushSoon() }
 
-    func read() { channel.read() }
+    /// Asks for more of the response: what was held is handed on now.
+    func read() {
+        flow.requestRead()
+        guard flow.hasHeldFrames, !isDelivering else { return }
+        isDelivering = true
+        var released = 0
+        while !isClosed, let payload = flow.nextHeld() {
+            if case .data(let data) = payload { released += data.data.readableBytes }
+            deliver(payload)
+        }
+        isDelivering = false
+        if let increment = flow.delivered(heldBytes: released) { connection.sendWindowUpdate(id, increment) }
+        readComplete()
+    }
 
     /// A stream that did not complete is reset (the upstream stops working on it).
     func finish(completed: Bool) {
         delegate = nil
-        if !(completed && ended) { channel.close(promise: nil) }
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            // 1xx heads are not relayed: the client's stream takes one response head.
-            guard !(100..<200).contains(head.status.code) else { return }
-            headReceived = true
-            var relayed = head
-            relayed.headers.remove(name: "x-request-id")
-            relayed.headers.add(name: "x-request-id", value: requestID)
-            delegate?.upstreamLegReceivedHead(relayed)
-        case .body(let buffer):
-            delegate?.upstreamLegReceivedBody(buffer)
-        case .end(let trailers):
-            ended = true
-            delegate?.upstreamLegReceivedEnd(trailers: trailers)
+        guard started else {
+            connection.discard(self)  // never opened: no stream to reset
+            return
+        }
+        if !(completed && ended) && !isClosed {
+            connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
+            connection.flushSoon()
         }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    // MARK: - From the connection
+
+    func received(_ payload: HTTP2Frame.FramePayload) {
+        guard !isClosed, let payload = flow.arrived(payload) else { return }
+        deliver(payload)
+    }
+
+    /// The connection's read is over: the leg reads on only if its exchange asks again.
+    func readComplete() {
+        flow.readEnded()
         delegate?.upstreamLegReadComplete()
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        delegate?.upstreamLegWritabilityChanged(isWritable: context.channel.isWritable)
-        context.fireChannelWritabilityChanged()
+    func windowChanged(to size: Int) {
+        if let increment = flow.windowChanged(to: size) { connection.sendWindowUpdate(id, increment) }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // REFUSED_STREAM (RFC 9113 §8.7): the upstream did not process it, e.g. past a GOAWAY.
-        if let closed = event as? StreamClosedEvent, closed.reason == .refusedStream { refused = true }
-        context.fireUserInboundEventTriggered(event)
+    func connectionBecameWritable() {
+        if flow.isUnderHighWatermark { delegate?.upstreamLegWritabilityChanged(isWritable: true) }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    /// NIO closed the stream. `refused`: REFUSED_STREAM (RFC 9113 §8.7), the upstream did not process it.
+    func closed(refused: Bool) {
+        guard !isClosed else { return }
+        isClosed = true
+        flow.dropHeld()
         if !ended, let delegate {
             self.delegate = nil
             delegate.upstreamLegFailed(retryable: refused && !headReceived)
         }
-        context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
+    private func deliver(_ payload: HTTP2Frame.FramePayload) {
+        switch payload {
+        case .headers(let headers) where !headReceived:
+            guard let head = Self.responseHead(headers.headers, requestID: requestID) else {
+                if (100..<200).contains(Self.status(headers.headers) ?? 0) { return }  // 1xx: the client's stream takes one head
+                connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError)), promise: nil)
+                return
+            }
+            headReceived = true
+            delegate?.upstreamLegReceivedHead(head)
+            if headers.endStream { end(trailers: nil) }
+        case .headers(let headers):
+            end(trailers: HTTPHeaders(headers.headers.map { ($0.name, $0.value) }))
+        case .data(let data):
+            guard case .byteBuffer(let buffer) = data.data else { return }
+            if buffer.readableBytes > 0 { delegate?.upstreamLegReceivedBody(buffer) }
+            if data.endStream { end(trailers: nil) }
+        default:
+            break
+        }
+    }
+
+    private func end(trailers: HTTPHeaders?) {
+        ended = true
+        delegate?.upstreamLegReceivedEnd(trailers: trailers)
+    }
+
+    private func write(_ payload: HTTP2Frame.FramePayload, bytes: Int) {
+        guard !isClosed else { return }
+        flow.writing(bytes)
+        let written = connection.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            if self.flow.wrote(bytes) && self.connection.isWritable { self.delegate?.upstreamLegWritabilityChanged(isWritable: true) }
+        }
+        connection.write(HTTP2Frame(streamID: id, payload: payload), promise: written)
+    }
+
+    private static func status(_ headers: HPACKHeaders) -> Int? {
+        headers.first(name: ":status").flatMap { Int($0) }
+    }
+
+    /// The response head: its status and fields (pseudo-header fields out), our request id in.
+    private static func responseHead(_ headers: HPACKHeaders, requestID: String) -> HTTPResponseHead? {
+        guard let status = status(headers), status >= 200 else { return nil }
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(headers.count)
+        for (name, value, _) in headers where !name.hasPrefix(":") && name != "x-request-id" {
+            fields.append((name, value))
+        }
+        fields.append(("x-request-id", requestID))
+        return HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: HTTPHeaders(fields))
     }
 }

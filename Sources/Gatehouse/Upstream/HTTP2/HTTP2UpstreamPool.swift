@@ -11,6 +11,7 @@ import NIOSSL
 final class HTTP2UpstreamPool {
     typealias Completion = (Result<HTTP2UpstreamLeg, any Error>) -> Void
 
+
     private let eventLoop: any EventLoop
     private let target: UpstreamConnectionPool.Target
     private var connections: [HTTP2UpstreamConnection] = []
@@ -70,97 +71,19 @@ final class HTTP2UpstreamPool {
                     if let tls = target.tls {
                         try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
                     }
-                    let multiplexer = try sync.configureHTTP2Pipeline(
-                        mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()
-                    ) { channel in
-                        channel.eventLoop.makeSucceededVoidFuture()  // the upstream opens no streams of its own
-                    }
-                    try sync.addHandler(HTTP2UpstreamConnection(channel: channel, multiplexer: multiplexer, isTLS: isTLS))
+                    // Frame by frame, no stream multiplexer: the upstream opens no streams of its own.
+                    try sync.addHandler(NIOHTTP2Handler(mode: .client))
+                    try sync.addHandler(HTTP2UpstreamConnection(channel: channel, isTLS: isTLS))
                 }
             }
             .connect(host: target.host, port: target.port)
             .flatMapErrorThrowing { error in
                 throw UpstreamConnectionPool.ConnectError(description: "connect to \(target.host):\(target.port) failed: \(error)")
             }
-            .flatMapThrowing { channel in
-                try channel.pipeline.syncOperations.handler(type: HTTP2UpstreamConnection.self)
+            .flatMap { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.handler(type: HTTP2UpstreamConnection.self)
+                }.flatMap { $0.activated.futureResult }
             }
-    }
-}
-
-/// One multiplexed HTTP/2 connection to the upstream: watches the upstream's SETTINGS and GOAWAY
-/// and counts the streams open on it.
-final class HTTP2UpstreamConnection: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-
-    let channel: any Channel
-    private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
-    private let isTLS: Bool
-    weak var pool: HTTP2UpstreamPool?
-    /// Until the upstream's first SETTINGS says otherwise (RFC 9113 §6.5.2: unlimited; 100 is
-    /// what most servers announce).
-    private var maxConcurrentStreams = 100
-    private var openStreams = 0
-    private var isGoingAway = false
-
-    init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, isTLS: Bool) {
-        self.channel = channel
-        self.multiplexer = multiplexer
-        self.isTLS = isTLS
-    }
-
-    var hasRoom: Bool { channel.isActive && !isGoingAway && openStreams < maxConcurrentStreams }
-
-    func openStream(_ completion: @escaping HTTP2UpstreamPool.Completion) {
-        openStreams += 1
-        let promise = channel.eventLoop.makePromise(of: (any Channel).self)
-        let scheme: HTTP2FramePayloadToHTTP1ClientCodec.HTTPProtocol = isTLS ? .https : .http
-        multiplexer.createStreamChannel(promise: promise) { streamChannel in
-            streamChannel.eventLoop.makeCompletedFuture {
-                try streamChannel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
-                let sync = streamChannel.pipeline.syncOperations
-                try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: scheme))
-                try sync.addHandler(HTTP2UpstreamLeg(channel: streamChannel))
-            }
-        }
-        promise.futureResult.assumeIsolated().whenComplete { result in
-            switch result {
-            case .success(let streamChannel):
-                streamChannel.closeFuture.assumeIsolated().whenComplete { _ in
-                    self.openStreams -= 1
-                    if self.isGoingAway && self.openStreams == 0 { self.channel.close(promise: nil) }
-                }
-                completion(Result { try streamChannel.pipeline.syncOperations.handler(type: HTTP2UpstreamLeg.self) })
-            case .failure(let error):
-                self.openStreams -= 1
-                completion(.failure(error))
-            }
-        }
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.payload {
-        case .settings(.settings(let settings)):
-            for setting in settings where setting.parameter == .maxConcurrentStreams {
-                maxConcurrentStreams = setting.value
-            }
-        case .goAway:
-            // Streams the upstream never processed are refused (and retried by their handlers);
-            // new ones go to another connection.
-            isGoingAway = true
-            pool?.connectionClosed(self)
-        default:
-            break
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        pool?.connectionClosed(self)
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
     }
 }

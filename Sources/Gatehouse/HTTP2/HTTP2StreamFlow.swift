@@ -1,0 +1,73 @@
+import NIOCore
+import NIOHTTP2
+
+/// The flow control Gatehouse keeps for one HTTP/2 stream, at either end (a client's stream,
+/// `HTTP2ServerStream`; a stream to the upstream, `HTTP2UpstreamLeg`):
+/// - inbound, frames that arrive while their reader does not read are held, and the stream's window
+///   (`InboundFlowWindow`) is opened again only as they are handed on: a slow reader slows the sender;
+/// - outbound, the bytes written and not yet handed to the socket: past `highWatermark` the stream is
+///   not writable (its writer stops reading the other side) until they fall under `lowWatermark`.
+struct HTTP2StreamFlow {
+    static let highWatermark = 64 * 1024
+    static let lowWatermark = 32 * 1024
+
+    private var window: InboundFlowWindow
+    private var held = CircularBuffer<HTTP2Frame.FramePayload>()
+    /// The reader asked for more: frames are handed on as they arrive, until the read ends.
+    private(set) var readRequested = true
+    private(set) var pendingBytes = 0
+    private(set) var pendingWrites = 0
+
+    init(targetWindow: Int) {
+        window = InboundFlowWindow(target: targetWindow)
+    }
+
+    var hasHeldFrames: Bool { !held.isEmpty }
+    var isUnderHighWatermark: Bool { pendingBytes < Self.highWatermark }
+
+    // MARK: Inbound
+
+    /// A frame arrived: handed back to be delivered now, or held (nil).
+    mutating func arrived(_ payload: HTTP2Frame.FramePayload) -> HTTP2Frame.FramePayload? {
+        if readRequested && held.isEmpty { return payload }
+        if case .data(let data) = payload { window.held(data.data.readableBytes) }
+        held.append(payload)
+        return nil
+    }
+
+    /// The next held frame to deliver, while the reader reads.
+    mutating func nextHeld() -> HTTP2Frame.FramePayload? {
+        guard readRequested else { return nil }
+        return held.popFirst()
+    }
+
+    /// Held DATA bytes were delivered: the window increment to send, if any.
+    mutating func delivered(heldBytes: Int) -> Int? {
+        heldBytes > 0 ? window.released(heldBytes) : nil
+    }
+
+    /// NIO reported the stream's inbound window: the increment to send, if any.
+    mutating func windowChanged(to size: Int) -> Int? {
+        window.windowChanged(to: size)
+    }
+
+    mutating func requestRead() { readRequested = true }
+    /// The read ended: frames are held until the reader asks again.
+    mutating func readEnded() { readRequested = false }
+    mutating func dropHeld() { held.removeAll() }
+
+    // MARK: Outbound
+
+    mutating func writing(_ bytes: Int) {
+        pendingWrites += 1
+        pendingBytes += bytes
+    }
+
+    /// A write reached the socket (or failed): whether the stream just became writable again.
+    mutating func wrote(_ bytes: Int) -> Bool {
+        let wasWritable = isUnderHighWatermark
+        pendingWrites -= 1
+        pendingBytes -= bytes
+        return !wasWritable && pendingBytes < Self.lowWatermark
+    }
+}

@@ -1,0 +1,7 @@
+/// HTTP/2 field names are lower case (RFC 9113 §8.2.1). Most arrive so and are taken as they are;
+/// only a name with an upper-case letter is copied.
+enum HTTP2FieldName {
+    static func lowercased(_ name: String) -> String {
+        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
+    }
+}

@@ -1,0 +1,189 @@
+import NIOCore
+import NIOHTTP2
+
+/// One multiplexed HTTP/2 connection to the upstream, frame by frame behind NIO's `NIOHTTP2Handler`
+/// (no stream multiplexer): a new leg is a new stream id in Gatehouse's own table, its frames go to
+/// it and its writes to the connection. Watches the upstream's SETTINGS and GOAWAY, counts the
+/// streams open on it, and sends the WINDOW_UPDATEs for what the legs have read.
+final class HTTP2UpstreamConnection: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// Each stream's and the connection's receive window.
+    static let targetWindow = 65535
+    /// Client stream ids are odd and end at 2^31 - 1: a connection near the end takes no new streams.
+    private static let lastStreamID = Int(Int32.max) - 2
+
+    let channel: any Channel
+    let scheme: String
+    weak var pool: HTTP2UpstreamPool?
+    private var context: ChannelHandlerContext?
+    private var legs: [HTTP2StreamID: HTTP2UpstreamLeg] = [:]
+    private var readLegs: [HTTP2UpstreamLeg] = []
+    private var connectionWindow = InboundFlowWindow(target: targetWindow)
+    private var nextStreamID = 1
+    /// Until the upstream's first SETTINGS says otherwise (RFC 9113 §6.5.2: unlimited; 100 is
+    /// what most servers announce).
+    private var maxConcurrentStreams = 100
+    private var isGoingAway = false
+    private var isReading = false
+    private var flushPending = false
+
+    /// Succeeds once the connection is active and NIO has written the preface: no stream may open before.
+    let activated: EventLoopPromise<HTTP2UpstreamConnection>
+
+    init(channel: any Channel, isTLS: Bool) {
+        self.channel = channel
+        self.scheme = isTLS ? "https" : "http"
+        self.activated = channel.eventLoop.makePromise()
+    }
+
+    var eventLoop: any EventLoop { channel.eventLoop }
+    var allocator: ByteBufferAllocator { channel.allocator }
+    var isWritable: Bool { channel.isWritable }
+    var hasRoom: Bool {
+        channel.isActive && !isGoingAway && legs.count < maxConcurrentStreams && nextStreamID <= Self.lastStreamID
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { activated.succeed(self) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        activated.succeed(self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        activated.fail(ChannelError.ioOnClosedChannel)
+        failEveryLeg()
+        self.context = nil
+    }
+
+    /// A leg on a new stream; the stream opens with the leg's first write (its HEADERS).
+    func openStream(_ completion: HTTP2UpstreamPool.Completion) {
+        let id = HTTP2StreamID(nextStreamID)
+        nextStreamID += 2
+        let leg = HTTP2UpstreamLeg(id: id, connection: self, targetWindow: Self.targetWindow)
+        legs[id] = leg
+        completion(.success(leg))
+    }
+
+    /// A leg given up before its first write: its stream id is skipped (RFC 9113 §5.1.1).
+    func discard(_ leg: HTTP2UpstreamLeg) {
+        legs.removeValue(forKey: leg.id)
+        if isGoingAway && legs.isEmpty { channel.close(promise: nil) }
+    }
+
+    // MARK: - Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        isReading = true
+        let frame = unwrapInboundIn(data)
+        if frame.streamID != .rootStream {
+            guard let leg = legs[frame.streamID] else { return }
+            if !readLegs.contains(where: { $0 === leg }) { readLegs.append(leg) }
+            leg.received(frame.payload)
+            return
+        }
+        switch frame.payload {
+        case .settings(.settings(let settings)):
+            for setting in settings where setting.parameter == .maxConcurrentStreams {
+                maxConcurrentStreams = setting.value
+            }
+        case .goAway:
+            // Streams the upstream never processed are refused (and retried by their exchanges);
+            // new ones go to another connection.
+            isGoingAway = true
+            pool?.connectionClosed(self)
+        default:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        isReading = false
+        let read = readLegs
+        readLegs.removeAll(keepingCapacity: true)
+        for leg in read { leg.readComplete() }
+        if flushPending {
+            flushPending = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let closed as StreamClosedEvent:
+            if let leg = legs.removeValue(forKey: closed.streamID) { leg.closed(refused: closed.reason == .refusedStream) }
+            if isGoingAway && legs.isEmpty { context.close(promise: nil) }
+        case let window as NIOHTTP2WindowUpdatedEvent:
+            guard let size = window.inboundWindowSize else { break }
+            if window.streamID == .rootStream {
+                if let increment = connectionWindow.windowChanged(to: size) { sendWindowUpdate(.rootStream, increment) }
+            } else {
+                legs[window.streamID]?.windowChanged(to: size)
+            }
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            for leg in legs.values { leg.connectionBecameWritable() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        activated.fail(ChannelError.ioOnClosedChannel)
+        pool?.connectionClosed(self)
+        failEveryLeg()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A stream error resets that stream only (NIO reports its close); anything else ends the connection.
+        if error is NIOHTTP2Errors.StreamError { return }
+        context.close(promise: nil)
+    }
+
+    private func failEveryLeg() {
+        let open = legs.values
+        legs.removeAll()
+        for leg in open { leg.closed(refused: false) }
+    }
+
+    // MARK: - Outbound
+
+    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(frame), promise: promise)
+    }
+
+    /// Flushes at the end of the current read, or once at the end of this event-loop turn: the writes
+    /// of every leg answered in one read of the client's connection go out together.
+    func flushSoon() {
+        guard !flushPending else { return }
+        flushPending = true
+        if !isReading {
+            eventLoop.assumeIsolated().execute {
+                guard self.flushPending else { return }
+                self.flushPending = false
+                self.context?.flush()
+            }
+        }
+    }
+
+    func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {
+        write(HTTP2Frame(streamID: stream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
+        flushSoon()
+    }
+}
