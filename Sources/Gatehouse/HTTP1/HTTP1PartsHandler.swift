@@ -13,6 +13,7 @@ final class HTTP1PartsHandler: ChannelInboundHandler, StreamTransport {
     private var exchange: StreamExchange?
     private var context: ChannelHandlerContext?
     private var idleTimer: Scheduled<Void>?
+    private var exchangeTimer = WakeTimer()
     let eventLoop: any EventLoop
 
     init(connection: StreamExchange.Connection, eventLoop: any EventLoop) {
@@ -30,6 +31,7 @@ final class HTTP1PartsHandler: ChannelInboundHandler, StreamTransport {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer?.cancel()
+        exchangeTimer.cancel()
         self.context = nil
     }
 
@@ -105,6 +107,14 @@ final class HTTP1PartsHandler: ChannelInboundHandler, StreamTransport {
 
     func readRequest() {
         context?.read()
+    }
+
+    func wake(at deadline: NIODeadline) {
+        exchangeTimer.wake(at: deadline, on: eventLoop) { [weak self] in
+            guard let self else { return }
+            self.exchangeTimer.fired()
+            if let next = self.exchange?.deadlinePassed(now: .now()) { self.wake(at: next) }
+        }
     }
 
     /// A whole exchange on a keep-alive connection: wait for the next head; anything else closes.

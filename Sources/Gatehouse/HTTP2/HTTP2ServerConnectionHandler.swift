@@ -25,6 +25,8 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     private var readStreams: [HTTP2ServerStream] = []
     private var isReading = false
     private var flushPending = false
+    /// One timer for every stream's deadlines (response timeout, idle, stalled writes).
+    private var timer = WakeTimer()
     private var context: ChannelHandlerContext?
     private var sharedConnection: StreamExchange.Connection?
     let eventLoop: any EventLoop
@@ -52,6 +54,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        timer.cancel()
         closeEveryStream()
         self.context = nil
     }
@@ -166,6 +169,21 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
                 self.context?.flush()
             }
         }
+    }
+
+    /// A stream has a deadline then: the connection's timer fires by then.
+    func wake(at deadline: NIODeadline) {
+        timer.wake(at: deadline, on: eventLoop) { [weak self] in self?.timerFired() }
+    }
+
+    private func timerFired() {
+        timer.fired()
+        let now = NIODeadline.now()
+        var next: NIODeadline?
+        for stream in Array(streams.values) {
+            if let ahead = stream.deadlinePassed(now: now) { next = min(next ?? ahead, ahead) }
+        }
+        if let next { wake(at: next) }
     }
 
     func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {

@@ -24,7 +24,8 @@ final class HTTP2ServerStream: StreamTransport {
     private var headRead = false
     private(set) var isClosed = false
     private var lastWriteProgress = NIODeadline.now()
-    private var stallCheck: Scheduled<Void>?
+    /// Writes are pending since then; judged stalled `idle_timeout` after their last progress.
+    private var stallWatch = false
     private let idleTimeout: TimeAmount
     private var heldHead: HPACKHeaders?
 
@@ -112,7 +113,7 @@ final class HTTP2ServerStream: StreamTransport {
     func closed() {
         guard !isClosed else { return }
         isClosed = true
-        stallCheck?.cancel()
+        stallWatch = false
         flow.dropHeld()
         if exchange?.isDone == false { exchange?.transportClosed() }
         exchange = nil
@@ -186,10 +187,13 @@ final class HTTP2ServerStream: StreamTransport {
         }
         if flow.pendingWrites == 0 { lastWriteProgress = .now() }
         flow.writing(bytes)
+        if !stallWatch {
+            stallWatch = true
+            connection.wake(at: lastWriteProgress + idleTimeout)
+        }
         let written = promise ?? eventLoop.makePromise(of: Void.self)
         written.futureResult.assumeIsolated().whenComplete { _ in self.wrote(bytes) }
         connection.write(HTTP2Frame(streamID: id, payload: payload), promise: written)
-        if stallCheck == nil { scheduleStallCheck(in: idleTimeout) }
     }
 
     private func wrote(_ bytes: Int) {
@@ -201,18 +205,28 @@ final class HTTP2ServerStream: StreamTransport {
         if flow.isUnderHighWatermark { exchange?.transportBecameWritable() }
     }
 
-    private func scheduleStallCheck(in delay: TimeAmount) {
-        stallCheck = eventLoop.assumeIsolated().scheduleTask(in: delay) {
-            self.stallCheck = nil
-            guard self.flow.pendingWrites > 0, !self.isClosed else { return }
-            let idle = NIODeadline.now() - self.lastWriteProgress
-            if idle >= self.idleTimeout {
-                self.exchange?.transportClosed()
-                self.reset()
-            } else {
-                self.scheduleStallCheck(in: self.idleTimeout - idle)
-            }
+    func wake(at deadline: NIODeadline) {
+        connection.wake(at: deadline)
+    }
+
+    /// The connection's timer fired: the exchange's deadline, and writes that have not moved for
+    /// `idle_timeout` (a client that never opens its window): reset. Returns the next deadline ahead.
+    func deadlinePassed(now: NIODeadline) -> NIODeadline? {
+        var next = exchange?.deadlinePassed(now: now)
+        guard stallWatch, !isClosed else { return next }
+        guard flow.pendingWrites > 0 else {
+            stallWatch = false
+            return next
         }
+        let stalledAt = lastWriteProgress + idleTimeout
+        if stalledAt <= now {
+            stallWatch = false
+            exchange?.transportClosed()
+            reset()
+            return nil
+        }
+        next = min(next ?? stalledAt, stalledAt)
+        return next
     }
 
     /// Fields HTTP/2 forbids (RFC 9113 §8.2.2); an upstream's hop-by-hop fields are gone already.

@@ -42,7 +42,7 @@ extension StreamExchange: UpstreamLegDelegate {
 
     func upstreamFailed(_ status: HTTPResponseStatus) {
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
-        watchdog?.cancel()
+        deadline = nil
         state = .core
         perform(core.upstreamFailed(status))
     }
@@ -68,7 +68,7 @@ extension StreamExchange: UpstreamLegDelegate {
 
     func upstreamLegReceivedEnd(trailers: HTTPHeaders?) {
         guard case .forwarding(let leg) = state else { return }
-        watchdog?.cancel()
+        deadline = nil
         state = .done
         leg.finish(completed: requestEnded)
         core.upstreamCompleted()

@@ -39,8 +39,9 @@ final class StreamExchange: ExchangeDriving {
     /// What a refused stream is sent again with, once, while nothing of it can have been processed.
     var retryAdmission: Gatekeeper.Admission?
     /// The upstream's response head must arrive by then (`[upstream] timeout`); a stream that
-    /// then flows (gRPC streaming) is bounded by `idle_timeout` between bytes instead.
-    var watchdog: Scheduled<Void>?
+    /// then flows (gRPC streaming) is bounded by `idle_timeout` between bytes instead. No timer of its
+    /// own: the transport wakes it (`deadlinePassed(now:)`), one timer per connection.
+    var deadline: NIODeadline?
     var lastProgress = NIODeadline.now()
 
     init(connection: Connection, transport: any StreamTransport) {
@@ -124,7 +125,7 @@ final class StreamExchange: ExchangeDriving {
 
     /// The client went away, or the stream was reset: the upstream leg is given up.
     func transportClosed() {
-        watchdog?.cancel()
+        deadline = nil
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
         state = .done
     }
@@ -163,7 +164,7 @@ final class StreamExchange: ExchangeDriving {
 
     /// A local answer (the core has put a gRPC call's in its trailers-only form), with the request id.
     private func send(_ local: LocalResponse) {
-        watchdog?.cancel()
+        deadline = nil
         state = .done
         guard !responseHeadSent else {
             transport.finish(completed: false)
@@ -198,10 +199,20 @@ final class StreamExchange: ExchangeDriving {
 
     // MARK: - Watchdog
 
-    /// Fires once; re-armed while the stream makes progress.
+    /// Sets the exchange's next deadline; the transport's timer wakes it then.
     func armWatchdog(in delay: TimeAmount) {
-        watchdog?.cancel()
-        watchdog = transport.eventLoop.assumeIsolated().scheduleTask(in: delay) { [weak self] in self?.watchdogFired() }
+        let next = NIODeadline.now() + delay
+        deadline = next
+        transport.wake(at: next)
+    }
+
+    /// The transport's timer fired: acts if the deadline has passed. Returns the deadline still ahead, if any.
+    func deadlinePassed(now: NIODeadline) -> NIODeadline? {
+        guard let deadline else { return nil }
+        guard deadline <= now else { return deadline }
+        self.deadline = nil
+        watchdogFired()
+        return self.deadline
     }
 
     private func watchdogFired() {

@@ -19,6 +19,8 @@ protocol StreamTransport: AnyObject {
     func flush()
     /// Asks for more of the request (reads are manual: backpressure towards the client).
     func readRequest()
+    /// Calls the exchange's `deadlinePassed(now:)` at `deadline` (or soon after).
+    func wake(at deadline: NIODeadline)
     /// The exchange is over. `completed`: the request and the answer went through whole (an HTTP/1.1
     /// connection may take the next request); otherwise the stream is reset or the connection closed.
     func finish(completed: Bool)
