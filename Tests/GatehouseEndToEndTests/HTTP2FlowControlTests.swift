@@ -1,0 +1,39 @@
+import Foundation
+@testable import Gatehouse
+import Testing
+
+/// The frame-level HTTP/2 door keeps flow control itself (no stream multiplexer does it for it): a
+/// request body the upstream cannot take yet is held back at the client by the stream's window, not
+/// buffered in Gatehouse, and the window opens again (WINDOW_UPDATE) as the upstream reads, until the
+/// whole body is through.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct HTTP2FlowControlTests {
+    static let bodySize = 16 << 20
+
+    @Test func aBodyTheUpstreamDoesNotReadIsHeldAtTheClientThenArrivesWhole() async throws {
+        let releaseFile = NSTemporaryDirectory() + "gatehouse-sink-release-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: releaseFile) }
+        let (sink, sinkPort) = try await PythonPeer.startServer(
+            "h2", "slow_sink.py", ["--release-file", releaseFile], what: "the slow upstream")
+        defer { ChildProcess.stop(sink, grace: .zero) }
+        try await TestEnvironment.run(configure: { configuration, _ in
+            configuration.upstream.url = URL(string: "http://127.0.0.1:\(sinkPort)")!
+            configuration.upstream.timeout = .seconds(30)
+        }) { env in
+            let token = TestSigner.ec.token(claims: Claims.valid())
+            let report = try await PythonPeer.runJSON("h2", "upload.py", [
+                "--port", String(env.port), "--token", token, "--size", String(Self.bodySize), "--stall", "0.5", "--limit", "10",
+                "--release-file", releaseFile,
+            ])
+            // While the upstream read nothing, the client was held back by the stream's window once it had
+            // sent the window and what the sockets on the way hold: far from the whole body.
+            let heldAt = try #require(report["sent_at_release"]?.integerValue)
+            #expect(report["stalled"]?.boolValue == true, "the client was never held back: \(report)")
+            #expect(heldAt > 0 && heldAt < Int64(Self.bodySize) / 2, "the client sent \(heldAt) bytes to an upstream that read none: \(report)")
+            // Then the upstream read: the window reopened until everything was through.
+            #expect(report["sent"]?.integerValue == Int64(Self.bodySize), "\(report)")
+            #expect(report["status"]?.integerValue == 200, "\(report)")
+            #expect(report["body"]?.stringValue == String(Self.bodySize), "the upstream's count of body bytes: \(report)")
+        }
+    }
+}
