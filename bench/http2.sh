@@ -33,7 +33,7 @@ IDLE=${IDLE:-500}
 BIDI_SECONDS=${BIDI_SECONDS:-600}
 UP_H1=18091; UP_H2=18092; NGINX_PORT=18093; GATEHOUSE_PORT=18094; ADMIN_PORT=18095; GRPC_PORT=18096
 ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
-GATEHOUSE=$ROOT/.build-release/release/gatehouse
+GATEHOUSE=${GATEHOUSE:-$ROOT/.build-release/release/gatehouse}  # another build for A/B runs: GATEHOUSE=/path SKIP_BUILD=1
 GRPC_PEERS=$ROOT/Tests/GatehouseEndToEndTests/Resources/grpc
 
 PIDS=()

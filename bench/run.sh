@@ -65,7 +65,7 @@ CONTENDERS=${CONTENDERS:-direct nginx openidc haproxy-jwt gatehouse}
 UPSTREAM_PORT=18081; NGINX_PORT=18082; GATEHOUSE_PORT=18083; ADMIN_PORT=18084
 SINK_PORT=18085; APACHE_PORT=18086; HAPROXY_PORT=18087; JWKS_TLS_PORT=18443
 ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
-GATEHOUSE=$ROOT/.build-release/release/gatehouse
+GATEHOUSE=${GATEHOUSE:-$ROOT/.build-release/release/gatehouse}  # another build for A/B runs: GATEHOUSE=/path SKIP_BUILD=1
 APACHE=/usr/sbin/apache2
 OPENIDC_SO=/usr/lib/apache2/modules/mod_auth_openidc.so
 RESULTS=$OUT/results.tsv

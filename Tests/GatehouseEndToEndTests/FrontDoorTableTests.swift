@@ -231,12 +231,12 @@ struct FrontDoorTableTests {
         fields += headers(.core, testCase)
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: testCase.method), uri: target(.core, testCase),
                                    headers: HTTPHeaders(fields))
-        var core = ExchangeStateMachine(speaksGRPC: false, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
         core.readBegan()
         var pending = [core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil), core.receivedEnd(), core.readEnded()]
         while !pending.isEmpty {
             switch pending.removeFirst() {
-            case .none, .readBody:
+            case .none, .readBody, .retry:
                 continue
             case .awaitDecision(let future, let generation):
                 do {
@@ -257,6 +257,52 @@ struct FrontDoorTableTests {
         }
         Issue.record("the core neither answered nor forwarded \(testCase.name)")
         return Outcome(forwarded: false, status: nil, reason: nil, loggedReasons: [], bodyBytes: 0)
+    }
+
+    /// The retry rule is the core's, for both doors and both upstream protocols: an upstream leg lost
+    /// before any answer is tried once more only if the upstream cannot have acted on it, the method is
+    /// idempotent and the whole request is still at hand; else 502 (counted, never in the failure log).
+    @Test func theCoreRetriesOnlyAnUnprocessedIdempotentWholeRequestAndOnlyOnce() async throws {
+        try await TestEnvironment.run { env in
+            let services = try #require(env.gatehouse.currentServices)
+            let token = TestSigner.ec.token(claims: Claims.valid())
+            func admitted(_ method: String) async throws -> ExchangeStateMachine {
+                let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: "/v1/retry",
+                                           headers: HTTPHeaders([("host", "127.0.0.1"), ("authorization", "Bearer \(token)")]))
+                var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+                var action = core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil)
+                if case .awaitDecision(let future, let generation) = action { action = core.decided(try await future.get(), generation: generation) }
+                if case .none = action { action = core.receivedEnd() }
+                guard case .forward = action else {
+                    Issue.record("\(method) was not forwarded: \(action)")
+                    return core
+                }
+                _ = core.receivedEnd()
+                return core
+            }
+            func isRetry(_ action: ExchangeStateMachine.Action) -> Bool {
+                if case .retry = action { return true }
+                return false
+            }
+            func status(_ action: ExchangeStateMachine.Action) -> UInt? {
+                if case .send(let response) = action { return response.status.code }
+                return nil
+            }
+            for method in ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"] {
+                var core = try await admitted(method)
+                #expect(isRetry(core.upstreamLost(unprocessed: true, replayable: true)), "\(method) is retried")
+                #expect(status(core.upstreamLost(unprocessed: true, replayable: true)) == 502, "\(method) is retried once only")
+            }
+            for method in ["POST", "PATCH"] {
+                var core = try await admitted(method)
+                #expect(status(core.upstreamLost(unprocessed: true, replayable: true)) == 502, "\(method) is never retried")
+            }
+            var processed = try await admitted("GET")
+            #expect(status(processed.upstreamLost(unprocessed: false, replayable: true)) == 502, "the upstream may have acted on it")
+            var streamed = try await admitted("PUT")
+            #expect(status(streamed.upstreamLost(unprocessed: true, replayable: false)) == 502, "its body was streamed, not held")
+            #expect(env.failureLog.isEmpty)
+        }
     }
 
     /// The `test` provider's keys are in and the revocation list is read (the `down` provider never gets keys).

@@ -20,7 +20,6 @@ final class Exchange {
     /// The upstream's next sign of life is due by then: its response head within `[upstream] timeout`
     /// (else 504), then each further piece of it within `idle_timeout` (else the connection is cut).
     var responseDeadline: NIODeadline?
-    var hasRetried = false
     /// The request on the wire is a HEAD: its answer has no body.
     let isHEAD: Bool
 
@@ -39,8 +38,6 @@ final class Exchange {
     var clientKeepAlive: Bool { request.head.clientKeepAlive }
     var clientSpeaksHTTP11: Bool { request.head.version.major == 1 && request.head.version.minor >= 1 }
 
-    /// Whether a request the upstream may have received can be sent again (RFC 9110 §9.2.2).
-    var isIdempotent: Bool { RequestMethods.isIdempotent(request.head.method) }
 }
 
 extension HTTPRequestHead {

@@ -28,7 +28,7 @@ extension ExchangeDriving {
                 guard self.coreHasRequest else { return }
                 self.performCoreAction(self.core.answered(response, generation: generation))
             }
-        case .none, .readBody, .send, .forward:
+        case .none, .readBody, .send, .forward, .retry:
             break
         }
     }

@@ -4,8 +4,10 @@ import NIOHTTP1
 
 /// A request as the core holds it from its head on, whichever door it came by: what is judged
 /// (for `/.gatehouse/check`, the request the fronting proxy describes), by which rule, with which
-/// token, and how its answer is framed on the wire.
-struct ExchangeRequest {
+/// token, and how its answer is framed on the wire. A class: the core, its actions and the door's
+/// upstream leg pass it along on every request, one retain instead of a copy of each member; it is
+/// set at intake and lives on the connection's event loop.
+final class ExchangeRequest {
     /// The request judged and forwarded (its target normalized, its id accepted or generated).
     var request: UpstreamRequestHead.Request
     var rule: RouteRule
@@ -22,6 +24,20 @@ struct ExchangeRequest {
     let startedAt: NIODeadline
     /// The client presented the same token as its connection's last verified request.
     var presentsRecentToken = false
+
+    init(
+        request: UpstreamRequestHead.Request, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken, isHEAD: Bool, isGRPC: Bool,
+        services: ProxyServices, startedAt: NIODeadline
+    ) {
+        self.request = request
+        self.rule = rule
+        self.endpoint = endpoint
+        self.token = token
+        self.isHEAD = isHEAD
+        self.isGRPC = isGRPC
+        self.services = services
+        self.startedAt = startedAt
+    }
 
     var head: HTTPRequestHead { request.head }
     var requestID: String { request.requestID }

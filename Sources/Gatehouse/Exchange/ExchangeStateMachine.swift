@@ -17,8 +17,8 @@ struct ExchangeStateMachine {
         case waiting
         /// A sign-out reading its small body, which may carry a refresh token for the provider.
         case readingSignOut(OwnEndpoint, VerifiedIdentity)
-        /// Admitted: handed to the upstream leg once the read that carried the head is over, so a
-        /// request that ended in that read is sent as one without a body.
+        /// Admitted: handed to the upstream leg once the read that carried the head is over
+        /// (`forwardsAtReadEnd`).
         case admitted(Gatekeeper.Admission)
         /// Answered here: sent once the request has ended or the read is over (then with its body
         /// unread, so the door closes the connection or the stream after it).
@@ -41,10 +41,16 @@ struct ExchangeStateMachine {
         case send(LocalResponse)
         /// Open the upstream leg and send it the request, with the body read so far.
         case forward(Gatekeeper.Admission, bufferedBody: [ByteBuffer])
+        /// Send the request again on a new upstream leg (`upstreamLost`).
+        case retry
     }
 
     /// gRPC refusals are for HTTP/2 clients.
     let speaksGRPC: Bool
+    /// HTTP/2: an admitted request goes upstream once the read that carried its head is over, so that
+    /// one that ended in that read is sent as one without a body. An HTTP/1.1 request says its framing in
+    /// its head and goes at once (its body, if any, follows as it comes).
+    let forwardsAtReadEnd: Bool
     let eventLoop: any EventLoop
     private(set) var state = State.awaitingHead
     /// The request in hand, from its head on.
@@ -53,6 +59,7 @@ struct ExchangeStateMachine {
     /// Counts requests: a future's report for an earlier request is ignored.
     private(set) var generation = 0
     private var isInRead = false
+    private var hasRetried = false
     private var body: [ByteBuffer] = []
     private var bodyBytes = 0
 
@@ -62,8 +69,9 @@ struct ExchangeStateMachine {
         return false
     }
 
-    init(speaksGRPC: Bool, eventLoop: any EventLoop) {
+    init(speaksGRPC: Bool, forwardsAtReadEnd: Bool, eventLoop: any EventLoop) {
         self.speaksGRPC = speaksGRPC
+        self.forwardsAtReadEnd = forwardsAtReadEnd
         self.eventLoop = eventLoop
     }
 
@@ -72,6 +80,7 @@ struct ExchangeStateMachine {
         state = .awaitingHead
         exchange = nil
         requestEnded = false
+        hasRetried = false
         body = []
         bodyBytes = 0
     }
@@ -104,7 +113,7 @@ struct ExchangeStateMachine {
             exchange = refused
             services.metrics.request(routeAuth: "none", outcome: outcome)
             return answer(response)
-        case .judge(var judged):
+        case .judge(let judged):
             // The fast path for forwarded requests: still checked for expiry, keys, revocation, route.
             let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, services: services) : nil
             judged.presentsRecentToken = known != nil
@@ -168,7 +177,7 @@ struct ExchangeStateMachine {
         switch decision {
         case .admit(let admission):
             if let endpoint = exchange.endpoint { return answerEndpoint(endpoint, admission, exchange) }
-            if isInRead {
+            if isInRead && forwardsAtReadEnd {
                 state = .admitted(admission)
                 return .none
             }
@@ -239,6 +248,19 @@ struct ExchangeStateMachine {
         guard let exchange else { return .none }
         exchange.services.metrics.request(routeAuth: exchange.routeAuth, outcome: .upstreamError)
         return answer(LocalResponse.upstreamFailure(status, requestID: exchange.requestID))
+    }
+
+    /// The upstream leg went away before a byte of answer. It is tried once more only when the upstream
+    /// cannot have acted on it (`unprocessed`: a pooled connection it closed as we reused it, a refused
+    /// stream), the method is idempotent (RFC 9110 §9.2.2) and Gatehouse still holds the whole request
+    /// (`replayable`: it ended and no body was streamed); else 502.
+    mutating func upstreamLost(unprocessed: Bool, replayable: Bool) -> Action {
+        guard let exchange else { return .none }
+        if unprocessed && replayable && !hasRetried && RequestMethods.isIdempotent(exchange.head.method) {
+            hasRetried = true
+            return .retry
+        }
+        return upstreamFailed(.badGateway)
     }
 
     /// The upstream's response went through whole.

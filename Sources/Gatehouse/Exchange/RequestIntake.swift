@@ -35,7 +35,7 @@ enum RequestIntake {
             return .judge(exchange(target, rule: rule, isWebSocket: isWebSocketUpgrade(head)))
         }
         // An own endpoint: its own path (never its query) is what the failure log records.
-        var own = exchange(NormalizedTarget(path: target.path, query: nil))
+        let own = exchange(NormalizedTarget(path: target.path, query: nil))
         guard let endpoint = OwnEndpoint(path: target.path) else {
             return .answer(own, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), .endpoint)
         }

@@ -123,16 +123,19 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             exchange.responseDeadline = nil
             state = .discarding
             context.close(promise: nil)
-        } else if connection.isReused && !connection.answered && !exchange.bodyForwarded && exchange.requestEnded && !exchange.hasRetried
-            && exchange.isIdempotent
-        {
-            // A keep-alive connection the upstream closed as we reused it, without a byte of answer:
-            // an idempotent request is tried once more (the upstream may have acted on any other).
-            exchange.hasRetried = true
-            connect(exchange, context: context)
         } else {
+            // A keep-alive connection the upstream closed as we reused it, without a byte of answer, may be
+            // retried (the core's rule); anything else is 502.
+            let action = core.upstreamLost(
+                unprocessed: connection.isReused && !connection.answered, replayable: exchange.requestEnded && !exchange.bodyForwarded)
+            if case .retry = action {
+                connect(exchange, context: context)
+                return
+            }
             services.logUpstreamProtocolError(connection)
-            answerUpstreamFailure(exchange, status: .badGateway, context: context)
+            exchange.responseDeadline = nil
+            state = .core
+            perform(action, context: context)
         }
     }
 

@@ -75,7 +75,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         self.services = handle.services
         self.pool = pool
         self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
-        self.core = ExchangeStateMachine(speaksGRPC: false, eventLoop: pool.eventLoop)
+        self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: pool.eventLoop)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -391,6 +391,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             context.read()
         case .send(let response):
             sendLocal(response, context: context)
+        case .retry:
+            break  // taken where the upstream was lost (ClientConnectionHandler+Upstream)
         case .forward(let admission, let body):
             guard let admitted = core.exchange else { return }
             let exchange = Exchange(admitted, bufferedBody: body, requestEnded: core.requestEnded)

@@ -129,7 +129,9 @@ final class HTTP2ServerStream: StreamTransport {
         fields.reserveCapacity(head.headers.count + 1)
         fields.add(name: ":status", value: String(head.status.code))
         for (name, value) in head.headers where !Self.isConnectionSpecific(name) {
-            fields.add(name: HTTP2FieldName.lowercased(name), value: value)
+            let lowered = HTTP2FieldName.lowercased(name)
+            // New on every answer: kept out of the HPACK table (it would only push out what repeats).
+            fields.add(name: lowered, value: value, indexing: lowered == "x-request-id" ? .nonIndexable : .indexable)
         }
         if endStream {
             write(.headers(.init(headers: fields, endStream: true)), bytes: 0, promise: nil)

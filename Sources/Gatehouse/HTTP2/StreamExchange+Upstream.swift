@@ -90,18 +90,21 @@ extension StreamExchange: UpstreamLegDelegate {
         transport.readRequest()
     }
 
-    func upstreamLegFailed(retryable: Bool) {
+    func upstreamLegFailed(unprocessed: Bool) {
         guard case .forwarding = state else { return }
         if responseHeadSent {
             // Cut mid-response: the client must not take it for complete.
             state = .done
             transport.finish(completed: false)
-        } else if retryable, !hasRetried, let admission = retryAdmission {
-            hasRetried = true
-            connect(admission)
-        } else {
-            state = .connecting  // so that upstreamFailed does not finish the failed leg again
-            upstreamFailed(.badGateway)
+            return
         }
+        let action = core.upstreamLost(unprocessed: unprocessed, replayable: retryAdmission != nil)
+        if case .retry = action, let admission = retryAdmission {
+            connect(admission)
+            return
+        }
+        deadline = nil
+        state = .core
+        perform(action)
     }
 }

@@ -34,7 +34,6 @@ final class StreamExchange: ExchangeDriving {
     var bufferedBody: [ByteBuffer] = []
     var requestTrailers: HTTPHeaders?
     var responseHeadSent = false
-    var hasRetried = false
     var bodyForwarded = false
     /// What a refused stream is sent again with, once, while nothing of it can have been processed.
     var retryAdmission: Gatekeeper.Admission?
@@ -49,7 +48,7 @@ final class StreamExchange: ExchangeDriving {
         self.transport = transport
         self.services = connection.handle.services
         // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
-        self.core = ExchangeStateMachine(speaksGRPC: transport.clientVersion == nil, eventLoop: transport.eventLoop)
+        self.core = ExchangeStateMachine(speaksGRPC: transport.clientVersion == nil, forwardsAtReadEnd: true, eventLoop: transport.eventLoop)
     }
 
     var request: UpstreamRequestHead.Request? { core.exchange?.request }
@@ -151,6 +150,8 @@ final class StreamExchange: ExchangeDriving {
             armWatchdog(in: services.idleTimeout)
         case .send(let response):
             send(response)
+        case .retry:
+            break  // taken where the leg failed (StreamExchange+Upstream)
         case .forward(let admission, let body):
             if case .verified(let identity) = admission, let exchange = core.exchange {
                 connection.tokenMemory.remember(exchange, identity: identity, identityFields: nil)

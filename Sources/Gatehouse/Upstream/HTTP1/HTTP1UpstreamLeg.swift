@@ -9,7 +9,6 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     private let pool: UpstreamConnectionPool
     private var requestID = ""
     private var services: ProxyServices?
-    private var requestIsIdempotent = false
     private var bodySent = false
     private var responseEnded = false
     private var isFinished = false
@@ -25,7 +24,6 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     func start(_ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool) {
         requestID = request.requestID
         self.services = services
-        requestIsIdempotent = RequestMethods.isIdempotent(request.head.method)
         var written = services.upstreamHead.make(request, admission: admission, allocator: connection.channel.allocator)
         if hasBody && !written.chunkedBody && !request.head.headers.contains(name: "content-length") {
             // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
@@ -62,7 +60,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         case .head(let head):
             // 1xx heads are not relayed to HTTP/2 clients (NIO's stream codec takes one head), nor is a 101.
             if head.isInformational {
-                if head.status == 101 { fail(retryable: false) }
+                if head.status == 101 { fail(unprocessed: false) }
                 return
             }
             delegate?.upstreamLegReceivedHead(head.relayedHead(requestID: requestID))
@@ -80,15 +78,15 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     func upstreamClosed() {
         guard !responseEnded else { return }
-        let retryable = connection.isReused && !connection.answered && !bodySent && requestIsIdempotent
-        if !retryable { services?.logUpstreamProtocolError(connection) }
-        fail(retryable: retryable)
+        let unprocessed = connection.isReused && !connection.answered && !bodySent
+        if !unprocessed { services?.logUpstreamProtocolError(connection) }
+        fail(unprocessed: unprocessed)
     }
 
-    private func fail(retryable: Bool) {
+    private func fail(unprocessed: Bool) {
         let delegate = self.delegate
         self.delegate = nil
         finish(completed: false)
-        delegate?.upstreamLegFailed(retryable: retryable)
+        delegate?.upstreamLegFailed(unprocessed: unprocessed)
     }
 }
