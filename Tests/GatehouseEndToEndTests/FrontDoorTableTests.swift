@@ -260,9 +260,10 @@ struct FrontDoorTableTests {
     }
 
     /// The retry rule is the core's, for both doors and both upstream protocols: an upstream leg lost
-    /// before any answer is tried once more only if the upstream cannot have acted on it, the method is
-    /// idempotent and the whole request is still at hand; else 502 (counted, never in the failure log).
-    @Test func theCoreRetriesOnlyAnUnprocessedIdempotentWholeRequestAndOnlyOnce() async throws {
+    /// before any answer is tried once more only with the whole request still at hand, and when the
+    /// upstream refused it (any method) or closed a reused connection on it (idempotent methods); else
+    /// 502 (counted, never in the failure log).
+    @Test func theCoreRetriesAWholeRequestTheUpstreamCannotHaveActedOnOnce() async throws {
         try await TestEnvironment.run { env in
             let services = try #require(env.gatehouse.currentServices)
             let token = TestSigner.ec.token(claims: Claims.valid())
@@ -290,17 +291,20 @@ struct FrontDoorTableTests {
             }
             for method in ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"] {
                 var core = try await admitted(method)
-                #expect(isRetry(core.upstreamLost(unprocessed: true, replayable: true)), "\(method) is retried")
-                #expect(status(core.upstreamLost(unprocessed: true, replayable: true)) == 502, "\(method) is retried once only")
+                #expect(isRetry(core.upstreamLost(.closedOnReuse, replayable: true)), "\(method) is retried")
+                #expect(status(core.upstreamLost(.closedOnReuse, replayable: true)) == 502, "\(method) is retried once only")
             }
             for method in ["POST", "PATCH"] {
                 var core = try await admitted(method)
-                #expect(status(core.upstreamLost(unprocessed: true, replayable: true)) == 502, "\(method) is never retried")
+                #expect(status(core.upstreamLost(.closedOnReuse, replayable: true)) == 502, "\(method) is not retried on a reused connection")
+                var refused = try await admitted(method)
+                #expect(isRetry(refused.upstreamLost(.refused, replayable: true)), "a refused \(method) was never processed")
+                #expect(status(refused.upstreamLost(.refused, replayable: true)) == 502, "\(method) is retried once only")
             }
             var processed = try await admitted("GET")
-            #expect(status(processed.upstreamLost(unprocessed: false, replayable: true)) == 502, "the upstream may have acted on it")
+            #expect(status(processed.upstreamLost(.failed, replayable: true)) == 502, "the upstream may have acted on it")
             var streamed = try await admitted("PUT")
-            #expect(status(streamed.upstreamLost(unprocessed: true, replayable: false)) == 502, "its body was streamed, not held")
+            #expect(status(streamed.upstreamLost(.refused, replayable: false)) == 502, "its body was streamed, not held")
             #expect(env.failureLog.isEmpty)
         }
     }

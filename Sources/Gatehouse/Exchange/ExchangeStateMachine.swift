@@ -250,13 +250,19 @@ struct ExchangeStateMachine {
         return answer(LocalResponse.upstreamFailure(status, requestID: exchange.requestID))
     }
 
-    /// The upstream leg went away before a byte of answer. It is tried once more only when the upstream
-    /// cannot have acted on it (`unprocessed`: a pooled connection it closed as we reused it, a refused
-    /// stream), the method is idempotent (RFC 9110 §9.2.2) and Gatehouse still holds the whole request
-    /// (`replayable`: it ended and no body was streamed); else 502.
-    mutating func upstreamLost(unprocessed: Bool, replayable: Bool) -> Action {
+    /// The upstream leg went away before a byte of answer. It is tried once more, if Gatehouse can send
+    /// the whole request again (`replayable`: it ended and none of its body was sent), when the upstream says
+    /// it did not process it (a refused stream, RFC 9113 §8.7: any method), or when a pooled connection it
+    /// closed as we reused it took it without a byte of answer (it may have acted: idempotent methods
+    /// only, RFC 9110 §9.2.2). Else 502.
+    mutating func upstreamLost(_ loss: UpstreamLoss, replayable: Bool) -> Action {
         guard let exchange else { return .none }
-        if unprocessed && replayable && !hasRetried && RequestMethods.isIdempotent(exchange.head.method) {
+        let safe = switch loss {
+        case .refused: true
+        case .closedOnReuse: RequestMethods.isIdempotent(exchange.head.method)
+        case .failed: false
+        }
+        if safe && replayable && !hasRetried {
             hasRetried = true
             return .retry
         }

@@ -127,7 +127,8 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             // A keep-alive connection the upstream closed as we reused it, without a byte of answer, may be
             // retried (the core's rule); anything else is 502.
             let action = core.upstreamLost(
-                unprocessed: connection.isReused && !connection.answered, replayable: exchange.requestEnded && !exchange.bodyForwarded)
+                connection.isReused && !connection.answered ? .closedOnReuse : .failed,
+                replayable: exchange.requestEnded && !exchange.bodyForwarded)
             if case .retry = action {
                 connect(exchange, context: context)
                 return

@@ -20,11 +20,9 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     private let targetWindow: Int
     private let idleTimeout: TimeAmount
     private var streams: [HTTP2StreamID: HTTP2ServerStream] = [:]
-    private var connectionWindow: InboundFlowWindow
     /// Streams that received frames in the current read.
     private var readStreams: [HTTP2ServerStream] = []
-    private var isReading = false
-    private var flushPending = false
+    private let output: HTTP2FrameOutput
     /// One timer for every stream's deadlines (response timeout, idle, stalled writes).
     private var timer = WakeTimer()
     private var context: ChannelHandlerContext?
@@ -41,7 +39,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         self.connectionGuard = connectionGuard
         self.targetWindow = targetWindow
         self.idleTimeout = idleTimeout
-        self.connectionWindow = InboundFlowWindow(target: targetWindow)
+        self.output = HTTP2FrameOutput(eventLoop: eventLoop, targetWindow: targetWindow)
         self.exchangeConnection = exchangeConnection
     }
 
@@ -49,6 +47,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        output.attach(context)
         allocator = context.channel.allocator
         sharedConnection = exchangeConnection(context.channel.remoteAddress?.ipAddress ?? "unknown")
     }
@@ -56,6 +55,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         timer.cancel()
         closeEveryStream()
+        output.attach(nil)
         self.context = nil
     }
 
@@ -73,7 +73,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     // MARK: - Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        isReading = true
+        output.readBegan()
         let frame = unwrapInboundIn(data)
         guard frame.streamID != .rootStream else {
             context.fireChannelRead(data)  // PING acknowledgements: the manager's
@@ -98,14 +98,10 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        isReading = false
         let read = readStreams
         readStreams.removeAll(keepingCapacity: true)
         for stream in read { stream.readComplete() }
-        if flushPending {
-            flushPending = false
-            context.flush()
-        }
+        output.readEnded()
         context.fireChannelReadComplete()
     }
 
@@ -124,12 +120,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
             connectionGuard.streamClosed()
             return
         case let window as NIOHTTP2WindowUpdatedEvent:
-            guard let size = window.inboundWindowSize else { break }
-            if window.streamID == .rootStream {
-                if let increment = connectionWindow.windowChanged(to: size) { sendWindowUpdate(.rootStream, increment) }
-            } else {
-                streams[window.streamID]?.windowChanged(to: size)
-            }
+            if let (stream, size) = output.windowUpdated(window) { streams[stream]?.windowChanged(to: size) }
         default:
             break
         }
@@ -150,25 +141,11 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     // MARK: - Outbound
 
     func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        context.write(wrapOutboundOut(frame), promise: promise)
+        output.write(frame, promise: promise)
     }
 
-    /// Flushes at the end of the current read, or once at the end of this event-loop turn: the answers
-    /// of every stream completed in one read of the upstream go out together.
     func flushSoon() {
-        guard !flushPending else { return }
-        flushPending = true
-        if !isReading {
-            eventLoop.assumeIsolated().execute {
-                guard self.flushPending else { return }
-                self.flushPending = false
-                self.context?.flush()
-            }
-        }
+        output.flushSoon()
     }
 
     /// A stream has a deadline then: the connection's timer fires by then.
@@ -187,7 +164,6 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     }
 
     func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {
-        write(HTTP2Frame(streamID: stream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
-        flushSoon()
+        output.sendWindowUpdate(stream, increment)
     }
 }

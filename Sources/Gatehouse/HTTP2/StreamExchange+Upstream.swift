@@ -90,7 +90,7 @@ extension StreamExchange: UpstreamLegDelegate {
         transport.readRequest()
     }
 
-    func upstreamLegFailed(unprocessed: Bool) {
+    func upstreamLegFailed(_ loss: UpstreamLoss) {
         guard case .forwarding = state else { return }
         if responseHeadSent {
             // Cut mid-response: the client must not take it for complete.
@@ -98,7 +98,7 @@ extension StreamExchange: UpstreamLegDelegate {
             transport.finish(completed: false)
             return
         }
-        let action = core.upstreamLost(unprocessed: unprocessed, replayable: retryAdmission != nil)
+        let action = core.upstreamLost(loss, replayable: retryAdmission != nil)
         if case .retry = action, let admission = retryAdmission {
             connect(admission)
             return

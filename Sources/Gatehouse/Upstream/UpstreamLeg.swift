@@ -26,9 +26,8 @@ protocol UpstreamLegDelegate: AnyObject {
     func upstreamLegReceivedEnd(trailers: HTTPHeaders?)
     func upstreamLegReadComplete()
     func upstreamLegWritabilityChanged(isWritable: Bool)
-    /// The upstream went away or broke the protocol. `unprocessed`: it cannot have acted on the request
-    /// (a refused stream; a pooled connection it closed as it was reused, before a byte of answer or of body).
-    func upstreamLegFailed(unprocessed: Bool)
+    /// The upstream went away or broke the protocol, before a byte of answer or after.
+    func upstreamLegFailed(_ loss: UpstreamLoss)
 }
 
 /// Opens upstream legs on the caller's event loop, over the pools that loop owns.

@@ -60,7 +60,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         case .head(let head):
             // 1xx heads are not relayed to HTTP/2 clients (NIO's stream codec takes one head), nor is a 101.
             if head.isInformational {
-                if head.status == 101 { fail(unprocessed: false) }
+                if head.status == 101 { fail(.failed) }
                 return
             }
             delegate?.upstreamLegReceivedHead(head.relayedHead(requestID: requestID))
@@ -78,15 +78,15 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     func upstreamClosed() {
         guard !responseEnded else { return }
-        let unprocessed = connection.isReused && !connection.answered && !bodySent
-        if !unprocessed { services?.logUpstreamProtocolError(connection) }
-        fail(unprocessed: unprocessed)
+        let closedOnReuse = connection.isReused && !connection.answered && !bodySent
+        if !closedOnReuse { services?.logUpstreamProtocolError(connection) }
+        fail(closedOnReuse ? .closedOnReuse : .failed)
     }
 
-    private func fail(unprocessed: Bool) {
+    private func fail(_ loss: UpstreamLoss) {
         let delegate = self.delegate
         self.delegate = nil
         finish(completed: false)
-        delegate?.upstreamLegFailed(unprocessed: unprocessed)
+        delegate?.upstreamLegFailed(loss)
     }
 }

@@ -20,14 +20,12 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     private var legs: [HTTP2StreamID: HTTP2UpstreamLeg] = [:]
     private var readLegs: [HTTP2UpstreamLeg] = []
-    private var connectionWindow = InboundFlowWindow(target: targetWindow)
+    private let output: HTTP2FrameOutput
     private var nextStreamID = 1
     /// Until the upstream's first SETTINGS says otherwise (RFC 9113 §6.5.2: unlimited; 100 is
     /// what most servers announce).
     private var maxConcurrentStreams = 100
     private var isGoingAway = false
-    private var isReading = false
-    private var flushPending = false
 
     /// Succeeds once the connection is active and NIO has written the preface: no stream may open before.
     let activated: EventLoopPromise<HTTP2UpstreamConnection>
@@ -36,6 +34,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
         self.channel = channel
         self.scheme = isTLS ? "https" : "http"
         self.activated = channel.eventLoop.makePromise()
+        self.output = HTTP2FrameOutput(eventLoop: channel.eventLoop, targetWindow: Self.targetWindow)
     }
 
     var eventLoop: any EventLoop { channel.eventLoop }
@@ -47,6 +46,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        output.attach(context)
         if context.channel.isActive { activated.succeed(self) }
     }
 
@@ -58,6 +58,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         activated.fail(ChannelError.ioOnClosedChannel)
         failEveryLeg()
+        output.attach(nil)
         self.context = nil
     }
 
@@ -79,7 +80,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     // MARK: - Inbound
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        isReading = true
+        output.readBegan()
         let frame = unwrapInboundIn(data)
         if frame.streamID != .rootStream {
             guard let leg = legs[frame.streamID] else { return }
@@ -103,14 +104,10 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        isReading = false
         let read = readLegs
         readLegs.removeAll(keepingCapacity: true)
         for leg in read { leg.readComplete() }
-        if flushPending {
-            flushPending = false
-            context.flush()
-        }
+        output.readEnded()
         context.fireChannelReadComplete()
     }
 
@@ -120,12 +117,7 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
             if let leg = legs.removeValue(forKey: closed.streamID) { leg.closed(refused: closed.reason == .refusedStream) }
             if isGoingAway && legs.isEmpty { context.close(promise: nil) }
         case let window as NIOHTTP2WindowUpdatedEvent:
-            guard let size = window.inboundWindowSize else { break }
-            if window.streamID == .rootStream {
-                if let increment = connectionWindow.windowChanged(to: size) { sendWindowUpdate(.rootStream, increment) }
-            } else {
-                legs[window.streamID]?.windowChanged(to: size)
-            }
+            if let (stream, size) = output.windowUpdated(window) { legs[stream]?.windowChanged(to: size) }
         default:
             break
         }
@@ -161,29 +153,14 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     // MARK: - Outbound
 
     func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        context.write(wrapOutboundOut(frame), promise: promise)
+        output.write(frame, promise: promise)
     }
 
-    /// Flushes at the end of the current read, or once at the end of this event-loop turn: the writes
-    /// of every leg answered in one read of the client's connection go out together.
     func flushSoon() {
-        guard !flushPending else { return }
-        flushPending = true
-        if !isReading {
-            eventLoop.assumeIsolated().execute {
-                guard self.flushPending else { return }
-                self.flushPending = false
-                self.context?.flush()
-            }
-        }
+        output.flushSoon()
     }
 
     func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {
-        write(HTTP2Frame(streamID: stream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
-        flushSoon()
+        output.sendWindowUpdate(stream, increment)
     }
 }

@@ -111,7 +111,7 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
         flow.dropHeld()
         if !ended, let delegate {
             self.delegate = nil
-            delegate.upstreamLegFailed(unprocessed: refused && !headReceived)
+            delegate.upstreamLegFailed(refused && !headReceived ? .refused : .failed)
         }
     }
 

@@ -1,13 +1,14 @@
 import Foundation
+import NIOHTTP1
 @testable import Gatehouse
 import Testing
 
-/// The frame-level HTTP/2 door keeps flow control itself (no stream multiplexer does it for it): a
-/// request body the upstream cannot take yet is held back at the client by the stream's window, not
-/// buffered in Gatehouse, and the window opens again (WINDOW_UPDATE) as the upstream reads, until the
-/// whole body is through.
+/// What Gatehouse's frame-level HTTP/2 connections do themselves, with no stream multiplexer to do it
+/// for them: flow control (a request body the upstream cannot take yet is held back at the client by the
+/// stream's window, not buffered in Gatehouse, and the window opens again as the upstream reads) and the
+/// upstream's stream states (a refused stream is sent again).
 @Suite(.serialized, .timeLimit(.minutes(2)))
-struct HTTP2FlowControlTests {
+struct HTTP2FrameLevelTests {
     static let bodySize = 16 << 20
 
     @Test func aBodyTheUpstreamDoesNotReadIsHeldAtTheClientThenArrivesWhole() async throws {
@@ -34,6 +35,24 @@ struct HTTP2FlowControlTests {
             #expect(report["sent"]?.integerValue == Int64(Self.bodySize), "\(report)")
             #expect(report["status"]?.integerValue == 200, "\(report)")
             #expect(report["body"]?.stringValue == String(Self.bodySize), "the upstream's count of body bytes: \(report)")
+        }
+    }
+
+    /// A stream the HTTP/2 upstream refused (REFUSED_STREAM: not processed) is sent again once on the
+    /// frame-level upstream connection, whatever its method, when there is nothing of it to send again
+    /// but its head (a body already sent is not kept for a replay).
+    @Test func aStreamTheUpstreamRefusedIsSentAgainOnce() async throws {
+        let (upstream, upstreamPort) = try await PythonPeer.startServer("h2", "refusing_upstream.py", [], what: "the refusing upstream")
+        defer { ChildProcess.stop(upstream, grace: .zero) }
+        try await TestEnvironment.run(configure: { configuration, _ in
+            configuration.upstream.url = URL(string: "http://127.0.0.1:\(upstreamPort)")!
+            configuration.upstream.protocolVersion = .http2
+        }) { env in
+            let token = TestSigner.ec.token(claims: Claims.valid())
+            let get = try await env.request("/v1/refused-get", token: token)
+            #expect(get.status == 200 && get.body == "GET /v1/refused-get attempt 2", "\(get.status) \(get.body)")
+            let post = try await env.request("/v1/refused-post", method: .POST, token: token)
+            #expect(post.status == 200 && post.body == "POST /v1/refused-post attempt 2", "\(post.status) \(post.body)")
         }
     }
 }
