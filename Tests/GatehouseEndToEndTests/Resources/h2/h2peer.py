@@ -41,6 +41,21 @@ ERROR_NAMES = {
 HOST = "127.0.0.1"
 
 
+def listen(port_file, rcvbuf=None):
+    """A listening socket on 127.0.0.1, an ephemeral port, written to port_file once it listens (the
+    helper servers of the tests: PythonPeer.startServer waits for that file)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if rcvbuf:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)  # inherited by accepted sockets
+    listener.bind((HOST, 0))
+    listener.listen(16)
+    with open(port_file + ".tmp", "w") as handle:
+        handle.write(str(listener.getsockname()[1]))
+    os.rename(port_file + ".tmp", port_file)
+    return listener
+
+
 def frame(kind, flags, stream_id, payload=b""):
     return struct.pack(">I", len(payload))[1:] + struct.pack(">BBI", kind, flags, stream_id & 0x7FFFFFFF) + payload
 

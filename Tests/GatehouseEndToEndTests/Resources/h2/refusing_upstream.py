@@ -5,14 +5,14 @@ answers any later one 200 with "<method> <path> attempt <n>". Writes its port to
 """
 
 import argparse
-import os
-import socket
 import threading
 
 import h2.config
 import h2.connection
 import h2.errors
 import h2.events
+
+import h2peer
 
 attempts = {}
 lock = threading.Lock()
@@ -66,13 +66,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
     args = parser.parse_args()
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    with open(args.port_file + ".tmp", "w") as handle:
-        handle.write(str(listener.getsockname()[1]))
-    os.rename(args.port_file + ".tmp", args.port_file)
+    listener = h2peer.listen(args.port_file)
     while True:
         sock, _ = listener.accept()
         threading.Thread(target=serve, args=(sock,), daemon=True).start()

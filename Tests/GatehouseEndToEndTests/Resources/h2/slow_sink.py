@@ -7,9 +7,10 @@ flow control holds back. Writes its port to --port-file. 127.0.0.1 only.
 
 import argparse
 import os
-import socket
 import threading
 import time
+
+import h2peer
 
 
 def serve(conn, release_file):
@@ -47,14 +48,7 @@ def main():
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--release-file", required=True)
     args = parser.parse_args()
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(16)
-    with open(args.port_file + ".tmp", "w") as handle:
-        handle.write(str(listener.getsockname()[1]))
-    os.rename(args.port_file + ".tmp", args.port_file)
+    listener = h2peer.listen(args.port_file, rcvbuf=16384)
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=serve, args=(conn, args.release_file), daemon=True).start()
