@@ -64,7 +64,8 @@ struct ProxyServer {
                     let http1 = { (channel: any Channel) throws in
                         let sync = channel.pipeline.syncOperations
                         guard upstreamProtocol == .http1 else {
-                            // An HTTP/2 upstream: requests in parts, as HTTP/2 streams are, through NIO's codec.
+                            // An HTTP/2 upstream: requests in parts through NIO's HTTP/1 codec, each driven by a
+                            // StreamExchange as an HTTP/2 stream's is.
                             try sync.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeaderBytes: maxHeaderBytes)))
                             try sync.addHandler(HTTPResponseEncoder())
                             try sync.addHandler(HTTPServerPipelineHandler())

@@ -58,7 +58,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     func upstreamReceived(_ part: UpstreamResponseParser.Part) {
         switch part {
         case .head(let head):
-            // 1xx heads are not relayed to HTTP/2 clients (NIO's stream codec takes one head), nor is a 101.
+            // 1xx heads are not relayed through a leg (a stream exchange answers with one head), nor is a 101.
             if head.isInformational {
                 if head.status == 101 { fail(.failed) }
                 return
