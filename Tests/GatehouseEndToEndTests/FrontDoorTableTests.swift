@@ -259,6 +259,19 @@ struct FrontDoorTableTests {
         return Outcome(forwarded: false, status: nil, reason: nil, loggedReasons: [], bodyBytes: 0)
     }
 
+    /// An answer that closes the HTTP/1.1 connection (a request target with no single reading) closes it
+    /// on both upstream protocols, with `Connection: close`: the request pipelined behind it is not read.
+    @Test(arguments: [UpstreamProtocol.http1, .http2])
+    func aBadTargetClosesTheHTTP1ConnectionWhateverTheUpstream(_ upstream: UpstreamProtocol) async throws {
+        try await TestEnvironment.run(upstreamHTTP2: upstream == .http2) { env in
+            let raw = RawHTTP.exchange(port: env.port, "GET /public/..;/admin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                + "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(RawHTTP.statuses(raw) == [400], "\(raw)")
+            #expect(raw.lowercased().contains("connection: close"), "\(raw)")
+            try await env.expectNothingReachedUpstream()
+        }
+    }
+
     /// The retry rule is the core's, for both doors and both upstream protocols: an upstream leg lost
     /// before any answer is tried once more only with the whole request still at hand, and when the
     /// upstream refused it (any method) or closed a reused connection on it (idempotent methods); else

@@ -174,8 +174,12 @@ final class StreamExchange: ExchangeDriving {
         responseHeadSent = true
         let requestID = request?.requestID ?? RequestID.acceptOrGenerate(nil)
         let isGRPC = core.exchange?.isGRPC == true
+        // An answer that ends the connection (a request target with no single reading) does so on an
+        // HTTP/1.1 connection as on the HTTP/1.1 door; an HTTP/2 stream ends with its answer anyway.
+        let closesConnection = local.closeConnection && transport.clientVersion != nil
         var headers = local.headers
         headers.add(name: "x-request-id", value: requestID)
+        if closesConnection { headers.add(name: "connection", value: "close") }
         if !isGRPC { headers.add(name: "content-length", value: String(local.body.utf8.count)) }
         let head = HTTPResponseHead(version: responseVersion, status: local.status, headers: headers)
         let promise = transport.eventLoop.makePromise(of: Void.self)
@@ -188,13 +192,13 @@ final class StreamExchange: ExchangeDriving {
             transport.writeEnd(trailers: nil, promise: promise)
         }
         transport.flush()
-        finished(written: promise.futureResult)
+        finished(written: promise.futureResult, closingConnection: closesConnection)
     }
 
     /// After the answer: a whole exchange lets an HTTP/1.1 connection go on; a request whose body is
     /// still coming is reset (HTTP/2, NO_ERROR once answered) or its connection closed.
-    func finished(written: EventLoopFuture<Void>) {
-        let completed = requestEnded
+    func finished(written: EventLoopFuture<Void>, closingConnection: Bool = false) {
+        let completed = requestEnded && !closingConnection
         written.assumeIsolated().whenComplete { _ in self.transport.finish(completed: completed) }
     }
 
