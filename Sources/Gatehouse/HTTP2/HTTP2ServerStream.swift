@@ -68,13 +68,9 @@ final class HTTP2ServerStream: StreamTransport {
         // Hand on what was held, as one read of its own.
         isDelivering = true
         exchange?.readBegan()
-        var released = 0
-        while !isClosed, let payload = flow.nextHeld() {
-            if case .data(let data) = payload { released += data.data.readableBytes }
-            deliver(payload, readStarted: true)
-        }
+        while !isClosed, let payload = flow.nextHeld() { deliver(payload, readStarted: true) }
         isDelivering = false
-        if let increment = flow.delivered(heldBytes: released) { connection.sendWindowUpdate(id, increment) }
+        if let increment = flow.heldFramesDelivered() { connection.sendWindowUpdate(id, increment) }
         readComplete()
     }
 
@@ -180,11 +176,16 @@ final class HTTP2ServerStream: StreamTransport {
         connection.flushSoon()
     }
 
-    /// Every write is followed to the socket: its bytes count against the watermarks until then, and
-    /// writes that do not move for `idle_timeout` reset the stream.
+    /// Every write that flow control may hold up (DATA, and what is queued behind it) is followed to the
+    /// socket: its bytes count against the watermarks until then, and writes that do not move for
+    /// `idle_timeout` reset the stream. A response head is never held up, so it costs no promise.
     private func write(_ payload: HTTP2Frame.FramePayload, bytes: Int, promise: EventLoopPromise<Void>?) {
         guard !isClosed else {
             promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        if bytes == 0 && promise == nil {
+            connection.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
             return
         }
         if flow.pendingWrites == 0 { lastWriteProgress = .now() }

@@ -17,6 +17,8 @@ struct HTTP2StreamFlow {
     private(set) var readRequested = true
     private(set) var pendingBytes = 0
     private(set) var pendingWrites = 0
+    /// DATA bytes of held frames handed on since the window was last told of them.
+    private var releasedBytes = 0
 
     init(targetWindow: Int) {
         window = InboundFlowWindow(target: targetWindow)
@@ -37,13 +39,16 @@ struct HTTP2StreamFlow {
 
     /// The next held frame to deliver, while the reader reads.
     mutating func nextHeld() -> HTTP2Frame.FramePayload? {
-        guard readRequested else { return nil }
-        return held.popFirst()
+        guard readRequested, let payload = held.popFirst() else { return nil }
+        if case .data(let data) = payload { releasedBytes += data.data.readableBytes }
+        return payload
     }
 
-    /// Held DATA bytes were delivered: the window increment to send, if any.
-    mutating func delivered(heldBytes: Int) -> Int? {
-        heldBytes > 0 ? window.released(heldBytes) : nil
+    /// The held frames taken by `nextHeld()` were delivered: the window increment to send, if any.
+    mutating func heldFramesDelivered() -> Int? {
+        let bytes = releasedBytes
+        releasedBytes = 0
+        return bytes > 0 ? window.released(bytes) : nil
     }
 
     /// NIO reported the stream's inbound window: the increment to send, if any.

@@ -60,13 +60,9 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
         flow.requestRead()
         guard flow.hasHeldFrames, !isDelivering else { return }
         isDelivering = true
-        var released = 0
-        while !isClosed, let payload = flow.nextHeld() {
-            if case .data(let data) = payload { released += data.data.readableBytes }
-            deliver(payload)
-        }
+        while !isClosed, let payload = flow.nextHeld() { deliver(payload) }
         isDelivering = false
-        if let increment = flow.delivered(heldBytes: released) { connection.sendWindowUpdate(id, increment) }
+        if let increment = flow.heldFramesDelivered() { connection.sendWindowUpdate(id, increment) }
         readComplete()
     }
 
@@ -142,8 +138,13 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
         delegate?.upstreamLegReceivedEnd(trailers: trailers)
     }
 
+    /// DATA is followed to the socket for the watermarks; a frame without bytes costs no promise.
     private func write(_ payload: HTTP2Frame.FramePayload, bytes: Int) {
         guard !isClosed else { return }
+        guard bytes > 0 else {
+            connection.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
+            return
+        }
         flow.writing(bytes)
         let written = connection.eventLoop.makePromise(of: Void.self)
         written.futureResult.assumeIsolated().whenComplete { _ in
