@@ -76,6 +76,7 @@ enum ConfigurationDecoder {
         let providers = providerSettings(providerReaders)
         let routes = (root.tables("route") ?? []).compactMap { routeSettings($0, providerNames: providerNames) }
         let revocation = root.table("revocation").map(revocationSettings)
+        let dpop = root.table("dpop").map(dpopSettings) ?? DPoPSettings()
         checkDistinct(admin: admin.address, listen: listen.address, sink: root.sink)
         root.finish()
 
@@ -90,6 +91,7 @@ enum ConfigurationDecoder {
         configuration.headers = headers
         configuration.routes = routes
         configuration.revocation = revocation
+        configuration.dpop = dpop
         return configuration
     }
 

@@ -16,6 +16,7 @@ public struct Configuration: Sendable, Equatable {
     public var providers: [ProviderSettings]
     public var routes: [RouteSettings] = []
     public var revocation: RevocationSettings?
+    public var dpop = DPoPSettings()
 
     public init(upstream: UpstreamSettings, providers: [ProviderSettings]) {
         self.upstream = upstream
@@ -166,6 +167,8 @@ public struct ProviderSettings: Sendable, Equatable {
     public var domain: URL?
     /// Overrides `<domain>/oauth2/userInfo`.
     public var userinfoURI: URL?
+    /// Sender-constrained tokens of this provider (a route's `dpop` overrides it).
+    public var dpop: DPoPMode = .allowed
     public init(name: String, type: ProviderType) {
         self.name = name
         self.type = type
@@ -190,7 +193,38 @@ public struct RouteSettings: Sendable, Equatable {
     public var groups: [String] = []
     public var emailDomains: [String] = []
     public var requireEmailVerified = false
+    /// nil: each provider's own `dpop`.
+    public var dpop: DPoPMode?
     public init(match: Match) { self.match = match }
+}
+
+/// `dpop` of a provider or route (docs/reference.md §3): whether DPoP-bound tokens (RFC 9449) are
+/// accepted, and whether plain bearer tokens still are. A token bound with `cnf.jkt` is never accepted
+/// as a bearer token, whatever the mode.
+public enum DPoPMode: String, Sendable, Equatable {
+    /// The `DPoP` scheme is refused.
+    case off
+    /// A DPoP-bound token comes with a valid proof; an unbound token is a plain bearer token.
+    case allowed
+    /// Only DPoP-bound tokens with a valid proof.
+    case required
+}
+
+/// `[dpop]`: how proofs are judged, for every provider and route that accepts them.
+public struct DPoPSettings: Sendable, Equatable {
+    /// How far a proof's `iat` may lie from now (each way), besides `[verification] leeway`.
+    public var proofLifetime: Duration = .seconds(60)
+    /// The scheme and authority clients address (`https://api.example.com`) when a load balancer in front
+    /// terminates TLS or renames the host; nil: the listener's scheme and the request's Host.
+    public var externalURL: String?
+    /// Require server nonces (`DPoP-Nonce`).
+    public var nonce = false
+    /// The nonce secret shared by replicas; nil: a random one per process.
+    public var nonceSecret: SecretSetting?
+    public var nonceLifetime: Duration = .seconds(300)
+    /// Live entries the local `jti` cache may hold; beyond it proofs are answered 503.
+    public var replayCacheSize = 2_000_000
+    public init() {}
 }
 
 public struct RevocationSettings: Sendable, Equatable {

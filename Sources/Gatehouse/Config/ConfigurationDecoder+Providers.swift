@@ -3,7 +3,7 @@ import TOMLKit
 // [[provider]]: one identity provider per table, its keys depending on its type.
 extension ConfigurationDecoder {
     /// The keys meaningful only for some types. Every type also takes name, type, issuer, jwks_uri, algorithms,
-    /// revocation_endpoint and headers (presets' issuer and jwks_uri can be overridden for emulators and tests).
+    /// revocation_endpoint, dpop and headers (presets' issuer and jwks_uri can be overridden for emulators and tests).
     static let providerKeys: [ProviderType: [String]] = [
         .google: ["audiences", "hosted_domains"],
         .apple: ["audiences"],
@@ -56,6 +56,7 @@ extension ConfigurationDecoder {
         provider.jwksURI = table.parsed("jwks_uri", ConfigSyntax.httpURL)
         provider.algorithms = algorithms(table)
         provider.revocationEndpoint = table.parsed("revocation_endpoint", ConfigSyntax.httpURL)
+        provider.dpop = table.choice("dpop", among: DPoPMode.all) ?? provider.dpop
         if let headers = table.table("headers") {
             provider.headers = headerMappings(headers, allowsForwardClaimsJSON: false)
             headers.finish()

@@ -12,7 +12,7 @@ extension ConfigurationDecoder {
         } else if let file {
             settings.password = .file(file)
         } else if let inline {
-            settings.password = secret(inline, table: table)
+            settings.password = secret(inline, key: "password", table: table)
         }
         if settings.password != nil, !isPostgres(settings.store) {
             table.report(table.contains("password") ? "password" : "password_file", "only used by a postgres:// store")
@@ -22,13 +22,13 @@ extension ConfigurationDecoder {
     }
 
     /// `password = "env:NAME"` names an environment variable; anything else is the secret itself.
-    private static func secret(_ text: String, table: TOMLReader) -> SecretSetting? {
+    static func secret(_ text: String, key: String, table: TOMLReader) -> SecretSetting? {
         guard text.hasPrefix("env:") else { return .inline(text) }
         let name = String(text.dropFirst("env:".count))
         let validName = name.first.map { !$0.isNumber } == true
             && name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
         guard validName else {
-            table.report("password", "\(ConfigKeyPath.quoted(name)) is not an environment variable name (letters, digits, _)")
+            table.report(key, "\(ConfigKeyPath.quoted(name)) is not an environment variable name (letters, digits, _)")
             return nil
         }
         return .environment(name)

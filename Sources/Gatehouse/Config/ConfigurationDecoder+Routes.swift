@@ -1,7 +1,7 @@
 // [[route]]: which paths need which tokens, first match wins.
 extension ConfigurationDecoder {
     /// Requirements that only apply to a checked token, so on a `public` route they could never apply.
-    static let tokenRequirementKeys = ["providers", "scopes", "groups", "email_domains", "require_email_verified"]
+    static let tokenRequirementKeys = ["providers", "scopes", "groups", "email_domains", "require_email_verified", "dpop"]
 
     /// nil if the route is unusable (its problems are in the sink).
     static func routeSettings(_ table: TOMLReader, providerNames: [String]) -> RouteSettings? {
@@ -20,6 +20,7 @@ extension ConfigurationDecoder {
             route.groups = table.strings("groups") ?? []
             route.emailDomains = domains(table, "email_domains") ?? []
             route.requireEmailVerified = table.bool("require_email_verified") ?? route.requireEmailVerified
+            route.dpop = table.choice("dpop", among: DPoPMode.all)
         }
         table.finish()
         return match != nil && table.sink.issues.count == issuesBefore ? route : nil

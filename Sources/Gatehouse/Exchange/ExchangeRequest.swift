@@ -14,6 +14,8 @@ final class ExchangeRequest {
     /// `/.gatehouse/*`: answered here once admitted, never forwarded.
     var endpoint: OwnEndpoint?
     var token: BearerToken
+    /// The token's scheme, DPoP proof and client certificate (sender-constrained tokens).
+    let evidence: SenderEvidence
     /// The method on the wire is HEAD: its answer has no body (for `/.gatehouse/check`, `request`
     /// carries the described method, not this one).
     var isHEAD: Bool
@@ -26,9 +28,10 @@ final class ExchangeRequest {
     var presentsRecentToken = false
 
     init(
-        request: UpstreamRequestHead.Request, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken, isHEAD: Bool, isGRPC: Bool,
-        services: ProxyServices, startedAt: NIODeadline
+        request: UpstreamRequestHead.Request, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken, evidence: SenderEvidence = .none,
+        isHEAD: Bool, isGRPC: Bool, services: ProxyServices, startedAt: NIODeadline
     ) {
+        self.evidence = evidence
         self.request = request
         self.rule = rule
         self.endpoint = endpoint
@@ -48,7 +51,7 @@ final class ExchangeRequest {
     /// signing out everywhere again would move the subject's cut-off, so a revoked token may not.
     func decide(recent: VerifiedIdentity?, on eventLoop: any EventLoop) -> Gatekeeper.Decision {
         services.gatekeeper.decide(
-            request.head, path: request.target.path, rule: rule, token: token, now: Int64(Date().timeIntervalSince1970),
+            request.head, path: request.target.path, rule: rule, token: token, evidence: evidence, now: Int64(Date().timeIntervalSince1970),
             acceptingRevoked: endpoint == .signout, recent: recent, on: eventLoop)
     }
 }

@@ -104,11 +104,16 @@ struct ExchangeStateMachine {
         }
     }
 
-    /// A request head. `recent` is the connection's last verified token (`RecentToken`).
-    mutating func receivedHead(_ head: HTTPRequestHead, clientIP: String, services: ProxyServices, recent: RecentToken?) -> Action {
+    /// A request head. `recent` is the connection's last verified token (`RecentToken`); `certificateThumbprint`
+    /// the connection's TLS client certificate (`SenderEvidence`).
+    mutating func receivedHead(
+        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, services: ProxyServices, recent: RecentToken?
+    ) -> Action {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
-        switch RequestIntake.read(head, clientIP: clientIP, speaksGRPC: speaksGRPC, services: services) {
+        switch RequestIntake.read(
+            head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, speaksGRPC: speaksGRPC, services: services)
+        {
         case .answer(let refused, let response, let outcome):
             exchange = refused
             services.metrics.request(routeAuth: "none", outcome: outcome)

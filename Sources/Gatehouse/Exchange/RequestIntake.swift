@@ -12,16 +12,21 @@ enum RequestIntake {
     }
 
     static func read(
-        _ head: HTTPRequestHead, clientIP: String, speaksGRPC: Bool, services: ProxyServices, startedAt: NIODeadline = .now()
+        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, speaksGRPC: Bool, services: ProxyServices,
+        startedAt: NIODeadline = .now()
     ) -> Outcome {
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
-        let token = BearerToken.extract(
+        let (token, scheme) = BearerToken.extractWithScheme(
             from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
+        // The proof header is only looked for when the scheme asks for one: a bearer request pays nothing.
+        let evidence = SenderEvidence(
+            scheme: scheme, proof: scheme == .dpop ? SenderEvidence.proofHeader(in: head.headers) : .absent,
+            certificateThumbprint: certificateThumbprint)
         func exchange(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
             ExchangeRequest(
                 request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
                                isWebSocket: isWebSocket),
-                rule: rule, endpoint: nil, token: token, isHEAD: head.method == .HEAD,
+                rule: rule, endpoint: nil, token: token, evidence: evidence, isHEAD: head.method == .HEAD,
                 // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
                 isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), services: services, startedAt: startedAt)
         }

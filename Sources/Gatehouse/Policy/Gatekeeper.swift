@@ -25,12 +25,17 @@ struct Gatekeeper: Sendable {
     let userinfo: UserinfoEnricher?
     /// Signed-out tokens and subjects.
     let revocations: RevocationList
+    /// DPoP proofs and certificate bindings (RFC 9449, RFC 8705).
+    let senderConstraints: SenderConstraints
+    /// Provider names by index (a missing token's challenge depends on the route's providers).
+    let providerNames: [String]
 
     func decide(
         _ head: HTTPRequestHead,
         path: String,
         rule: RouteRule,
         token: BearerToken,
+        evidence: SenderEvidence = .none,
         now: Int64,
         acceptingRevoked: Bool = false,
         recent: VerifiedIdentity? = nil,
@@ -40,18 +45,58 @@ struct Gatekeeper: Sendable {
         let presented: Substring
         switch token {
         case .absent:
-            return rule.auth == .optional ? .admit(.guest) : .reject(AuthFailure(.missingToken, "no bearer token"))
+            guard rule.auth != .optional else { return .admit(.guest) }
+            return challenged(.reject(AuthFailure(.missingToken, "no bearer token")), evidence: evidence, rule: rule, now: now)
         case .malformed(let detail):
-            return .reject(AuthFailure(.malformedToken, detail))
+            return challenged(.reject(AuthFailure(.malformedToken, detail)), evidence: evidence, rule: rule, now: now)
         case .present(let value):
             presented = value
         }
+        let request = Judged(head: head, token: presented, evidence: evidence, rule: rule, now: now, acceptingRevoked: acceptingRevoked)
+        let decision: Decision
         switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
         case .done(let result):
-            return enriched(result, token: presented, rule: rule, now: now, acceptingRevoked: acceptingRevoked, on: eventLoop)
+            decision = constrained(result, request, on: eventLoop)
         case .pending(let future):
-            return .pending(future.flatMap { result in
-                switch enriched(result, token: presented, rule: rule, now: now, acceptingRevoked: acceptingRevoked, on: eventLoop) {
+            decision = .pending(future.flatMap { result in
+                switch constrained(result, request, on: eventLoop) {
+                case .pending(let next): return next
+                case let decision: return eventLoop.makeSucceededFuture(decision)
+                }
+            })
+        }
+        return challenged(decision, evidence: evidence, rule: rule, now: now)
+    }
+
+    /// What the steps after verification need of the request.
+    private struct Judged {
+        let head: HTTPRequestHead
+        let token: Substring
+        let evidence: SenderEvidence
+        let rule: RouteRule
+        let now: Int64
+        /// A sign-out may present an already signed-out token (its retry after a 503 is idempotent).
+        let acceptingRevoked: Bool
+    }
+
+    /// Revocation, then the sender constraint (DPoP proof, certificate binding), then enrichment and the route.
+    private func constrained(_ result: Result<VerifiedIdentity, AuthFailure>, _ request: Judged, on eventLoop: any EventLoop) -> Decision {
+        guard case .success(let identity) = result else { return Self.apply(request.rule, to: result) }
+        if !request.acceptingRevoked, revocations.isRevoked(identity, token: request.token) {
+            return .reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity))
+        }
+        switch senderConstraints.check(
+            identity, token: request.token, evidence: request.evidence, head: request.head, rule: request.rule, now: request.now,
+            on: eventLoop)
+        {
+        case .pass:
+            return enriched(identity, token: request.token, rule: request.rule, now: request.now, on: eventLoop)
+        case .fail(let failure):
+            return .reject(Self.authentic(failure, identity))
+        case .pending(let future):
+            return .pending(future.flatMap { failure in
+                if let failure { return eventLoop.makeSucceededFuture(.reject(Self.authentic(failure, identity))) }
+                switch enriched(identity, token: request.token, rule: request.rule, now: request.now, on: eventLoop) {
                 case .pending(let next): return next
                 case let decision: return eventLoop.makeSucceededFuture(decision)
                 }
@@ -60,15 +105,8 @@ struct Gatekeeper: Sendable {
     }
 
     /// Userinfo attributes (when configured) join the claims before the route's requirements see them.
-    /// `acceptingRevoked`: a sign-out may present an already signed-out token (its retry after a 503 is idempotent).
-    private func enriched(
-        _ result: Result<VerifiedIdentity, AuthFailure>, token: Substring, rule: RouteRule, now: Int64, acceptingRevoked: Bool,
-        on eventLoop: any EventLoop
-    ) -> Decision {
-        guard case .success(let identity) = result else { return Self.apply(rule, to: result) }
-        if !acceptingRevoked, revocations.isRevoked(identity, token: token) {
-            return .reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity))
-        }
+    private func enriched(_ identity: VerifiedIdentity, token: Substring, rule: RouteRule, now: Int64, on eventLoop: any EventLoop) -> Decision {
+        let result = Result<VerifiedIdentity, AuthFailure>.success(identity)
         guard let userinfo else { return Self.apply(rule, to: result) }
         switch userinfo.enrich(identity, token: token, now: now, on: eventLoop) {
         case .done(let enrichedIdentity):
@@ -85,6 +123,26 @@ struct Gatekeeper: Sendable {
         case .success(let identity):
             guard let failure = rule.checkRequirements(claims: identity.claims) else { return .admit(.verified(identity)) }
             return .reject(authentic(failure, identity))
+        }
+    }
+
+    /// A refusal carries the `DPoP` challenge when the request used the DPoP scheme, when it is a DPoP refusal,
+    /// or when the route takes DPoP only (RFC 9449 §7.1), with a fresh nonce when nonces are required.
+    private func challenged(_ decision: Decision, evidence: SenderEvidence, rule: RouteRule, now: Int64) -> Decision {
+        switch decision {
+        case .admit: return decision
+        case .pending(let future): return .pending(future.map { challenged($0, evidence: evidence, rule: rule, now: now) })
+        case .reject(var failure):
+            let requiresDPoP: Bool
+            if let provider = failure.provider, let index = providerNames.firstIndex(of: provider) {
+                requiresDPoP = senderConstraints.mode(rule: rule, providerIndex: index) == .required
+            } else {
+                requiresDPoP = senderConstraints.requiresDPoP(rule: rule, providerNames: providerNames)
+            }
+            guard evidence.scheme == .dpop || failure.reason.isSenderConstraint || requiresDPoP else { return decision }
+            let nonce = senderConstraints.nonces.map { $0.issue(now: now) }
+            failure.dpopChallenge = DPoPChallenge(offersBearer: !requiresDPoP, nonce: nonce)
+            return .reject(failure)
         }
     }
 
@@ -105,12 +163,22 @@ struct Gatekeeper: Sendable {
     }
 }
 
+extension FailureReason {
+    /// The refusals of the sender-constraint step (their answer carries the `DPoP` challenge).
+    var isSenderConstraint: Bool {
+        switch self {
+        case .invalidDPoPProof, .dpopReplay, .useDPoPNonce, .dpopBindingMismatch, .bearerDowngrade, .dpopRequired, .dpopUnavailable: true
+        default: false
+        }
+    }
+}
+
 extension AuthFailure {
     /// The HTTP status this failure is answered with (docs/reference.md §4).
     var status: HTTPResponseStatus {
         switch reason {
         case .insufficientScope, .forbidden: .forbidden
-        case .keysUnavailable: .serviceUnavailable
+        case .keysUnavailable, .dpopUnavailable: .serviceUnavailable
         default: .unauthorized
         }
     }

@@ -12,6 +12,8 @@ public struct RouteRule: Sendable, Equatable {
     public let emailDomains: [String]
     /// Whether `email_verified` must be true.
     public let requireEmailVerified: Bool
+    /// DPoP on this route; nil: each provider's own `dpop`.
+    public let dpop: DPoPMode?
     /// Position of the `[[route]]` entry in the configuration; nil for the default rule.
     public let index: Int?
 
@@ -22,6 +24,7 @@ public struct RouteRule: Sendable, Equatable {
         groups: [String] = [],
         emailDomains: [String] = [],
         requireEmailVerified: Bool = false,
+        dpop: DPoPMode? = nil,
         index: Int? = nil
     ) {
         self.auth = auth
@@ -30,6 +33,7 @@ public struct RouteRule: Sendable, Equatable {
         self.groups = groups
         self.emailDomains = emailDomains.map(Self.asciiLowercased)
         self.requireEmailVerified = requireEmailVerified
+        self.dpop = dpop
         self.index = index
     }
 
@@ -42,6 +46,7 @@ public struct RouteRule: Sendable, Equatable {
             groups: settings.groups,
             emailDomains: settings.emailDomains,
             requireEmailVerified: settings.requireEmailVerified,
+            dpop: settings.dpop,
             index: index
         )
     }

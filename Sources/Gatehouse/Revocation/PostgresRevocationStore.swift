@@ -99,6 +99,26 @@ final class PostgresRevocationStore: RevocationStore {
         }
     }
 
+    func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String> {
+        guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
+        let keys = proofs.map(\.key)
+        let expiries = proofs.map(\.expiresAt)
+        let rows = try await connection.query("""
+            INSERT INTO gatehouse_dpop_proofs (proof_key, expires_at)
+            SELECT * FROM UNNEST(\(keys)::text[], \(expiries)::bigint[])
+            ON CONFLICT (proof_key) DO NOTHING
+            RETURNING proof_key
+            """, logger: logger)
+        var fresh = Set<String>()
+        for try await key in rows.decode(String.self) { fresh.insert(key) }
+        return fresh
+    }
+
+    func deleteProofEntries(expiringBefore cutoff: Int64) async throws {
+        guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
+        try await connection.query("DELETE FROM gatehouse_dpop_proofs WHERE expires_at < \(cutoff)", logger: logger)
+    }
+
     func ping() async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("SELECT 1", logger: logger)
@@ -141,6 +161,8 @@ final class PostgresRevocationStore: RevocationStore {
                 issued_before bigint NOT NULL, PRIMARY KEY (provider, subject))
             """,
         ],
+        // Version 2: DPoP proofs seen by any replica (RFC 9449 §11.1), kept while their iat is in the window.
+        ["CREATE TABLE gatehouse_dpop_proofs (proof_key text PRIMARY KEY, expires_at bigint NOT NULL)"],
     ]
 
     /// Any fixed number: the advisory lock all Gatehouse replicas take while migrating.

@@ -16,6 +16,10 @@ final class RevocationService: Sendable {
     private let state = NIOLockedValueBox(StoreState())
     private let writes: AsyncStream<PendingWrite>
     private let writesInput: AsyncStream<PendingWrite>.Continuation
+    /// DPoP proofs waiting to be recorded in the shared store; `proofSignal` wakes the writer, which takes them all.
+    private let pendingProofs = NIOLockedValueBox<[PendingProof]>([])
+    private let proofSignals: AsyncStream<Void>
+    private let proofSignal: AsyncStream<Void>.Continuation
     /// How long a sign-out waits on the store before it is answered 503.
     static let writeTimeout = Duration.seconds(2)
     static let cleanupInterval = Duration.seconds(60)
@@ -35,10 +39,45 @@ final class RevocationService: Sendable {
         var promise: EventLoopPromise<Void>
     }
 
+    private struct PendingProof: Sendable {
+        var claim: ProofClaim
+        var promise: EventLoopPromise<Bool>
+    }
+
+    /// Whether DPoP proofs are recorded in the store (it is shared: SQLite or PostgreSQL).
+    var sharesProofs: Bool { !(store is MemoryRevocationStore) }
+
     init(store: any RevocationStore, logger: Logger) {
         self.store = store
         self.logger = logger
         (writes, writesInput) = AsyncStream.makeStream(of: PendingWrite.self)
+        (proofSignals, proofSignal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Records a DPoP proof in the shared store: the future is true when no replica had recorded it.
+    /// Proofs arriving while a write is under way go together in the next one.
+    func claimProof(_ key: DPoPReplayCache.Key, expiresAt: Int64, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
+        let promise = eventLoop.makePromise(of: Bool.self)
+        pendingProofs.withLockedValue { $0.append(PendingProof(claim: ProofClaim(key: key.hex, expiresAt: expiresAt), promise: promise)) }
+        if case .terminated = proofSignal.yield() {
+            for pending in pendingProofs.withLockedValue({ pending in defer { pending = [] }; return pending }) {
+                pending.promise.fail(RevocationStoreError(description: "gatehouse is stopping"))
+            }
+        }
+        return promise.futureResult
+    }
+
+    private func writeProofClaims() async {
+        for await _ in proofSignals {
+            let batch = pendingProofs.withLockedValue { pending in defer { pending = [] }; return pending }
+            guard !batch.isEmpty else { continue }
+            do {
+                let fresh = try await boundedValue { try await self.store.claimProofs(batch.map(\.claim)) }
+                for pending in batch { pending.promise.succeed(fresh.contains(pending.claim.key)) }
+            } catch {
+                for pending in batch { pending.promise.fail(error) }
+            }
+        }
     }
 
     var status: StoreState { state.withLockedValue { $0 } }
@@ -60,10 +99,15 @@ final class RevocationService: Sendable {
             group.addTask { await self.followStore() }
             group.addTask { await self.writeSignOuts() }
             group.addTask { await self.cleanUp() }
+            group.addTask { await self.writeProofClaims() }
             await group.next()
             group.cancelAll()
         }
         writesInput.finish()
+        proofSignal.finish()
+        for pending in pendingProofs.withLockedValue({ pending in defer { pending = [] }; return pending }) {
+            pending.promise.fail(RevocationStoreError(description: "gatehouse is stopping"))
+        }
         for await pending in writes { pending.promise.fail(RevocationStoreError(description: "gatehouse is stopping")) }
     }
 
@@ -156,6 +200,7 @@ final class RevocationService: Sendable {
                 list.removeExpired(now: now)
                 if state.withLockedValue({ $0.connected }) {
                     try? await bounded { try await self.store.deleteTokenEntries(expiringBefore: Revocation.droppableBefore(now: now)) }
+                    try? await bounded { try await self.store.deleteProofEntries(expiringBefore: now) }
                 }
             }
         }
@@ -170,7 +215,11 @@ final class RevocationService: Sendable {
     /// in flight, so on expiry the connection is closed: the operation fails at once, and the
     /// follower reconnects (and re-reads what it may have missed).
     private func bounded(_ operation: @escaping @Sendable () async throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        try await boundedValue(operation)
+    }
+
+    private func boundedValue<Value: Sendable>(_ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await withThrowingTaskGroup(of: Value.self) { group in
             group.addTask { try await operation() }
             group.addTask {
                 try await Task.sleep(for: Self.writeTimeout)
@@ -178,7 +227,8 @@ final class RevocationService: Sendable {
                 throw RevocationStoreError(description: "the revocation store did not answer within \(Self.writeTimeout)")
             }
             defer { group.cancelAll() }
-            try await group.next()
+            guard let value = try await group.next() else { throw CancellationError() }
+            return value
         }
     }
 

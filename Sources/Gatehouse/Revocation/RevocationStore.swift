@@ -14,12 +14,25 @@ protocol RevocationStore: Sendable {
     /// Deletes token entries whose `exp` is before `cutoff` (`Revocation.droppableBefore`): they can no longer reject a token.
     func deleteTokenEntries(expiringBefore cutoff: Int64) async throws
 
+    /// Records DPoP proof keys (`DPoPReplayCache.Key.hex`) until `expiresAt`; returns the keys that were not
+    /// there yet. A key another replica recorded first is not returned: that proof is a replay.
+    func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String>
+
+    /// Deletes proof keys whose `expiresAt` has passed.
+    func deleteProofEntries(expiringBefore cutoff: Int64) async throws
+
     /// Checks the connection answers (a silently dropped one would stop NOTIFYs without an error).
     func ping() async throws
 
     /// Closes the current connection (an operation on it hung): pending operations fail and
     /// `follow` throws, so the caller reconnects.
     func abandonConnection()
+}
+
+/// One DPoP proof to record in a shared store.
+struct ProofClaim: Sendable {
+    var key: String
+    var expiresAt: Int64
 }
 
 extension RevocationStore {
@@ -50,4 +63,7 @@ struct MemoryRevocationStore: RevocationStore {
 
     func save(_ revocation: Revocation) async throws {}
     func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {}
+    /// Never asked: the replica's own replay cache is the whole memory (`RevocationService.sharesProofs`).
+    func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String> { Set(proofs.map(\.key)) }
+    func deleteProofEntries(expiringBefore cutoff: Int64) async throws {}
 }

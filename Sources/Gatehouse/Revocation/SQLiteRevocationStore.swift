@@ -64,6 +64,9 @@ final class SQLiteRevocationStore: RevocationStore {
         CREATE TABLE IF NOT EXISTS gatehouse_revoked_subjects (provider TEXT NOT NULL, subject TEXT NOT NULL,
             issued_before INTEGER NOT NULL, PRIMARY KEY (provider, subject))
         """,
+        // Version 2: DPoP proofs seen by the replicas sharing this file.
+        "INSERT OR IGNORE INTO gatehouse_schema_version (version) VALUES (2)",
+        "CREATE TABLE IF NOT EXISTS gatehouse_dpop_proofs (proof_key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)",
     ]
 
     func save(_ revocation: Revocation) async throws {
@@ -82,6 +85,30 @@ final class SQLiteRevocationStore: RevocationStore {
                 ON CONFLICT (provider, subject) DO UPDATE SET issued_before = max(issued_before, excluded.issued_before)
                 """, [.text(provider), .text(subject), .integer(Int(issuedBefore))]) { _ in }
         }
+    }
+
+    /// One statement per batch of up to 500: one commit (and one fsync) for all of them.
+    func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String> {
+        guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
+        let fresh = NIOLockedValueBox(Set<String>())
+        var start = 0
+        while start < proofs.count {
+            let batch = proofs[start..<min(start + 500, proofs.count)]
+            start += batch.count
+            let rows = batch.indices.map { "(?\(2 * ($0 - batch.startIndex) + 1), ?\(2 * ($0 - batch.startIndex) + 2))" }
+            let bindings = batch.flatMap { [SQLiteData.text($0.key), .integer(Int($0.expiresAt))] }
+            try await connection.query(
+                "INSERT INTO gatehouse_dpop_proofs (proof_key, expires_at) VALUES \(rows.joined(separator: ", "))"
+                    + " ON CONFLICT DO NOTHING RETURNING proof_key", bindings) { row in
+                if let key = row.column("proof_key")?.string { fresh.withLockedValue { _ = $0.insert(key) } }
+            }
+        }
+        return fresh.withLockedValue { $0 }
+    }
+
+    func deleteProofEntries(expiringBefore cutoff: Int64) async throws {
+        guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
+        try await connection.query("DELETE FROM gatehouse_dpop_proofs WHERE expires_at < ?1", [.integer(Int(cutoff))]) { _ in }
     }
 
     func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {

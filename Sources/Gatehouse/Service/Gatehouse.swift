@@ -26,6 +26,10 @@ public final class Gatehouse: Service, Sendable {
     private let keyStoreGenerations: AsyncStream<KeyStore>
     private let newKeyStore: AsyncStream<KeyStore>.Continuation
     let revocations: RevocationService
+    /// DPoP proofs accepted here, kept across reloads (`[dpop] replay_cache_size` needs a restart).
+    let dpopReplay: DPoPReplayCache
+    /// `[dpop] nonce_secret`, or random bytes of this process: replicas share nonces only with a configured secret.
+    private let dpopNonceSecret: [UInt8]
     /// The services new requests use (after `start()`); a reload swaps them, requests in flight keep theirs.
     private let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
     /// What the next request is judged with (after `start()`); the request core's tests drive it directly.
@@ -88,6 +92,13 @@ public final class Gatehouse: Service, Sendable {
             try? httpClient.syncShutdown()
             throw StartError(description: "\(error)")
         }
+        self.dpopReplay = DPoPReplayCache(capacity: configuration.dpop.replayCacheSize)
+        do {
+            self.dpopNonceSecret = try Self.dpopNonceSecret(configuration.dpop)
+        } catch {
+            try? httpClient.syncShutdown()
+            throw error
+        }
         let keyStore = Self.makeKeyStore(configuration, client: httpClient, metrics: metrics, logger: logger)
         self.keyStores = NIOLockedValueBox(keyStore)
         (keyStoreGenerations, newKeyStore) = AsyncStream.makeStream(of: KeyStore.self)
@@ -110,6 +121,19 @@ public final class Gatehouse: Service, Sendable {
                 case .failure: metrics.jwksFetch(provider: provider, succeeded: false, keyCount: nil)
                 }
             })
+    }
+
+    /// At least 32 bytes of secret: shorter ones would make nonces guessable offline.
+    private static func dpopNonceSecret(_ settings: DPoPSettings) throws -> [UInt8] {
+        guard let secret = settings.nonceSecret else { return (0..<32).map { _ in UInt8.random(in: 0...255) } }
+        let value: String
+        do {
+            value = try secret.resolve()
+        } catch {
+            throw StartError(description: "[dpop] nonce_secret: \(error)")
+        }
+        guard value.utf8.count >= 32 else { throw StartError(description: "[dpop] nonce_secret must be at least 32 bytes") }
+        return Array(value.utf8)
     }
 
     /// Why `start()` could not start, in words for the operator.
@@ -194,7 +218,8 @@ public final class Gatehouse: Service, Sendable {
         return ProxyServices(
             gatekeeper: Gatekeeper(
                 routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher(),
-                revocations: revocations.list),
+                revocations: revocations.list, senderConstraints: senderConstraints(configuration),
+                providerNames: configuration.providers.map(\.name)),
             routes: routes,
             upstreamHead: UpstreamRequestHead(
                 identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
@@ -214,6 +239,25 @@ public final class Gatehouse: Service, Sendable {
             scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
             retryAfterSeconds: 5,
             logger: logger)
+    }
+
+    private func senderConstraints(_ configuration: Configuration) -> SenderConstraints {
+        let dpop = configuration.dpop
+        let revocations = self.revocations
+        var sharedReplay: (@Sendable (DPoPReplayCache.Key, Int64, any EventLoop) -> EventLoopFuture<Bool>)?
+        if revocations.sharesProofs {
+            sharedReplay = { key, expiresAt, eventLoop in revocations.claimProof(key, expiresAt: expiresAt, on: eventLoop) }
+        }
+        return SenderConstraints(
+            providerModes: configuration.providers.map(\.dpop),
+            proofLifetime: dpop.proofLifetime.components.seconds,
+            leeway: configuration.verification.leeway.components.seconds,
+            externalOrigin: dpop.externalURL,
+            listenerScheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
+            proofMaxBytes: configuration.listen.tokenMaxBytes,
+            nonces: dpop.nonce ? DPoPNonces(secret: dpopNonceSecret, lifetime: dpop.nonceLifetime.components.seconds) : nil,
+            replay: dpopReplay,
+            sharedReplay: sharedReplay)
     }
 
     /// Re-reads the certificate and key files (renewed in place); a pair that does not load keeps the old one.
@@ -355,6 +399,9 @@ public final class Gatehouse: Service, Sendable {
         if new.failureLog != old.failureLog { needRestart.append("[failure_log]") }
         if new.log != old.log { needRestart.append("[log]") }
         if new.revocation != old.revocation { needRestart.append("[revocation]") }
+        if new.dpop.nonceSecret != old.dpop.nonceSecret || new.dpop.replayCacheSize != old.dpop.replayCacheSize {
+            needRestart.append("[dpop] nonce_secret/replay_cache_size")
+        }
         var applied = new
         applied.listen = old.listen
         applied.admin = old.admin
@@ -365,6 +412,8 @@ public final class Gatehouse: Service, Sendable {
         applied.failureLog = old.failureLog
         applied.log = old.log
         applied.revocation = old.revocation
+        applied.dpop.nonceSecret = old.dpop.nonceSecret
+        applied.dpop.replayCacheSize = old.dpop.replayCacheSize
         if applied.providers != old.providers || applied.jwks != old.jwks {
             await replaceKeyStore(for: applied, replacing: old)
         }

@@ -15,6 +15,15 @@ public enum FailureReason: String, Sendable, Equatable, CaseIterable {
     case insufficientScope = "insufficient_scope"
     case forbidden = "forbidden"
     case keysUnavailable = "keys_unavailable"
+    /// DPoP (RFC 9449) and certificate-bound (RFC 8705) tokens: docs/reference.md §4.
+    case invalidDPoPProof = "invalid_dpop_proof"
+    case dpopReplay = "dpop_replay"
+    case useDPoPNonce = "use_dpop_nonce"
+    case dpopBindingMismatch = "dpop_binding_mismatch"
+    case bearerDowngrade = "bearer_downgrade"
+    case dpopRequired = "dpop_required"
+    case dpopUnavailable = "dpop_unavailable"
+    case certificateBindingMismatch = "certificate_binding_mismatch"
 }
 
 /// A rejected token or request, with what the failure log may say about it.
@@ -32,9 +41,20 @@ public struct AuthFailure: Error, Sendable, Equatable {
     public var subject: String?
     /// For `insufficient_scope`: the scopes the route requires.
     public var requiredScopes: [String] = []
+    /// The `DPoP` challenge this answer carries (a request of the DPoP scheme, a DPoP refusal, or a
+    /// route that requires DPoP), with the fresh nonce when one is required.
+    public var dpopChallenge: DPoPChallenge?
 
     public init(_ reason: FailureReason, _ detail: String) {
         self.reason = reason
         self.detail = detail
     }
+}
+
+/// What the `WWW-Authenticate: DPoP …` challenge of a refusal says (RFC 9449 §7.1, §8).
+public struct DPoPChallenge: Sendable, Equatable {
+    /// A `Bearer` challenge is offered beside it (the route and provider still accept bearer tokens).
+    public var offersBearer: Bool
+    /// A fresh `DPoP-Nonce` for the client's next proof.
+    public var nonce: String?
 }

@@ -8,48 +8,61 @@ enum BearerToken: Equatable {
     case malformed(String)
 
     static func extract(from headers: HTTPHeaders, cookieName: String?, headerName: String?) -> BearerToken {
+        extractWithScheme(from: headers, cookieName: cookieName, headerName: headerName).token
+    }
+
+    /// The token and the scheme it came with: `Authorization: DPoP <token>` (RFC 9449 §7.1) is read like
+    /// `Bearer`, and the sender constraint judged later decides whether the scheme fits the token.
+    static func extractWithScheme(
+        from headers: HTTPHeaders, cookieName: String?, headerName: String?
+    ) -> (token: BearerToken, scheme: SenderEvidence.Scheme) {
         var authorization: String?
         var authorizationCount = 0
         for header in headers where header.name.utf8.count == 13 && header.name.utf8.elementsEqualIgnoringASCIICase("authorization".utf8) {
             authorizationCount += 1
             authorization = header.value
         }
-        if authorizationCount > 1 { return .malformed("more than one Authorization header") }
-        if let authorization, let bearer = parseAuthorization(authorization) { return bearer }
+        if authorizationCount > 1 { return (.malformed("more than one Authorization header"), .bearer) }
+        if let authorization {
+            if let bearer = parseAuthorization(authorization, scheme: bearerScheme) { return (bearer, .bearer) }
+            if let dpop = parseAuthorization(authorization, scheme: dpopScheme) { return (dpop, .dpop) }
+        }
         if let headerName, let value = headers.first(name: headerName) {
             let token = value.trimmingSpaces()
-            return token.isEmpty || token.contains(" ") ? .malformed("\(headerName) header is not a single token") : .present(token)
+            return (token.isEmpty || token.contains(" ") ? .malformed("\(headerName) header is not a single token") : .present(token), .bearer)
         }
         if let cookieName, let token = cookie(named: cookieName, in: headers) {
-            return .present(token)
+            return (.present(token), .bearer)
         }
-        return .absent
+        return (.absent, .bearer)
     }
 
-    /// nil when the scheme is not Bearer (the request then simply carries no bearer token).
+    private static let bearerScheme = (lowered: "bearer".utf8, name: "Bearer")
+    private static let dpopScheme = (lowered: "dpop".utf8, name: "DPoP")
+
+    /// nil when the scheme is not the one asked for (the request then simply carries no such token).
     /// Works on UTF-8 bytes: this runs on every request, and tokens are ~1 KiB of ASCII.
-    private static func parseAuthorization(_ value: String) -> BearerToken? {
+    private static func parseAuthorization(_ value: String, scheme: (lowered: String.UTF8View, name: String)) -> BearerToken? {
         let bytes = value.utf8
         var start = bytes.startIndex
         var end = bytes.endIndex
         while start < end, bytes[start] == UInt8(ascii: " ") { start = bytes.index(after: start) }
         while start < end, bytes[bytes.index(before: end)] == UInt8(ascii: " ") { end = bytes.index(before: end) }
-        let scheme = "bearer".utf8
         var cursor = start
-        for expected in scheme {
+        for expected in scheme.lowered {
             guard cursor < end, bytes[cursor] | 0x20 == expected else { return nil }
             cursor = bytes.index(after: cursor)
         }
-        if cursor == end { return .malformed("Bearer scheme without a token") }
+        if cursor == end { return .malformed("\(scheme.name) scheme without a token") }
         if bytes[cursor] != UInt8(ascii: " ") {
             // "Bearerx …" is a scheme of another name; "Bearer\t…" or "Bearer,…" is a bearer credential that
             // is not RFC 9110's `scheme SP token68`: refused as such, not taken for a missing token.
-            return ASCIIByte.isTokenByte(bytes[cursor]) ? nil : .malformed("Authorization is not \"Bearer <token>\"")
+            return ASCIIByte.isTokenByte(bytes[cursor]) ? nil : .malformed("Authorization is not \"\(scheme.name) <token>\"")
         }
         while cursor < end, bytes[cursor] == UInt8(ascii: " ") { cursor = bytes.index(after: cursor) }
         let token = Substring(value.utf8[cursor..<end])
         guard !token.isEmpty, !token.containsByte(UInt8(ascii: " ")) else {
-            return .malformed("Authorization is not \"Bearer <token>\"")
+            return .malformed("Authorization is not \"\(scheme.name) <token>\"")
         }
         return .present(token)
     }

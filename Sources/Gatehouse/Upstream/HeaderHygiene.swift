@@ -52,7 +52,7 @@ public enum HeaderHygiene {
     }
 
     private static let forbiddenInTrailers: [[UInt8]] = [
-        "content-length", "host", "authorization", "cookie", "cache-control", "expect", "max-forwards", "pragma", "range",
+        "content-length", "host", "authorization", "dpop", "cookie", "cache-control", "expect", "max-forwards", "pragma", "range",
         "if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range", "content-encoding", "content-type",
         "content-range", "x-request-id", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip",
     ].map { Array($0.utf8) }

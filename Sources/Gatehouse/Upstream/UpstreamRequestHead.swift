@@ -119,6 +119,12 @@ struct UpstreamRequestHead {
             if !forwardToken && (Self.isNamed(name, "authorization") || tokenHeaderName.map { Self.isNamed(name, $0) } == true) {
                 continue
             }
+            // The proof is for Gatehouse; the token goes on as a bearer token, so an unmodified service takes it.
+            if Self.isNamed(name, "dpop") { continue }
+            if forwardToken, let bearer = Self.bearerForm(ofDPoPAuthorization: value), Self.isNamed(name, "authorization") {
+                sink.add(name, bearer)
+                continue
+            }
             if Self.isNamed(name, "x-forwarded-for") {
                 hasForwardedFor = true
                 continue
@@ -173,6 +179,13 @@ struct UpstreamRequestHead {
                 body(mapping.name, value)
             }
         }
+        // Only a token whose binding was proven gets here (SenderConstraints): the key or certificate it is bound to.
+        if let confirmation = identity.claims["cnf"]?.objectValue {
+            if let key = confirmation["jkt"], let value = HeaderValueEncoding.encode(key) { body("X-Auth-Cnf-Jkt", value) }
+            if let certificate = confirmation["x5t#S256"], let value = HeaderValueEncoding.encode(certificate) {
+                body("X-Auth-Cnf-X5t-S256", value)
+            }
+        }
         body("X-Auth-Provider", identity.providerName)
         if forwardClaimsJSON { body("X-Auth-Claims", identity.encodedPayload) }
     }
@@ -184,6 +197,13 @@ struct UpstreamRequestHead {
         for (name, value) in request.head.headers { size += name.utf8.count + value.utf8.count + 4 }
         if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.encodedPayload.utf8.count }
         return size
+    }
+
+    /// `DPoP <token>` as `Bearer <token>`; nil for any other value.
+    private static func bearerForm(ofDPoPAuthorization value: String) -> String? {
+        let utf8 = value.utf8
+        guard utf8.count > 5, utf8.prefix(5).elementsEqual("dpop ".utf8, by: { $0 | 0x20 == $1 || ($0 == $1) }) else { return nil }
+        return "Bearer " + String(Substring(utf8.dropFirst(5))).trimmingSpaces()
     }
 
     /// ASCII case-insensitive name comparison (no `_`/`-` folding: that is for identity names).
