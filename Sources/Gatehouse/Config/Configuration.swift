@@ -47,6 +47,16 @@ public struct ListenSettings: Sendable, Equatable {
     public var tokenMaxBytes = 8192
     /// Serve HTTP/2 too: prior knowledge on a cleartext port, ALPN `h2` with TLS.
     public var http2 = true
+    /// PEM bundle of the CAs client certificates must chain to (certificate-bound tokens, RFC 8705); nil: none asked.
+    public var clientCAPath: String?
+    public enum ClientAuth: String, Sendable, Equatable { case request, require }
+    /// `request`: a client may present a certificate; `require`: the handshake fails without one.
+    public var clientAuth: ClientAuth = .request
+    /// The header a proxy in front forwards the client certificate in (when it terminates mTLS).
+    public var clientCertificateHeader: String?
+    public var clientCertificateHeaderFormat: ClientCertificateHeaderFormat = .pem
+    /// Where `client_cert_header` is believed from.
+    public var trustedProxies: [AddressRange] = []
     public init() {}
 }
 

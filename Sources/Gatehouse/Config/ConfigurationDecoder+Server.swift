@@ -18,8 +18,44 @@ extension ConfigurationDecoder {
         settings.maxHeaderBytes = table.integer("max_header_bytes", in: 1024...1_048_576) ?? settings.maxHeaderBytes
         settings.tokenMaxBytes = table.integer("token_max_bytes", in: 256...1_048_576) ?? settings.tokenMaxBytes
         settings.http2 = table.bool("http2") ?? settings.http2
+        clientCertificates(table, into: &settings)
         table.finish()
         return settings
+    }
+
+    /// Client certificates for certificate-bound tokens (RFC 8705): on the TLS listener, or from a trusted proxy's header.
+    private static func clientCertificates(_ table: TOMLReader, into settings: inout ListenSettings) {
+        settings.clientCAPath = table.nonEmptyString("client_ca")
+        if settings.clientCAPath != nil, !table.contains("tls_cert") {
+            table.report("client_ca", "needs tls_cert and tls_key (client certificates come with TLS)")
+        }
+        if table.contains("client_auth"), !table.contains("client_ca") {
+            table.report("client_auth", "has no effect without client_ca")
+        }
+        settings.clientAuth = table.choice("client_auth", among: [ListenSettings.ClientAuth.request, .require]) ?? settings.clientAuth
+        if let name = table.nonEmptyString("client_cert_header") {
+            if ConfigSyntax.isToken(name) {
+                settings.clientCertificateHeader = name
+            } else {
+                table.report("client_cert_header", "\(ConfigKeyPath.quoted(name)) is not a valid header name")
+            }
+        }
+        settings.clientCertificateHeaderFormat = table.choice(
+            "client_cert_header_format", among: [ClientCertificateHeaderFormat.xfcc, .pem]) ?? settings.clientCertificateHeaderFormat
+        for range in table.strings("trusted_proxies") ?? [] {
+            if let parsed = AddressRange(range) {
+                settings.trustedProxies.append(parsed)
+            } else {
+                table.report("trusted_proxies", "\(ConfigKeyPath.quoted(range)) is not an IP address or CIDR range (10.0.0.0/8, ::1)")
+            }
+        }
+        let usesHeader = table.contains("client_cert_header")
+        if usesHeader, !table.contains("trusted_proxies") {
+            table.report("client_cert_header", "needs trusted_proxies (the addresses of the proxies that set it)")
+        }
+        for key in ["client_cert_header_format", "trusted_proxies"] where table.contains(key) && !usesHeader {
+            table.report(key, "has no effect without client_cert_header")
+        }
     }
 
     static func adminSettings(_ table: TOMLReader) -> AdminSettings {

@@ -35,7 +35,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     let pool: UpstreamConnectionPool
     var state = State.awaitingHead
     var context: ChannelHandlerContext?
-    var clientIP = "unknown"
+    /// Set when the handler is added: its address, and its TLS client certificate once asked.
+    var peer: ClientPeer?
     /// A keep-alive connection must send its next request head by then (slowloris); a closing one
     /// must have taken its last response by then (a client that stops reading is let go).
     var headDeadline: NIODeadline?
@@ -80,7 +81,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        clientIP = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        peer = ClientPeer(channel: context.channel)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -341,7 +342,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         guard case .awaitingHead = state else { return }
         services = handle.services
         state = .core
-        perform(core.receivedHead(head, clientIP: clientIP, services: services, recent: tokenMemory.recent), context: context)
+        perform(core.receivedHead(
+            head, clientIP: peer?.ip ?? "unknown", certificateThumbprint: peer?.certificateThumbprint, services: services,
+            recent: tokenMemory.recent), context: context)
     }
 
     private func receivedBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {

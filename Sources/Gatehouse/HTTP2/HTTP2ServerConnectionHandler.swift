@@ -10,7 +10,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    private let exchangeConnection: (_ clientIP: String) -> StreamExchange.Connection
+    private let exchangeConnection: (ClientPeer) -> StreamExchange.Connection
     private let connectionGuard: HTTP2ConnectionGuard
     /// Told of streams as they open and close (its idle timer, its graceful stop).
     private let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
@@ -32,7 +32,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
 
     init(
         eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard, manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate,
-        targetWindow: Int, idleTimeout: TimeAmount, exchangeConnection: @escaping (_ clientIP: String) -> StreamExchange.Connection
+        targetWindow: Int, idleTimeout: TimeAmount, exchangeConnection: @escaping (ClientPeer) -> StreamExchange.Connection
     ) {
         self.eventLoop = eventLoop
         self.manager = manager
@@ -49,7 +49,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         self.context = context
         output.attach(context)
         allocator = context.channel.allocator
-        sharedConnection = exchangeConnection(context.channel.remoteAddress?.ipAddress ?? "unknown")
+        sharedConnection = exchangeConnection(ClientPeer(channel: context.channel))
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

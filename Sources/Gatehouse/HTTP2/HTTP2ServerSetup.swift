@@ -48,8 +48,8 @@ struct HTTP2ServerSetup {
         try sync.addHandler(HTTP2ServerConnectionHandler(
             eventLoop: channel.eventLoop, connectionGuard: connectionGuard, manager: manager.http2StreamDelegate,
             targetWindow: Self.targetWindow, idleTimeout: idleTimeout
-        ) { clientIP in
-            StreamExchange.Connection(handle: handle, upstream: upstream, clientIP: clientIP, tokenMemory: tokenMemory)
+        ) { peer in
+            StreamExchange.Connection(handle: handle, upstream: upstream, peer: peer, tokenMemory: tokenMemory)
         })
         try sync.addHandler(manager)
         // The connection is already active: NIO's handler, added now, considers itself activated

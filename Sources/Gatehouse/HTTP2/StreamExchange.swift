@@ -19,7 +19,7 @@ final class StreamExchange: ExchangeDriving {
     struct Connection {
         let handle: ServicesHandle
         let upstream: UpstreamLegFactory
-        let clientIP: String
+        let peer: ClientPeer
         /// The connection's last verified token (`RecentToken`), shared by its streams (one event loop).
         let tokenMemory: ConnectionTokenMemory
     }
@@ -72,7 +72,8 @@ final class StreamExchange: ExchangeDriving {
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
         services = connection.handle.services
-        perform(core.receivedHead(head, clientIP: connection.clientIP, services: services, recent: connection.tokenMemory.recent))
+        perform(core.receivedHead(
+            head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services, recent: connection.tokenMemory.recent))
     }
 
     /// A head the transport's reader refused (HTTP2RequestHeadReader): 400, never judged.

@@ -71,7 +71,7 @@ struct ProxyServer {
                             try sync.addHandler(HTTPServerPipelineHandler())
                             try sync.addHandler(HTTPServerProtocolErrorHandler())
                             let connection = StreamExchange.Connection(
-                                handle: services, upstream: legs, clientIP: channel.remoteAddress?.ipAddress ?? "unknown",
+                                handle: services, upstream: legs, peer: ClientPeer(channel: channel),
                                 tokenMemory: ConnectionTokenMemory())
                             try sync.addHandler(HTTP1PartsHandler(connection: connection, eventLoop: channel.eventLoop))
                             return

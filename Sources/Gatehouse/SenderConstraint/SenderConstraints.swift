@@ -26,6 +26,8 @@ struct SenderConstraints: Sendable {
     let replay: DPoPReplayCache
     /// Records the proof in the store every replica shares; the future says whether it was fresh there.
     let sharedReplay: (@Sendable (DPoPReplayCache.Key, _ expiresAt: Int64, any EventLoop) -> EventLoopFuture<Bool>)?
+    /// `[listen] client_cert_header`: the certificate a trusted proxy in front checked.
+    let forwardedCertificate: ForwardedClientCertificate?
 
     /// The mode a request is judged by: the route's, else its token's provider's.
     func mode(rule: RouteRule, providerIndex: Int) -> DPoPMode {

@@ -226,7 +226,8 @@ public final class Gatehouse: Service, Sendable {
                 headerMappings: providers.map(\.headerMappings),
                 forwardClaimsJSON: configuration.headers.forwardClaimsJSON,
                 forwardToken: configuration.upstream.forwardToken,
-                tokenHeaderName: configuration.verification.tokenHeader),
+                tokenHeaderName: configuration.verification.tokenHeader,
+                forwardedCertificate: Self.forwardedCertificate(configuration.listen)),
             failureLog: failureLog,
             revocations: revocations,
             tokenRevoker: ProviderTokenRevoker(
@@ -257,7 +258,14 @@ public final class Gatehouse: Service, Sendable {
             proofMaxBytes: configuration.listen.tokenMaxBytes,
             nonces: dpop.nonce ? DPoPNonces(secret: dpopNonceSecret, lifetime: dpop.nonceLifetime.components.seconds) : nil,
             replay: dpopReplay,
-            sharedReplay: sharedReplay)
+            sharedReplay: sharedReplay,
+            forwardedCertificate: Self.forwardedCertificate(configuration.listen))
+    }
+
+    private static func forwardedCertificate(_ listen: ListenSettings) -> ForwardedClientCertificate? {
+        listen.clientCertificateHeader.map {
+            ForwardedClientCertificate(headerName: $0, format: listen.clientCertificateHeaderFormat, trustedProxies: listen.trustedProxies)
+        }
     }
 
     /// Re-reads the certificate and key files (renewed in place); a pair that does not load keeps the old one.
@@ -278,7 +286,17 @@ public final class Gatehouse: Service, Sendable {
             let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
             var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
             tls.applicationProtocols = listen.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
+            if let caPath = listen.clientCAPath {
+                do {
+                    tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath))
+                } catch {
+                    throw StartError(description: "cannot load [listen] client_ca \(caPath): \(error)")
+                }
+                tls.certificateVerification = listen.clientAuth == .require ? .noHostnameVerification : .optionalVerification
+            }
             return try NIOSSLContext(configuration: tls)
+        } catch let error as StartError {
+            throw error
         } catch {
             throw StartError(description: "cannot load [listen] tls_cert \(certificatePath) / tls_key \(keyPath): \(error)")
         }

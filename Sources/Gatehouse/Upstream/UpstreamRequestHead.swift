@@ -11,6 +11,8 @@ struct UpstreamRequestHead {
     let forwardClaimsJSON: Bool
     let forwardToken: Bool
     let tokenHeaderName: String?
+    /// `[listen] client_cert_header`: forwarded only from the trusted proxies that may set it.
+    var forwardedCertificate: ForwardedClientCertificate? = nil
 
     struct Request {
         var head: HTTPRequestHead
@@ -119,6 +121,7 @@ struct UpstreamRequestHead {
             if !forwardToken && (Self.isNamed(name, "authorization") || tokenHeaderName.map { Self.isNamed(name, $0) } == true) {
                 continue
             }
+            if let forwardedCertificate, forwardedCertificate.isHeader(name), !forwardedCertificate.trusts(request.clientIP) { continue }
             // The proof is for Gatehouse; the token goes on as a bearer token, so an unmodified service takes it.
             if Self.isNamed(name, "dpop") { continue }
             if forwardToken, let bearer = Self.bearerForm(ofDPoPAuthorization: value), Self.isNamed(name, "authorization") {
