@@ -55,7 +55,9 @@ struct DPoPTests {
             invalid("htmWrong", claims: ["htm": .string("POST")]),
             invalid("htuOtherHost", claims: ["htu": .string("http://elsewhere.test/v1/orders")]),
             invalid("htuOtherPath", claims: ["htu": .string(origin + "/v1/payments")]),
-            invalid("htuWithQuery", claims: ["htu": .string(url + "?door=http1")]),
+            // RFC 9449 §4.3 check 9 ignores the query: a client may sign the URL with it (requests-oauth2client does).
+            dpop("htuWithAnotherQuery", proofs: [client.proof("GET", url + "?page=7#top", token: token)], nil),
+            invalid("htuRelative", claims: ["htu": .string("/v1/orders")]),
             invalid("iatOld", claims: ["iat": .number(String(now - 600))]),
             invalid("iatFuture", claims: ["iat": .number(String(now + 600))]),
             invalid("jtiMissing", claims: ["jti": .null]),
@@ -245,6 +247,36 @@ struct DPoPTests {
                     }
                 }
             }
+        }
+    }
+
+    /// Interoperability with a DPoP client written elsewhere: Python's requests-oauth2client (its `DPoPToken`
+    /// auth handler) calls through Gatehouse to the echo upstream, a fresh proof per request; with nonces on,
+    /// it picks up the `DPoP-Nonce` of the 401 and retries by itself.
+    @Test(arguments: [false, true])
+    func requestsOAuth2ClientCallsThroughGatehouse(nonces: Bool) async throws {
+        try await TestEnvironment.run(configure: { configuration, jwks in
+            Self.configure(&configuration, jwks)
+            configuration.dpop.nonce = nonces
+        }) { (env: TestEnvironment) async throws in
+            let client = TestDPoPKey()
+            let token = client.boundToken()
+            let output = try await PythonPeer.runJSON("dpop", "dpop_client.py", [
+                "--base", "http://127.0.0.1:\(env.port)", "--jwk", client.privateJWK, "--token", token,
+            ])
+            // Its library's RFC 7638 thumbprint is the one the token is bound to.
+            #expect(output["thumbprint"] == .string(client.thumbprint))
+            let results = try #require(output["results"]?.arrayValue)
+            #expect(results.count == 3)
+            for result in results {
+                #expect(result.objectValue?["status"] == .number("200"), "\(result)")
+            }
+            let received = env.upstream.requests.filter { $0.uri.hasPrefix("/v1/orders") }
+            #expect(received.count == 3)
+            #expect(received.allSatisfy { $0.value("authorization") == "Bearer \(token)" && $0.value("dpop") == nil })
+            #expect(received.allSatisfy { $0.value("x-auth-cnf-jkt") == client.thumbprint })
+            let reasons = env.failureLog.compactMap { $0["reason"]?.stringValue }
+            #expect(reasons == (nonces ? ["use_dpop_nonce"] : []))
         }
     }
 }

@@ -1,12 +1,10 @@
-/// The `htu` comparison of RFC 9449 §4.3 (check 9): an HTTP(S) URI without its query and fragment,
-/// brought to one form by RFC 3986 §6.2.2's syntax-based normalization (scheme and host case, the
+/// The `htu` comparison of RFC 9449 §4.3 (check 9): an HTTP(S) URI, its query and fragment ignored
+/// (on both sides: clients such as requests-oauth2client sign the URL with its query), brought to one form by RFC 3986 §6.2.2's syntax-based normalization (scheme and host case, the
 /// scheme's default port, percent-encoding case, unreserved characters decoded, dot segments removed),
 /// so that the proof's claim and the request's own URI are compared as the same text.
 enum DPoPTargetURI {
     /// nil when the text is not an absolute `http` or `https` URI with a host (and no user info).
-    /// - Parameter droppingQuery: the request's own URI loses its query and fragment; a proof's `htu`,
-    ///   which RFC 9449 §4.2 says is written without them, is refused with one.
-    static func normalized(_ text: some StringProtocol, droppingQuery: Bool = false) -> String? {
+    static func normalized(_ text: some StringProtocol) -> String? {
         let bytes = Array(text.utf8)
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")),
               schemeEnd + 2 < bytes.count, bytes[schemeEnd + 1] == ASCIIByte.slash, bytes[schemeEnd + 2] == ASCIIByte.slash
@@ -26,7 +24,6 @@ enum DPoPTargetURI {
         guard let authority = normalizedAuthority(bytes[authorityStart..<pathStart], defaultPort: defaultPort) else { return nil }
         var pathEnd = pathStart
         while pathEnd < bytes.count, bytes[pathEnd] != UInt8(ascii: "?"), bytes[pathEnd] != UInt8(ascii: "#") { pathEnd += 1 }
-        if pathEnd < bytes.count, !droppingQuery { return nil }
         guard let path = normalizedPath(bytes[pathStart..<pathEnd]) else { return nil }
         return scheme + "://" + authority + path
     }
@@ -34,8 +31,8 @@ enum DPoPTargetURI {
     /// The URI a request was sent to, as `htu` must name it: `origin` (scheme and authority) and the request
     /// target's path. An absolute-form target (`GET http://host/path`) is taken as the whole URI.
     static func requestURI(origin: String, target: String) -> String? {
-        if target.utf8.first == ASCIIByte.slash { return normalized(origin + target, droppingQuery: true) }
-        return normalized(target, droppingQuery: true)
+        if target.utf8.first == ASCIIByte.slash { return normalized(origin + target) }
+        return normalized(target)
     }
 
     private static func normalizedAuthority(_ bytes: ArraySlice<UInt8>, defaultPort: String) -> String? {

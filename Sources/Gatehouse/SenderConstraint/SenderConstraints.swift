@@ -118,7 +118,7 @@ struct SenderConstraints: Sendable {
             return DPoPProof.invalid("htm \(LogText.truncated(proof.method, maxBytes: 32)) is not the request method \(head.method.rawValue)")
         }
         guard let claimed = DPoPTargetURI.normalized(proof.targetURI) else {
-            return DPoPProof.invalid("htu is not an http(s) URI without query and fragment")
+            return DPoPProof.invalid("htu is not an absolute http(s) URI")
         }
         guard let requested = requestURI(head), claimed == requested else {
             return DPoPProof.invalid("htu is not the URI of this request")

@@ -20,6 +20,13 @@ struct TestDPoPKey: Sendable {
         ["kty": .string("EC"), "crv": .string("P-256"), "x": .string(coordinates.x), "y": .string(coordinates.y)]
     }
 
+    /// The key pair as a private JWK, for a client written elsewhere.
+    var privateJWK: String {
+        var members = jwk
+        members["d"] = .string(Base64URL.encode(Array(key.rawRepresentation)))
+        return JSONValue.object(members).compactJSON
+    }
+
     /// RFC 7638 §3: the required members in lexicographic order, no whitespace, SHA-256, base64url.
     var thumbprint: String {
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(coordinates.x)","y":"\#(coordinates.y)"}"#
