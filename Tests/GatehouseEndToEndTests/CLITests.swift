@@ -154,4 +154,36 @@ struct CLITests {
             #expect(!noConfiguration.stdout.hasPrefix("valid"), "\(noConfiguration)")
         }
     }
+
+    /// `verify-token --dpop PROOF --method M --url U`: a DPoP-bound token is judged with its proof as `serve`
+    /// would judge that request; without a proof it is a bearer token, which a bound token may not be.
+    @Test func verifyTokenJudgesADPoPProofForTheNamedRequest() async throws {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
+        defer { Task { await jwks.close() } }
+        try await Self.inDirectory { directory in
+            let path = directory + "/gatehouse.toml"
+            try Self.validTOML(jwksURL: jwks.jwksURL.absoluteString).write(toFile: path, atomically: true, encoding: .utf8)
+            let client = TestDPoPKey()
+            let token = client.boundToken()
+            let url = "https://api.example.com/v1/orders"
+            let proof = client.proof("POST", url, token: token)
+
+            let valid = try await Contract.runCLI(["verify-token", "--config", path, "--dpop", proof, "--method", "POST", "--url", url, token])
+            #expect(valid.exitCode == 0 && valid.stdout.hasPrefix("valid: provider test, subject user-1\n"), "\(valid)")
+
+            let otherURL = try await Contract.runCLI(
+                ["verify-token", "--config", path, "--dpop", proof, "--method", "POST", "--url", "https://api.example.com/v1/payments", token])
+            #expect(otherURL.exitCode == 1 && otherURL.stdout.hasPrefix("invalid: invalid_dpop_proof: The DPoP proof is invalid. (htu "), "\(otherURL)")
+
+            let otherMethod = try await Contract.runCLI(["verify-token", "--config", path, "--dpop", proof, "--url", url, token])
+            #expect(otherMethod.stdout.hasPrefix("invalid: invalid_dpop_proof: The DPoP proof is invalid. (htm "), "\(otherMethod)")
+
+            let asBearer = try await Contract.runCLI(["verify-token", "--config", path, token])
+            #expect(asBearer.exitCode == 1 && asBearer.stdout.hasPrefix("invalid: bearer_downgrade: "), "\(asBearer)")
+
+            let noURL = try await Contract.runCLI(["verify-token", "--config", path, "--dpop", proof, token])
+            #expect(noURL.exitCode == 64, "\(noURL)")
+        }
+    }
 }
+

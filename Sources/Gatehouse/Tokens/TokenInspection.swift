@@ -2,12 +2,29 @@ import AsyncHTTPClient
 import Foundation
 public import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 
 /// `gatehouse verify-token`: one token judged exactly as `serve` would judge it on a route with no
 /// extra requirements, fetching the issuing provider's keys first.
 public enum TokenInspection {
-    public static func verify(_ token: String, configuration: Configuration, logger: Logger) async -> Result<VerifiedIdentity, AuthFailure> {
+    /// A DPoP proof to judge with the token, and the request it is for.
+    public struct Proof: Sendable {
+        public var proof: String
+        public var method: String
+        public var url: String
+        public init(proof: String, method: String, url: String) {
+            self.proof = proof
+            self.method = method
+            self.url = url
+        }
+    }
+
+    /// - Parameter proof: judged as `serve` judges the `DPoP` header of that request (without the replay
+    ///   cache and nonces, which belong to a running fleet); nil: the token is presented as a bearer token.
+    public static func verify(
+        _ token: String, proof: Proof? = nil, configuration: Configuration, logger: Logger
+    ) async -> Result<VerifiedIdentity, AuthFailure> {
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout = .init(
             connect: TimeAmount(configuration.jwks.fetchTimeout), read: TimeAmount(configuration.jwks.fetchTimeout))
@@ -35,7 +52,34 @@ public enum TokenInspection {
             result = (try? await future.get()) ?? .failure(AuthFailure(.keysUnavailable, "key refetch failed"))
         }
         try? await client.shutdown()
-        return result
+        guard case .success(let identity) = result else { return result }
+        return senderCheck(identity, token: trimmed[...], proof: proof, configuration: configuration, now: now, on: group.next())
+    }
+
+    private static func senderCheck(
+        _ identity: VerifiedIdentity, token: Substring, proof: Proof?, configuration: Configuration, now: Int64, on eventLoop: any EventLoop
+    ) -> Result<VerifiedIdentity, AuthFailure> {
+        var evidence = SenderEvidence.none
+        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")
+        var origin: String?
+        if let proof {
+            guard let url = URLComponents(string: proof.url), let scheme = url.scheme, let host = url.host else {
+                return .failure(AuthFailure(.invalidDPoPProof, "--url is not an absolute URL"))
+            }
+            origin = scheme + "://" + (host.contains(":") ? "[\(host)]" : host) + (url.port.map { ":\($0)" } ?? "")
+            head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: proof.method.uppercased()), uri: url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)
+            evidence = SenderEvidence(scheme: .dpop, proof: .one(proof.proof.trimmingCharacters(in: .whitespacesAndNewlines)[...]))
+        }
+        let constraints = SenderConstraints(
+            providerModes: configuration.providers.map(\.dpop), proofLifetime: configuration.dpop.proofLifetime.components.seconds,
+            leeway: configuration.verification.leeway.components.seconds, externalOrigin: origin, listenerScheme: "https",
+            proofMaxBytes: configuration.listen.tokenMaxBytes, nonces: nil, replay: DPoPReplayCache(capacity: 1), sharedReplay: nil,
+            forwardedCertificate: nil)
+        switch constraints.check(identity, token: token, evidence: evidence, head: head, rule: .defaultRule, now: now, on: eventLoop) {
+        case .pass: return .success(identity)
+        case .fail(let failure): return .failure(failure)
+        case .pending: return .failure(AuthFailure(.dpopUnavailable, "no shared replay store here"))
+        }
     }
 
     /// Why a failure code was given, in words, for app developers and security teams.
