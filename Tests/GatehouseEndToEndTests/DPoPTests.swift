@@ -173,6 +173,9 @@ struct DPoPTests {
             let reasons = env.failureLog.compactMap { $0["reason"]?.stringValue }
             #expect(reasons == ["dpop_replay", "invalid_dpop_proof", "dpop_replay"])
             #expect(env.upstream.requests.count == 1)
+            let metrics = MetricsText(try await env.admin("/metrics").body)
+            #expect(metrics.value("gatehouse_dpop_replay_entries", [:]) == 1, "\(metrics.text)")
+            #expect(metrics.value("gatehouse_auth_failures_total", ["reason": "dpop_replay", "provider": "test"]) == 2, "\(metrics.text)")
         }
     }
 

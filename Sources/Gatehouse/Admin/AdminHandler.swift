@@ -10,12 +10,17 @@ final class AdminHandler: ChannelInboundHandler {
     /// The current key store's status (a reload may replace the store).
     private let keyStatus: @Sendable () -> [ProviderKeyStatus]
     private let revocations: RevocationService
+    private let dpopReplay: DPoPReplayCache
     private let metrics: GatehouseMetrics
     private var requestHead: HTTPRequestHead?
 
-    init(keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, metrics: GatehouseMetrics) {
+    init(
+        keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, dpopReplay: DPoPReplayCache,
+        metrics: GatehouseMetrics
+    ) {
         self.keyStatus = keyStatus
         self.revocations = revocations
+        self.dpopReplay = dpopReplay
         self.metrics = metrics
     }
 
@@ -50,7 +55,8 @@ final class AdminHandler: ChannelInboundHandler {
             let body = Self.readiness(status, store: store, location: revocations.store.location, ready: ready)
             return (ready ? .ok : .serviceUnavailable, "application/json", Array(body.utf8))
         case "/metrics":
-            let body = metrics.exposition(keyStatus: keyStatus(), now: Date().timeIntervalSince1970)
+            let body = metrics.exposition(
+                keyStatus: keyStatus(), dpopReplayEntries: dpopReplay.count, now: Date().timeIntervalSince1970)
             return (.ok, "text/plain; version=0.0.4", body)
         default:
             return (.notFound, "text/plain", Array("not found\n".utf8))

@@ -106,8 +106,9 @@ public struct GatehouseMetrics: Sendable {
         }
     }
 
-    /// Prometheus text, with the key ages brought up to date first.
-    func exposition(keyStatus: [ProviderKeyStatus], now: Double) -> [UInt8] {
+    /// Prometheus text, with the key ages and the DPoP replay cache's size brought up to date first.
+    func exposition(keyStatus: [ProviderKeyStatus], dpopReplayEntries: Int, now: Double) -> [UInt8] {
+        registry.makeGauge(name: "gatehouse_dpop_replay_entries").set(Double(dpopReplayEntries))
         for status in keyStatus {
             let age = status.lastFetch.map { now - $0.timeIntervalSince1970 } ?? -1
             registry.makeGauge(name: "gatehouse_jwks_age_seconds", labels: [("provider", status.provider)]).set(age)

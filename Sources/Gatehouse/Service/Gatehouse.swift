@@ -179,7 +179,7 @@ public final class Gatehouse: Service, Sendable {
         do {
             admin = try await AdminServer.bind(
                 host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
-                keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, metrics: metrics,
+                keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, dpopReplay: dpopReplay, metrics: metrics,
                 logger: logger)
         } catch {
             try? await proxy.close()
