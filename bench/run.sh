@@ -38,6 +38,11 @@
 #      proxy_request_buffering off; Apache's mod_proxy_http streams Content-Length bodies; direct =
 #      curl straight to the sink. Reported: MiB/s, and the contender's peak RSS growth (VmRSS of all
 #      its processes, sampled every 50 ms) over its RSS just before the uploads.
+#   f  (gatehouse only) DPoP: the DPoP-bound token of scenario a's shape with a fresh proof on every
+#      request (ES256, new jti, as DPoP clients send), pre-signed by bench/dpop.py just before the run;
+#      compared with gatehouse's own bearer row (a) and nginx's plain forward (a). Then `gatehouse
+#      bench-verify --dpop-rate 10000` reports the proof check alone and the replay cache's memory at
+#      10 000 proofs/s over the default 120 s window.
 #   e  RSS idle (after start, after the warm-up) and with 1000 concurrent keep-alive connections
 #      (wrk -c 1000, each connection sending one request per second: bench/idle.lua).
 # Ratios "vs nginx" are to nginx in the same scenario (same wrk script, so the same client cost).
@@ -61,6 +66,7 @@ UPLOAD_MIN=${UPLOAD_MIN:-2}               # at least this many uploads per conte
 UPLOAD_MAX=${UPLOAD_MAX:-50}              # ...at most this many...
 UPLOAD_SECONDS=${UPLOAD_SECONDS:-}        # ...repeated for this long (default: DURATION)
 POOL_SIZE=${POOL_SIZE:-40000}             # scenario b: distinct valid tokens (4x the 10000-entry cache)
+DPOP_PROOFS=${DPOP_PROOFS:-300000}        # scenario f: pre-signed proofs (each good once; more than warm-up + run send)
 CONTENDERS=${CONTENDERS:-direct nginx openidc haproxy-jwt gatehouse}
 UPSTREAM_PORT=18081; NGINX_PORT=18082; GATEHOUSE_PORT=18083; ADMIN_PORT=18084
 SINK_PORT=18085; APACHE_PORT=18086; HAPROXY_PORT=18087; JWKS_TLS_PORT=18443
@@ -499,6 +505,7 @@ wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS
     a) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
     b) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
     c) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
+    f) WRK_ARGS=(-s bench/dpop.lua); export PROOFS=$OUT/dpop-proofs DPOP_TOKEN=$OUT/dpop-token ;;
   esac
 }
 
@@ -639,6 +646,21 @@ run_uploads() {
     "${growth:+, RSS +$growth KiB (from $base KiB)}"
 }
 
+# Scenario f (gatehouse): fresh proofs signed now (a proof is accepted for 120 s after its iat), a check
+# that a proof passes once and its replay is refused, then warm-up and measurement like a, b, c.
+run_dpop() {
+  local name=$1 url=http://127.0.0.1:$GATEHOUSE_PORT/ first token
+  python3 bench/dpop.py "$OUT" "$url" "$DPOP_PROOFS"
+  token=$(cat "$OUT/dpop-token")
+  first=$(head -n 1 "$OUT/dpop-proofs")
+  expect "$name" "DPoP token + proof -> 200" "$(http_code "$url" -H "Authorization: DPoP $token" -H "DPoP: $first")" 200
+  expect "$name" "the same proof again -> 401" "$(http_code "$url" -H "Authorization: DPoP $token" -H "DPoP: $first")" 401
+  expect "$name" "DPoP token as Bearer -> 401" "$(http_code "$url" -H "Authorization: Bearer $token")" 401
+  warm_up "$name" f
+  WARM_REQUESTS=$((WARM_REQUESTS + 1))   # the proof the check used
+  run_wrk "$name" f
+}
+
 # Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d (haproxy-jwt:
 # checks and a/b/c only).
 bench_contender() {
@@ -656,6 +678,7 @@ bench_contender() {
     fi
     run_wrk "$name" "$scenario"
   done
+  if [[ $name == gatehouse ]]; then run_dpop "$name"; fi
   if [[ -n $rss ]]; then run_idle_connections "$name"; fi
   stop_contender
   all_scenarios "$name" || return 0
@@ -710,15 +733,19 @@ main() {
 # `gatehouse bench-verify` times strict parse + signature check of a token never seen before.
 verify_microbenchmark() {
   echo "== verify microbenchmark: gatehouse bench-verify vs openssl speed (CPU 1) ==" >&2
-  taskset -c 1 "$GATEHOUSE" bench-verify --seconds 2 >"$OUT/bench-verify.txt"
+  taskset -c 1 "$GATEHOUSE" bench-verify --seconds 2 --dpop-rate 10000 >"$OUT/bench-verify.txt"
   taskset -c 1 openssl speed -seconds 2 rsa2048 ecdsap256 ed25519 >"$OUT/openssl-speed.txt" 2>/dev/null
   local rsa ecdsa ed
   rsa=$(awk '/^rsa 2048 bits/ {print $NF}' "$OUT/openssl-speed.txt")
   ecdsa=$(awk '/256 bits ecdsa \(nistp256\)/ {print $NF}' "$OUT/openssl-speed.txt")
   ed=$(awk '/253 bits EdDSA \(Ed25519\)/ {print $NF}' "$OUT/openssl-speed.txt")
   local algorithm key rate _
+  local replay
+  replay=$(sed -n 's/^# dpop replay cache at //p' "$OUT/bench-verify.txt")
+  [[ -n $replay ]] && record meta - dpop_replay "$replay"
   while IFS=$'\t' read -r algorithm key rate _; do
-    [[ $algorithm == algorithm ]] && continue
+    [[ $algorithm == algorithm || $algorithm == \#* ]] && continue
+    if [[ $algorithm == "DPoP proof ES256" ]]; then record gatehouse verify-dpop rate "$rate"; continue; fi
     local reference=$rsa
     case $algorithm in ES256) reference=$ecdsa ;; EdDSA) reference=$ed ;; esac
     record gatehouse "verify-$algorithm" rate "$rate"

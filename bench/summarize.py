@@ -26,7 +26,7 @@ LABEL = {"direct": "direct (no proxy: ceiling)", "nginx": "nginx proxy, no auth"
          "openidc": "Apache + mod_auth_openidc", "haproxy-jwt": "HAProxy jwt_verify, no cache",
          "gatehouse": "gatehouse"}
 SCENARIO = {"a": "a: one valid token", "b": "b: new valid token per request",
-            "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads"}
+            "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads", "f": "f: DPoP, new proof per request"}
 
 def num(contender, scenario, key):
     value = data.get((contender, scenario), {}).get(key)
@@ -75,6 +75,14 @@ for sc in "abc":
         notes += [f"INVALID: {m}" for m in invalid[(c, sc)]]
         rows.append([SCENARIO[sc], label, f"{fmt_int(rps)} req/s", fmt_ms(num(c, sc, "p50_ms")),
                      fmt_ms(num(c, sc, "p99_ms")), ratio(rps, base), "; ".join(n for n in notes if n)])
+
+# Scenario f (gatehouse only): DPoP beside gatehouse's own bearer row (a); "vs nginx" is to nginx's (a).
+fr, fa = num("gatehouse", "f", "rps"), num("gatehouse", "a", "rps")
+if fr is not None:
+    notes = [f"{fr / fa:.2f}x gatehouse's bearer (a)" if fa else "", "vs nginx: its plain forward (a)"]
+    notes += [f"INVALID: {m}" for m in invalid[("gatehouse", "f")]]
+    rows.append([SCENARIO["f"], LABEL["gatehouse"], f"{fmt_int(fr)} req/s", fmt_ms(num("gatehouse", "f", "p50_ms")),
+                 fmt_ms(num("gatehouse", "f", "p99_ms")), ratio(fr, num("nginx", "a", "rps")), "; ".join(n for n in notes if n)])
 
 base = num("nginx", "d", "mibs")
 for c in CONTENDERS:
@@ -206,6 +214,10 @@ out = [
     *((["Verify step (strict parse + signature check of a token never seen before, one core):", "",
         "| algorithm | gatehouse bench-verify | openssl speed verify | gatehouse time / openssl time |",
         "|---|---|---|---|", *verify_rows, ""]) if verify_rows else []),
+    *(([f"DPoP proof check alone (strict parse, jwk, thumbprint, ES256 signature, one core): "
+        f"{fmt_int(num('gatehouse', 'verify-dpop', 'rate'))}/s ({1e6 / num('gatehouse', 'verify-dpop', 'rate'):.1f} µs)."]
+       if num("gatehouse", "verify-dpop", "rate") else [])),
+    *(([f"DPoP replay cache at {meta['dpop_replay']}.", ""]) if meta.get("dpop_replay") else [""]),
     "Targets:",
     "",
     *targets,

@@ -9,12 +9,22 @@ struct BenchVerify: ParsableCommand {
         abstract: "Measure strict parse + signature verification per algorithm (RS256, PS256, ES256, EdDSA) on one core.")
 
     @Option(help: "Seconds per algorithm.") var seconds: Double = 1
+    @Option(help: "Also measure a DPoP proof check, and the replay cache at this many proofs/s over a 120 s window (0: skip).")
+    var dpopRate = 0
 
     func run() throws {
         print("algorithm\tkey\ttokens/s\tµs/token")
-        for measurement in try VerifyBenchmark.run(seconds: seconds) {
+        var measurements = try VerifyBenchmark.run(seconds: seconds)
+        if dpopRate > 0 { measurements.append(try DPoPBenchmark.proofVerification(seconds: seconds)) }
+        for measurement in measurements {
             print("\(measurement.algorithm)\t\(measurement.keyType)\t\(Int(measurement.tokensPerSecond))\t"
                 + String(format: "%.1f", measurement.microsecondsPerToken))
         }
+        guard dpopRate > 0 else { return }
+        // proof_lifetime 60 s + leeway 60 s (the defaults): a proof with iat = now is kept 120 s.
+        let footprint = DPoPBenchmark.replayFootprint(proofsPerSecond: dpopRate, window: 120)
+        print("# dpop replay cache at \(dpopRate) proofs/s, 120 s window: \(footprint.entries) entries, "
+            + String(format: "%.1f MiB, %.0f bytes/entry", Double(footprint.residentBytes) / 1_048_576,
+                     Double(footprint.residentBytes) / Double(max(1, footprint.entries))))
     }
 }
