@@ -140,6 +140,11 @@ struct CertificateBoundTokenTests {
                 #expect(try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid()), headers: [(header, value)]).status
                     == 200)
                 #expect(env.upstream.last?.value(header) == (trusted ? value : nil), "trusted \(trusted)")
+                // Nor under the spelling CGI-style upstreams read as the same header.
+                let underscored = header.replacingOccurrences(of: "-", with: "_")
+                #expect(try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid()), headers: [(underscored, value)])
+                    .status == 200)
+                #expect(env.upstream.last?.value(underscored) == (trusted ? value : nil), "trusted \(trusted), \(underscored)")
             }
         }
     }

@@ -15,8 +15,11 @@ struct ForwardedClientCertificate: Sendable {
         trustedProxies.contains { $0.contains(ip) }
     }
 
+    /// Compared lower-cased with `_` read as `-`, like identity headers: an upstream that reads
+    /// `X_Forwarded_Client_Cert` as the header must not get a client's copy under that spelling.
     func isHeader(_ name: String) -> Bool {
-        name.utf8.elementsEqualIgnoringASCIICase(headerName.utf8)
+        name.utf8.count == headerName.utf8.count
+            && IdentityHeaderNames.foldedHasPrefix(name, headerName.utf8.map(ASCIIByte.foldedHeaderNameByte))
     }
 
     /// The `x5t#S256` of the forwarded certificate; nil when the client is not a trusted proxy, or the
