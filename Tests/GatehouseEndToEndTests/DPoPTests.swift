@@ -227,27 +227,39 @@ struct DPoPTests {
 
     @Test func aProofReplayedToTheOtherReplicaIsRefusedThroughPostgreSQL() async throws {
         try await TestPostgres.with { postgres in
-            try await TestEnvironment.run(configure: { configuration, jwks in
-                Self.configure(&configuration, jwks)
-                var revocation = RevocationSettings()
-                revocation.store = postgres.url
-                configuration.revocation = revocation
-                configuration.dpop.externalURL = "https://api.example.test"
-            }) { env in
-                try await env.withReplica { replica in
-                    let portB = try #require(replica.proxyAddress?.port)
-                    let client = TestDPoPKey()
-                    let token = client.boundToken()
-                    // One proof for a URL both replicas answer at (the external URL of a load balancer in front).
-                    for round in 0..<3 {
-                        let proof = client.proof("GET", "https://api.example.test/v1/orders", token: token)
-                        let headers = [("Authorization", "DPoP \(token)"), ("DPoP", proof)]
-                        let (first, second) = round % 2 == 0 ? (env.port, portB) : (portB, env.port)
-                        #expect(try await env.request("/v1/orders", headers: headers, port: first).status == 200)
-                        let replayed = try await env.request("/v1/orders", headers: headers, port: second)
-                        #expect(replayed.status == 401)
-                        #expect(replayed.json?["reason"] == .string("dpop_replay"))
-                    }
+            try await Self.expectReplaysRefusedAcrossReplicas(store: postgres.url)
+        }
+    }
+
+    /// Two replicas on one machine sharing the SQLite file.
+    @Test func aProofReplayedToTheOtherReplicaIsRefusedThroughSQLite() async throws {
+        let directory = NSTemporaryDirectory() + "gatehouse-dpop-sqlite-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await Self.expectReplaysRefusedAcrossReplicas(store: "sqlite:\(directory)/revocations.db")
+    }
+
+    static func expectReplaysRefusedAcrossReplicas(store: String) async throws {
+        try await TestEnvironment.run(configure: { configuration, jwks in
+            Self.configure(&configuration, jwks)
+            var revocation = RevocationSettings()
+            revocation.store = store
+            configuration.revocation = revocation
+            configuration.dpop.externalURL = "https://api.example.test"
+        }) { (env: TestEnvironment) async throws in
+            try await env.withReplica { replica in
+                let portB = try #require(replica.proxyAddress?.port)
+                let client = TestDPoPKey()
+                let token = client.boundToken()
+                // One proof for a URL both replicas answer at (the external URL of a load balancer in front).
+                for round in 0..<3 {
+                    let proof = client.proof("GET", "https://api.example.test/v1/orders", token: token)
+                    let headers = [("Authorization", "DPoP \(token)"), ("DPoP", proof)]
+                    let (first, second) = round % 2 == 0 ? (env.port, portB) : (portB, env.port)
+                    #expect(try await env.request("/v1/orders", headers: headers, port: first).status == 200, "\(store)")
+                    let replayed = try await env.request("/v1/orders", headers: headers, port: second)
+                    #expect(replayed.status == 401, "\(store)")
+                    #expect(replayed.json?["reason"] == .string("dpop_replay"), "\(store)")
                 }
             }
         }

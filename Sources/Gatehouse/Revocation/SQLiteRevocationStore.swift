@@ -57,6 +57,8 @@ final class SQLiteRevocationStore: RevocationStore {
     private static let schema = [
         "PRAGMA journal_mode = WAL",
         "PRAGMA synchronous = FULL",
+        // Replicas on one machine share the file: a writer waits for the other's commit instead of failing.
+        "PRAGMA busy_timeout = 2000",
         "CREATE TABLE IF NOT EXISTS gatehouse_schema_version (version INTEGER PRIMARY KEY)",
         "INSERT OR IGNORE INTO gatehouse_schema_version (version) VALUES (1)",
         "CREATE TABLE IF NOT EXISTS gatehouse_revoked_tokens (token_key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)",
