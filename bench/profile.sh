@@ -4,7 +4,7 @@
 #
 #   bench/profile.sh              # after bench/run.sh has built .build-release and minted tokens
 #   DURATION=8 bench/profile.sh
-#   MODE=utilization | syscalls | mallocs (per request) | malloc-callers    SCENARIO=a | b | c | public
+#   MODE=utilization | syscalls | mallocs (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,6 +54,9 @@ case $SCENARIO in
   b) ARGS=(-s bench/pool.lua); export TOKENS=$TOKEN_DIR/tokens ;;
   c) ARGS=(-s bench/pool.lua); export TOKENS=$TOKEN_DIR/bad-tokens ;;  # as bench/run.sh: wrong signatures
   public) ARGS=() ;;
+  dpop)  # bench/run.sh's scenario f: a fresh proof per request, signed now for this port
+    python3 bench/dpop.py "$TOKEN_DIR" "http://127.0.0.1:$GH/" "${DPOP_PROOFS:-200000}"
+    ARGS=(-s bench/dpop.lua); export PROOFS=$TOKEN_DIR/dpop-proofs DPOP_TOKEN=$TOKEN_DIR/dpop-token ;;
 esac
 taskset -c 0 wrk -t1 -c50 -d2s "${ARGS[@]}" "http://127.0.0.1:$GH/x" >/dev/null
 taskset -c 0 wrk -t1 -c50 -d"$((DURATION + 2))s" "${ARGS[@]}" "http://127.0.0.1:$GH/x" > "$OUT/wrk.txt" &

@@ -231,6 +231,37 @@ struct DPoPTests {
         }
     }
 
+    /// With PostgreSQL stopped a proof cannot be checked against the fleet: 503 `dpop_unavailable` with
+    /// `Retry-After` (never a skipped check), while bearer tokens are judged as before; once it is back,
+    /// proofs pass again.
+    @Test func aReplayCheckThatCannotBeMadeIs503NotSkipped() async throws {
+        try await TestPostgres.with { postgres in
+            try await TestEnvironment.run(configure: { configuration, jwks in
+                Self.configure(&configuration, jwks)
+                var revocation = RevocationSettings()
+                revocation.store = postgres.url
+                configuration.revocation = revocation
+            }) { (env: TestEnvironment) async throws in
+                let client = TestDPoPKey()
+                let token = client.boundToken()
+                let url = "http://127.0.0.1:\(env.port)/v1/orders"
+                func send() async throws -> TestEnvironment.Response {
+                    try await env.request("/v1/orders", headers: [("Authorization", "DPoP \(token)"), ("DPoP", client.proof("GET", url, token: token))])
+                }
+                #expect(try await send().status == 200)
+                try postgres.stop()
+                let refused = try await send()
+                #expect(refused.status == 503, "\(refused)")
+                #expect(refused.json?["reason"] == .string("dpop_unavailable"))
+                #expect(refused.headers.first(name: "retry-after") == "5")
+                #expect(try await env.request("/v1/orders", token: TestSigner.ec.token(claims: Claims.valid())).status == 200)
+                try postgres.start()
+                #expect(await Contract.eventually(timeout: .seconds(15)) { (try? await send().status) == 200 })
+                #expect(env.failureLog.contains { $0["reason"] == .string("dpop_unavailable") && $0["status"] == .number("503") })
+            }
+        }
+    }
+
     /// Two replicas on one machine sharing the SQLite file.
     @Test func aProofReplayedToTheOtherReplicaIsRefusedThroughSQLite() async throws {
         let directory = NSTemporaryDirectory() + "gatehouse-dpop-sqlite-" + UUID().uuidString
