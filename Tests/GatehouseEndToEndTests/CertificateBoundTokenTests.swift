@@ -73,14 +73,20 @@ struct CertificateBoundTokenTests {
         return try await ChildProcess.runToEnd(arguments).output
     }
 
-    @Test func aCertificateBoundTokenPassesOnlyWithItsCertificateOverBothProtocols() async throws {
-        let files = try Files()
-        defer { try? FileManager.default.removeItem(atPath: files.directory) }
-        try await TestEnvironment.run(configure: { configuration, _ in
+    /// TLS on the client port, asking for client certificates of the test CA.
+    static func clientCertificates(_ files: Files, _ auth: ListenSettings.ClientAuth) -> (inout Configuration, TestJWKSServer) -> Void {
+        { configuration, _ in
             configuration.listen.tlsCertificatePath = files.server.certificate
             configuration.listen.tlsKeyPath = files.server.key
             configuration.listen.clientCAPath = files.ca
-        }) { (env: TestEnvironment) async throws in
+            configuration.listen.clientAuth = auth
+        }
+    }
+
+    @Test func aCertificateBoundTokenPassesOnlyWithItsCertificateOverBothProtocols() async throws {
+        let files = try Files()
+        defer { try? FileManager.default.removeItem(atPath: files.directory) }
+        try await TestEnvironment.run(configure: Self.clientCertificates(files, .request)) { (env: TestEnvironment) async throws in
             let thumbprint = try files.thumbprint(files.client.certificate)
             let token = Self.boundToken(thumbprint)
             for http2 in [false, true] {
@@ -102,12 +108,7 @@ struct CertificateBoundTokenTests {
     @Test func requireRefusesAHandshakeWithoutACertificate() async throws {
         let files = try Files()
         defer { try? FileManager.default.removeItem(atPath: files.directory) }
-        try await TestEnvironment.run(configure: { configuration, _ in
-            configuration.listen.tlsCertificatePath = files.server.certificate
-            configuration.listen.tlsKeyPath = files.server.key
-            configuration.listen.clientCAPath = files.ca
-            configuration.listen.clientAuth = .require
-        }) { (env: TestEnvironment) async throws in
+        try await TestEnvironment.run(configure: Self.clientCertificates(files, .require)) { (env: TestEnvironment) async throws in
             let token = TestSigner.ec.token(claims: Claims.valid())
             #expect(try await Self.curl(env, files, token: token, certificate: nil) == "000")
             #expect(try await Self.curl(env, files, token: token, certificate: files.client) == "200")

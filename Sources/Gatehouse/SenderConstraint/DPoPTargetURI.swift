@@ -9,7 +9,7 @@ enum DPoPTargetURI {
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")),
               schemeEnd + 2 < bytes.count, bytes[schemeEnd + 1] == ASCIIByte.slash, bytes[schemeEnd + 2] == ASCIIByte.slash
         else { return nil }
-        let scheme = String(decoding: bytes[..<schemeEnd].map(lowercased), as: UTF8.self)
+        let scheme = String(decoding: bytes[..<schemeEnd].map(ASCIIByte.lowercased), as: UTF8.self)
         let defaultPort: String
         switch scheme {
         case "http": defaultPort = "80"
@@ -47,7 +47,7 @@ enum DPoPTargetURI {
             while port.count > 1, port.first == UInt8(ascii: "0") { port = port.dropFirst() }
         }
         guard !host.isEmpty else { return nil }
-        let hostText = String(decoding: host.map(lowercased), as: UTF8.self)
+        let hostText = String(decoding: host.map(ASCIIByte.lowercased), as: UTF8.self)
         let portText = String(decoding: port, as: UTF8.self)
         return portText.isEmpty || portText == defaultPort ? hostText : hostText + ":" + portText
     }
@@ -65,14 +65,14 @@ enum DPoPTargetURI {
                 index += 1
                 continue
             }
-            guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else {
+            guard index + 2 < bytes.endIndex, let high = ASCIIByte.hexValue(bytes[index + 1]), let low = ASCIIByte.hexValue(bytes[index + 2]) else {
                 return nil
             }
             let value = high << 4 | low
-            if isUnreserved(value) {
+            if ASCIIByte.isUnreserved(value) {
                 decoded.append(value)
             } else {
-                decoded.append(contentsOf: [ASCIIByte.percent, hexDigits[Int(high)], hexDigits[Int(low)]])
+                decoded.append(contentsOf: [ASCIIByte.percent, ASCIIByte.upperHexDigit(high), ASCIIByte.upperHexDigit(low)])
             }
             index += 3
         }
@@ -98,28 +98,5 @@ enum DPoPTargetURI {
             }
         }
         return "/" + output.joined(separator: "/")
-    }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
-        default: false
-        }
-    }
-
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }

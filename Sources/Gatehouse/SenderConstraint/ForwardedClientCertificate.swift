@@ -82,8 +82,8 @@ struct ForwardedClientCertificate: Sendable {
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
+            guard let high = ASCIIByte.hexValue(digits[index]), let low = ASCIIByte.hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
         }
         return bytes
     }

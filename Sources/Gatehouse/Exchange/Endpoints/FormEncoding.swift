@@ -43,7 +43,7 @@ enum FormEncoding {
                 out.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                    let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                    let high = ASCIIByte.hexValue(bytes[index + 1]), let low = ASCIIByte.hexValue(bytes[index + 2])
                 else { return nil }
                 out.append(high << 4 | low)
                 index += 2
@@ -53,14 +53,5 @@ enum FormEncoding {
             index += 1
         }
         return String(validating: out, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
