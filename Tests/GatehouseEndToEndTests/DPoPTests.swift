@@ -70,6 +70,11 @@ struct DPoPTests {
             dpop("unboundToken", token: unbound, proofs: [client.proof("GET", url, token: unbound)], "dpop_binding_mismatch"),
             dpop("tokenOfAnotherKey", token: boundToOther, proofs: [client.proof("GET", url, token: boundToOther)], "dpop_binding_mismatch"),
             Case(name: "boundTokenAsBearer", path: "/v1/orders", token: token, expected: .local(status: 401, reason: "bearer_downgrade")),
+            // A confirmation claim that does not parse binds to nothing: refused, never taken as unbound.
+            Case(name: "cnfNotAnObject", path: "/v1/orders", token: TestSigner.ec.token(claims: Claims.valid(extra: ["cnf": .string("x")])),
+                 expected: .local(status: 401, reason: "invalid_claims")),
+            Case(name: "jktNotAString", path: "/v1/orders", token: TestSigner.ec.token(claims: Claims.valid(extra: ["cnf": .object(["jkt": .number("5")])])),
+                 expected: .local(status: 401, reason: "invalid_claims")),
             Case(name: "bearerOnRequiredRoute", path: "/dpop-only/x", token: TestSigner.ec.token(claims: Claims.valid()),
                  expected: .local(status: 401, reason: "dpop_required")),
             dpop("forwardedOnRequiredRoute", path: "/dpop-only/x", proofs: [client.proof("GET", origin + "/dpop-only/x", token: token)], nil),
