@@ -179,6 +179,9 @@ public struct ProviderSettings: Sendable, Equatable {
     public var userinfoURI: URL?
     /// Sender-constrained tokens of this provider (a route's `dpop` overrides it).
     public var dpop: DPoPMode = .allowed
+    /// oidc, jwks: the JWS `typ` values accepted (RFC 9068 `at+jwt`, so an ID token is not taken for an
+    /// access token); nil: any `typ`.
+    public var tokenTypes: [String]?
     public init(name: String, type: ProviderType) {
         self.name = name
         self.type = type

@@ -9,8 +9,8 @@ extension ConfigurationDecoder {
         .apple: ["audiences"],
         .firebase: ["project_id"],
         .cognito: ["region", "user_pool_id", "client_ids", "token_use", "userinfo", "domain", "userinfo_uri"],
-        .oidc: ["audiences"],
-        .jwks: ["audiences"],
+        .oidc: ["audiences", "token_typ"],
+        .jwks: ["audiences", "token_typ"],
     ]
 
     /// The keys each type cannot do without (everything else has a preset or a default).
@@ -62,6 +62,7 @@ extension ConfigurationDecoder {
             headers.finish()
         }
         if applies("audiences") { provider.audiences = nonEmptyList(table, "audiences") ?? [] }
+        if applies("token_typ") { provider.tokenTypes = tokenTypes(table) }
         if applies("hosted_domains") { provider.hostedDomains = domains(table, "hosted_domains") ?? [] }
         if applies("project_id") { provider.projectID = table.parsed("project_id", projectID) }
         if type == .cognito || type == nil { decodeCognito(table, into: &provider) }
@@ -136,5 +137,20 @@ extension ConfigurationDecoder {
     private static func awsRegion(_ text: String) -> Result<String, InvalidConfigValue> {
         let valid = !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
         return valid ? .success(text) : .failure(InvalidConfigValue("\(ConfigKeyPath.quoted(text)) is not an AWS region (e.g. eu-west-1)"))
+    }
+
+    /// `token_typ = ["at+jwt"]`: media type names (RFC 6838 characters), written without `application/`.
+    private static func tokenTypes(_ table: TOMLReader) -> [String]? {
+        guard let types = table.strings("token_typ") else { return nil }
+        if types.isEmpty { table.report("token_typ", "must list at least one type (omit the key for any typ)") }
+        for type in types {
+            let lowered = type.lowercased()
+            let valid = !lowered.isEmpty && !lowered.hasPrefix("application/")
+                && lowered.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "!#$&-^_.+".contains($0)) }
+            if !valid {
+                table.report("token_typ", "\(ConfigKeyPath.quoted(type)) is not a media type name such as \"at+jwt\" (without application/)")
+            }
+        }
+        return types.map { $0.lowercased() }
     }
 }

@@ -95,6 +95,7 @@ enum AuthErrorResponse {
         case .notYetValid: "The access token is not valid yet."
         case .wrongAudience: "The access token was issued for another audience."
         case .invalidClaims: "The access token claims are not accepted."
+        case .wrongTokenType: "The token is not an access token of an accepted type."
         case .revoked: "The access token has been revoked."
         case .insufficientScope: "The access token lacks a required scope."
         case .forbidden: "This identity is not allowed to access this resource."

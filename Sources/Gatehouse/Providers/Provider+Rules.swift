@@ -1,4 +1,18 @@
 extension Provider {
+    /// RFC 9068 §4: with `token_typ`, the JWS header's `typ` must be one of the listed types, compared as
+    /// RFC 7515 §4.1.9 says. An OpenID ID token (`typ` `JWT` or none) presented where an access token is
+    /// required is the confusion this names.
+    func checkTokenType(_ header: [String: JSONValue]) throws(AuthFailure) {
+        guard let tokenTypes else { return }
+        guard let type = header["typ"]?.stringValue else {
+            throw AuthFailure(.wrongTokenType, "no typ; provider \(name) takes \(tokenTypes.joined(separator: ", ")) only (an ID token?)")
+        }
+        guard tokenTypes.contains(where: { MediaTypeName.matches(type, $0) }) else {
+            let shown = LogText.truncated(type, maxBytes: 64)
+            throw AuthFailure(.wrongTokenType, "typ \(shown) is not \(tokenTypes.joined(separator: " or ")) (an ID token where an access token is required?)")
+        }
+    }
+
     /// The audience check of this provider's type (docs/reference.md §3, "audience check").
     func checkAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
         if type == .cognito {

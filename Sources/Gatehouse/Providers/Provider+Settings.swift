@@ -51,7 +51,8 @@ extension Provider {
             headerMappings: HeaderMapping.merging(
                 HeaderMapping.merging(globalHeaders, overriddenBy: presetHeaders), overriddenBy: settings.headers),
             hostedDomains: Set(settings.hostedDomains),
-            tokenUse: settings.tokenUse
+            tokenUse: settings.tokenUse,
+            tokenTypes: settings.tokenTypes
         )
     }
 }

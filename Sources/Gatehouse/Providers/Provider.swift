@@ -16,6 +16,8 @@ public struct Provider: Sendable {
     public let hostedDomains: Set<String>
     /// Cognito: which kind of token is accepted.
     public let tokenUse: ProviderSettings.TokenUse
+    /// The JWS `typ` values accepted, lower-cased without `application/`; nil: any.
+    public let tokenTypes: [String]?
 
     /// Where the provider's keys come from.
     public enum KeySource: Sendable, Equatable {
@@ -33,8 +35,10 @@ public struct Provider: Sendable {
         keySource: KeySource,
         headerMappings: [HeaderMapping],
         hostedDomains: Set<String> = [],
-        tokenUse: ProviderSettings.TokenUse = .access
+        tokenUse: ProviderSettings.TokenUse = .access,
+        tokenTypes: [String]? = nil
     ) {
+        self.tokenTypes = tokenTypes
         self.hostedDomains = hostedDomains
         self.tokenUse = tokenUse
         self.name = name

@@ -11,6 +11,8 @@ public enum FailureReason: String, Sendable, Equatable, CaseIterable {
     case notYetValid = "not_yet_valid"
     case wrongAudience = "wrong_audience"
     case invalidClaims = "invalid_claims"
+    /// RFC 9068: the JWS `typ` is not one the provider's `token_typ` lists (an ID token used as an access token).
+    case wrongTokenType = "wrong_token_type"
     case revoked = "revoked"
     case insufficientScope = "insufficient_scope"
     case forbidden = "forbidden"

@@ -124,6 +124,7 @@ struct TokenVerifier: Sendable {
         let provider = providers[index]
         let presented: [String: JSONValue]
         do {
+            try provider.checkTokenType(jws.header)
             try ClaimChecks.checkTimes(jws.claims, now: now, leeway: leeway)
             // `sub` names the user upstream: it must be a string when present (docs/security.md J32).
             _ = try ClaimChecks.string("sub", in: jws.claims, required: false)

@@ -11,6 +11,9 @@ struct ConfigurationSenderConstraintTests {
         let defaults = try Configuration.parse(toml: ConfigFixture.minimal())
         #expect(defaults.dpop == DPoPSettings())
         #expect(defaults.providers[0].dpop == .allowed)
+        #expect(defaults.providers[0].tokenTypes == nil)
+        #expect(try Configuration.parse(toml: ConfigFixture.minimal("token_typ = [\"AT+JWT\", \"jwt\"]\n")).providers[0].tokenTypes
+            == ["at+jwt", "jwt"])
         #expect(defaults.listen.clientCAPath == nil)
 
         let toml = ConfigFixture.minimal("dpop = \"required\"\n") + """
@@ -77,6 +80,11 @@ struct ConfigurationSenderConstraintTests {
              "listen.trusted_proxies", "is not an IP address or CIDR range"),
         Case("[listen]\ntrusted_proxies = [\"10.0.0.1\"]\n" + ConfigFixture.minimal(), "listen.trusted_proxies",
              "has no effect without client_cert_header"),
+        // RFC 9068 token_typ (oidc and jwks only).
+        Case(ConfigFixture.minimal("token_typ = []\n"), "provider[0].token_typ", "at least one type"),
+        Case(ConfigFixture.minimal("token_typ = [\"application/at+jwt\"]\n"), "provider[0].token_typ", "without application/"),
+        Case(ConfigurationValidationTests.provider("name = \"g\"\ntype = \"google\"\naudiences = [\"a\"]\ntoken_typ = [\"at+jwt\"]"),
+             "provider[0].token_typ", "not"),
     ])
     func mistakesAreReportedAtTheirKey(testCase: Case) { ConfigurationValidationTests.expectOnlyIssue(testCase) }
 
