@@ -30,11 +30,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   if $own_policy; then rm -f /usr/sbin/policy-rc.d; fi
 fi
 
-# The Python peers of the HTTP/2, gRPC and DPoP tests (requests-oauth2client: a DPoP client written elsewhere).
-if ! python3 -c "import grpc, h2, requests_oauth2client" 2>/dev/null; then
-  echo "installing from PyPI: grpcio h2 requests-oauth2client" >&2
-  python3 -m pip install -q grpcio h2 requests-oauth2client 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages grpcio h2 requests-oauth2client
+# The Python peers of the HTTP/2, gRPC, DPoP and introspection tests (requests-oauth2client: a DPoP client
+# written elsewhere; authlib + flask: an RFC 7662 introspection endpoint written elsewhere).
+if ! python3 -c "import grpc, h2, requests_oauth2client, authlib, flask" 2>/dev/null; then
+  echo "installing from PyPI: grpcio h2 requests-oauth2client authlib flask" >&2
+  python3 -m pip install -q grpcio h2 requests-oauth2client authlib flask 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages grpcio h2 requests-oauth2client authlib flask
 fi
 
 # Build first so a compile error is reported as such, then run the tests one at a time: the end-to-end

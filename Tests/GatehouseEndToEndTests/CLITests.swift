@@ -185,5 +185,24 @@ struct CLITests {
             #expect(noURL.exitCode == 64, "\(noURL)")
         }
     }
+
+    /// `verify-token` with an opaque token asks the introspection provider, as `serve` would.
+    @Test func verifyTokenIntrospectsAnOpaqueToken() async throws {
+        let idp = try await TestIntrospectionIdP { token in
+            .init(body: token == "opaque-live" ? TestIntrospectionIdP.active(["sub": .string("ada")]) : #"{"active":false}"#)
+        }
+        try await Self.inDirectory { directory in
+            let path = directory + "/gatehouse.toml"
+            let toml = "[listen]\naddress = \"127.0.0.1:18080\"\n[upstream]\nurl = \"http://127.0.0.1:3000\"\n"
+                + "[[provider]]\nname = \"opaque\"\ntype = \"introspection\"\nintrospection_endpoint = \"\(idp.endpoint.absoluteString)\"\n"
+                + "client_id = \"rs\"\nclient_secret = \"x\"\n"
+            try toml.write(toFile: path, atomically: true, encoding: .utf8)
+            let live = try await Contract.runCLI(["verify-token", "--config", path, "opaque-live"])
+            #expect(live.exitCode == 0 && live.stdout.hasPrefix("valid: provider opaque, subject ada\n"), "\(live)")
+            let dead = try await Contract.runCLI(["verify-token", "--config", path, "opaque-dead"])
+            #expect(dead.exitCode == 1 && dead.stdout.hasPrefix("invalid: token_inactive: The access token is not active."), "\(dead)")
+        }
+        await idp.close()
+    }
 }
 

@@ -75,6 +75,7 @@ enum ConfigurationDecoder {
         }
         let providers = providerSettings(providerReaders)
         let routes = (root.tables("route") ?? []).compactMap { routeSettings($0, providerNames: providerNames) }
+        checkIntrospectionRouting(providers ?? [], routes: routes, sink: root.sink)
         let revocation = root.table("revocation").map(revocationSettings)
         let dpop = root.table("dpop").map(dpopSettings) ?? DPoPSettings()
         checkDistinct(admin: admin.address, listen: listen.address, sink: root.sink)

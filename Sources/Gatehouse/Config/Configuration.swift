@@ -150,6 +150,8 @@ public struct HeaderSettings: Sendable, Equatable {
 
 public enum ProviderType: String, Sendable, Equatable, CaseIterable {
     case google, apple, firebase, cognito, oidc, jwks
+    /// Opaque tokens judged by the issuer's RFC 7662 introspection endpoint.
+    case introspection
 }
 
 public struct ProviderSettings: Sendable, Equatable {
@@ -179,6 +181,8 @@ public struct ProviderSettings: Sendable, Equatable {
     public var userinfoURI: URL?
     /// Sender-constrained tokens of this provider (a route's `dpop` overrides it).
     public var dpop: DPoPMode = .allowed
+    /// introspection: how opaque tokens are judged (RFC 7662).
+    public var introspection = IntrospectionSettings()
     /// oidc, jwks: the JWS `typ` values accepted (RFC 9068 `at+jwt`, so an ID token is not taken for an
     /// access token); nil: any `typ`.
     public var tokenTypes: [String]?
@@ -186,6 +190,23 @@ public struct ProviderSettings: Sendable, Equatable {
         self.name = name
         self.type = type
     }
+}
+
+/// `type = "introspection"`: where and how opaque tokens are introspected, and how long answers are kept.
+public struct IntrospectionSettings: Sendable, Equatable {
+    public enum ClientAuth: String, Sendable, Equatable { case basic, post }
+    /// nil: from the issuer's RFC 8414 metadata (or its OpenID discovery document).
+    public var endpoint: URL?
+    public var clientID = ""
+    public var clientSecret: SecretSetting?
+    public var clientAuth: ClientAuth = .basic
+    public var cacheTTL: Duration = .seconds(60)
+    public var negativeCacheTTL: Duration = .seconds(5)
+    public var cacheMaxEntries = 10000
+    public var maxInFlight = 32
+    /// Only tokens starting with this go to this provider (`ya29.`).
+    public var tokenPrefix: String?
+    public init() {}
 }
 
 public struct RouteSettings: Sendable, Equatable {

@@ -11,6 +11,10 @@ extension ConfigurationDecoder {
         .cognito: ["region", "user_pool_id", "client_ids", "token_use", "userinfo", "domain", "userinfo_uri"],
         .oidc: ["audiences", "token_typ"],
         .jwks: ["audiences", "token_typ"],
+        .introspection: [
+            "audiences", "introspection_endpoint", "client_id", "client_secret", "client_secret_file", "client_auth", "cache_ttl",
+            "negative_cache_ttl", "cache_max_entries", "max_in_flight", "token_prefix",
+        ],
     ]
 
     /// The keys each type cannot do without (everything else has a preset or a default).
@@ -21,6 +25,7 @@ extension ConfigurationDecoder {
         .cognito: ["region", "user_pool_id", "client_ids"],
         .oidc: ["issuer", "audiences"],
         .jwks: ["issuer", "jwks_uri", "audiences"],
+        .introspection: ["client_id"],
     ]
 
     /// All providers, or nil if any of them is unusable (its problems are in the sink).
@@ -66,6 +71,7 @@ extension ConfigurationDecoder {
         if applies("hosted_domains") { provider.hostedDomains = domains(table, "hosted_domains") ?? [] }
         if applies("project_id") { provider.projectID = table.parsed("project_id", projectID) }
         if type == .cognito || type == nil { decodeCognito(table, into: &provider) }
+        if type == .introspection { decodeIntrospection(table, into: &provider) }
         for key in type.flatMap({ requiredProviderKeys[$0] }) ?? [] where !table.contains(key) {
             table.sink.add(.required(table.keyPath(key), because: "for type \(ConfigKeyPath.quoted(type?.rawValue ?? ""))"))
         }

@@ -7,7 +7,8 @@ enum AuthErrorResponse {
         // Everything but the request id (and a 403's scopes, a 503's delay) depends on the reason
         // alone: built once per reason, so a flood of bad tokens costs a lookup and one append.
         let (headers, bodyPrefix) = switch failure.reason {
-        case _ where failure.dpopChallenge != nil, .insufficientScope, .keysUnavailable, .dpopUnavailable:
+        case _ where failure.dpopChallenge != nil, .insufficientScope, .keysUnavailable, .dpopUnavailable, .introspectionUnavailable,
+            .introspectionBusy:
             parts(failure, retryAfterSeconds: retryAfterSeconds)
         default:
             prebuilt[failure.reason] ?? parts(failure, retryAfterSeconds: retryAfterSeconds)
@@ -42,7 +43,7 @@ enum AuthErrorResponse {
         case .insufficientScope:
             let scope = failure.requiredScopes.joined(separator: " ").filter { $0 != "\"" && $0 != "\\" }
             headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"gatehouse\", error=\"insufficient_scope\", scope=\"\(scope)\"")
-        case .forbidden, .keysUnavailable, .dpopUnavailable:
+        case .forbidden, .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy:
             break
         default:
             headers.add(
@@ -58,7 +59,7 @@ enum AuthErrorResponse {
     private static func addDPoPChallenge(_ challenge: DPoPChallenge, for failure: AuthFailure, message: String, to headers: inout HTTPHeaders) {
         var value = "DPoP algs=\"\(dpopAlgorithms)\""
         switch failure.reason {
-        case .missingToken, .dpopRequired, .forbidden, .keysUnavailable, .dpopUnavailable:
+        case .missingToken, .dpopRequired, .forbidden, .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy:
             break
         default:
             value += ", error=\"\(errorCode(for: failure.reason))\", error_description=\"\(message)\""
@@ -75,7 +76,7 @@ enum AuthErrorResponse {
         case .missingToken: "invalid_request"
         case .insufficientScope: "insufficient_scope"
         case .forbidden: "forbidden"
-        case .keysUnavailable, .dpopUnavailable: "temporarily_unavailable"
+        case .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy: "temporarily_unavailable"
         case .invalidDPoPProof, .dpopReplay: "invalid_dpop_proof"
         case .useDPoPNonce: "use_dpop_nonce"
         default: "invalid_token"
@@ -108,6 +109,9 @@ enum AuthErrorResponse {
         case .dpopRequired: "A DPoP-bound access token and proof are required."
         case .dpopUnavailable: "The DPoP proof cannot be checked now. Please try again."
         case .certificateBindingMismatch: "The access token is not bound to the client certificate of this connection."
+        case .tokenInactive: "The access token is not active."
+        case .introspectionUnavailable: "The token issuer cannot be asked about the token now. Please try again."
+        case .introspectionBusy: "Too many tokens are being checked with the issuer. Please try again."
         }
     }
 }

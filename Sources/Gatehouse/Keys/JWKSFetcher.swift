@@ -39,6 +39,8 @@ public struct JWKSFetcher: Sendable {
             jwksURL = eventLoop.makeSucceededFuture(url)
         case .discovery(let issuer):
             jwksURL = discoverJWKSURL(issuer: issuer, deadline: deadline, on: eventLoop)
+        case .introspection:
+            return eventLoop.makeFailedFuture(FetchError("provider \(provider.name) has no keys (its tokens are introspected)"))
         }
         let algorithms = provider.algorithms
         return jwksURL.flatMap { url in

@@ -14,7 +14,7 @@ struct KeyRefresher: Sendable {
 
     func run() async {
         await withTaskGroup(of: Void.self) { group in
-            for index in keyStore.providers.indices {
+            for index in keyStore.providers.indices where keyStore.providers[index].keySource != .introspection {
                 group.addTask { await self.keepFresh(provider: index) }
             }
         }

@@ -151,7 +151,8 @@ public final class KeyStore: Sendable {
 
     public func status() -> [ProviderKeyStatus] {
         let now = NIODeadline.now()
-        return providers.indices.map { index in
+        // Introspection providers have no keys: they are not waited for, reported or aged.
+        return providers.indices.filter { providers[$0].keySource != .introspection }.map { index in
             let state = states[index].withLockedValue { $0 }
             let snapshot = snapshots[index].load(ordering: .acquiring).snapshot
             return ProviderKeyStatus(

@@ -30,6 +30,7 @@ public struct GatehouseMetrics: Sendable {
     private let failureLogWriteErrors: Counter
     let upstreamDuration: DurationHistogram
     let authDuration: DurationHistogram
+    let introspectionDuration: DurationHistogram
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -55,6 +56,7 @@ public struct GatehouseMetrics: Sendable {
         ]
         upstreamDuration = registry.makeDurationHistogram(name: "gatehouse_upstream_request_duration_seconds", buckets: buckets)
         authDuration = registry.makeDurationHistogram(name: "gatehouse_auth_duration_seconds", buckets: buckets)
+        introspectionDuration = registry.makeDurationHistogram(name: "gatehouse_introspection_duration_seconds", buckets: buckets)
     }
 
     /// - Parameter routeAuth: the matched route's `auth`, or "none" for requests answered before routing.
@@ -91,6 +93,17 @@ public struct GatehouseMetrics: Sendable {
 
     func verifyCache(hit: Bool) {
         (hit ? cacheHits : cacheMisses).increment()
+    }
+
+    /// An introspection call's outcome: `active`, `inactive`, `error` (the IdP could not answer usably).
+    func introspectionCall(provider: String, result: String) {
+        registry.makeCounter(name: "gatehouse_introspection_calls_total", labels: [("provider", provider), ("result", result)]).increment()
+    }
+
+    /// An opaque token answered from the introspection cache (`hit`), or not (`miss`, a call or a joined one).
+    func introspectionCache(provider: String, hit: Bool) {
+        registry.makeCounter(name: "gatehouse_introspection_cache_total", labels: [("provider", provider), ("result", hit ? "hit" : "miss")])
+            .increment()
     }
 
     func rejectedCacheHit() {

@@ -178,7 +178,7 @@ extension AuthFailure {
     var status: HTTPResponseStatus {
         switch reason {
         case .insufficientScope, .forbidden: .forbidden
-        case .keysUnavailable, .dpopUnavailable: .serviceUnavailable
+        case .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy: .serviceUnavailable
         default: .unauthorized
         }
     }

@@ -40,7 +40,7 @@ extension Provider {
             return claims
         case .cognito:
             return CognitoPreset.normalize(claims)
-        case .oidc, .jwks:
+        case .oidc, .jwks, .introspection:
             return claims
         }
     }

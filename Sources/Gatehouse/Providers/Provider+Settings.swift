@@ -28,6 +28,9 @@ extension Provider {
             issuers = [settings.issuer ?? FirebasePreset.issuer(projectID: settings.projectID ?? "")]
             keySource = .jwksURL(settings.jwksURI ?? FirebasePreset.jwksURL)
             presetHeaders = FirebasePreset.defaultHeaders
+        case .introspection:
+            issuers = settings.issuer.map { [$0] } ?? []
+            keySource = .introspection
         case .cognito:
             let issuer = settings.issuer ?? CognitoPreset.issuer(region: settings.region ?? "", userPoolID: settings.userPoolID ?? "")
             issuers = [issuer]
@@ -52,7 +55,8 @@ extension Provider {
                 HeaderMapping.merging(globalHeaders, overriddenBy: presetHeaders), overriddenBy: settings.headers),
             hostedDomains: Set(settings.hostedDomains),
             tokenUse: settings.tokenUse,
-            tokenTypes: settings.tokenTypes
+            tokenTypes: settings.tokenTypes,
+            introspection: settings.type == .introspection ? settings.introspection : nil
         )
     }
 }

@@ -18,12 +18,16 @@ public struct Provider: Sendable {
     public let tokenUse: ProviderSettings.TokenUse
     /// The JWS `typ` values accepted, lower-cased without `application/`; nil: any.
     public let tokenTypes: [String]?
+    /// `type = "introspection"`: how its opaque tokens are judged.
+    public let introspection: IntrospectionSettings?
 
     /// Where the provider's keys come from.
     public enum KeySource: Sendable, Equatable {
         case jwksURL(URL)
         /// OIDC discovery: `<issuer>/.well-known/openid-configuration`, whose `issuer` must equal this one.
         case discovery(issuer: String)
+        /// None: opaque tokens, judged by the issuer's introspection endpoint (`Introspector`).
+        case introspection
     }
 
     public init(
@@ -36,9 +40,11 @@ public struct Provider: Sendable {
         headerMappings: [HeaderMapping],
         hostedDomains: Set<String> = [],
         tokenUse: ProviderSettings.TokenUse = .access,
-        tokenTypes: [String]? = nil
+        tokenTypes: [String]? = nil,
+        introspection: IntrospectionSettings? = nil
     ) {
         self.tokenTypes = tokenTypes
+        self.introspection = introspection
         self.hostedDomains = hostedDomains
         self.tokenUse = tokenUse
         self.name = name

@@ -100,6 +100,12 @@ public final class Gatehouse: Service, Sendable {
             throw error
         }
         let keyStore = Self.makeKeyStore(configuration, client: httpClient, metrics: metrics, logger: logger)
+        do {
+            _ = try Introspector.all(for: keyStore.providers, client: httpClient, timeout: .seconds(1), leeway: 0, metrics: metrics, logger: logger)
+        } catch {
+            try? httpClient.syncShutdown()
+            throw StartError(description: "\(error)")
+        }
         self.keyStores = NIOLockedValueBox(keyStore)
         (keyStoreGenerations, newKeyStore) = AsyncStream.makeStream(of: KeyStore.self)
         newKeyStore.yield(keyStore)
@@ -210,9 +216,20 @@ public final class Gatehouse: Service, Sendable {
     private func makeServices(_ configuration: Configuration) -> ProxyServices {
         // Providers are rebuilt for their header mappings (a reload may change `[headers]`); their keys stay in the key store.
         let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
+        let introspectors: [Introspector]
+        do {
+            introspectors = try Introspector.all(
+                for: keyStore.providers, client: httpClient, timeout: configuration.jwks.fetchTimeout,
+                leeway: configuration.verification.leeway.components.seconds, metrics: metrics, logger: logger)
+        } catch {
+            // Checked at start (init): only a secret that went away since gets here; its provider answers 503.
+            logger.error("introspection providers unusable", metadata: ["gatehouse.error": "\(error)"])
+            introspectors = []
+        }
         let verifier = TokenVerifier(
             keyStore: keyStore, verification: configuration.verification, tokenMaxBytes: configuration.listen.tokenMaxBytes,
-            onCacheLookup: { [metrics] hit in metrics.verifyCache(hit: hit) }, onRejectedHit: { [metrics] in metrics.rejectedCacheHit() })
+            onCacheLookup: { [metrics] hit in metrics.verifyCache(hit: hit) }, onRejectedHit: { [metrics] in metrics.rejectedCacheHit() },
+            introspectors: introspectors)
         let routes = RouteTable(configuration.routes)
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
         return ProxyServices(

@@ -26,6 +26,11 @@ public enum FailureReason: String, Sendable, Equatable, CaseIterable {
     case dpopRequired = "dpop_required"
     case dpopUnavailable = "dpop_unavailable"
     case certificateBindingMismatch = "certificate_binding_mismatch"
+    /// Opaque tokens (RFC 7662): the issuer says the token is not active; the issuer cannot answer; too
+    /// many introspection calls are in flight for that provider.
+    case tokenInactive = "token_inactive"
+    case introspectionUnavailable = "introspection_unavailable"
+    case introspectionBusy = "introspection_busy"
 }
 
 /// A rejected token or request, with what the failure log may say about it.

@@ -34,9 +34,19 @@ public enum TokenInspection {
         let keyStore = KeyStore(
             providers: providers, fetcher: JWKSFetcher(client: client, timeout: configuration.jwks.fetchTimeout),
             settings: configuration.jwks, logger: logger)
+        let introspectors: [Introspector]
+        do {
+            introspectors = try Introspector.all(
+                for: providers, client: client, timeout: configuration.jwks.fetchTimeout,
+                leeway: configuration.verification.leeway.components.seconds, metrics: GatehouseMetrics(), logger: logger)
+        } catch {
+            try? await client.shutdown()
+            return .failure(AuthFailure(.introspectionUnavailable, "\(error)"))
+        }
+        // An opaque token is introspected, as serve would (`type = "introspection"` providers).
         let verifier = TokenVerifier(
             keyStore: keyStore, verification: configuration.verification, tokenMaxBytes: configuration.listen.tokenMaxBytes,
-            onCacheLookup: { _ in })
+            onCacheLookup: { _ in }, introspectors: introspectors)
         let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
         let issuer = (try? CompactJWS.parse(trimmed[...], maxBytes: configuration.listen.tokenMaxBytes))?.claims["iss"]?.stringValue
         if let issuer, let index = verifier.providerByIssuer[issuer] {

@@ -18,15 +18,19 @@ struct TokenVerifier: Sendable {
     let onCacheLookup: @Sendable (_ hit: Bool) -> Void
     /// A token whose signature failed before, answered from the rejected cache (docs/security.md P47).
     let onRejectedHit: @Sendable () -> Void
+    /// The judges of opaque tokens (`type = "introspection"` providers).
+    let introspectors: [Introspector]
 
     init(
         keyStore: KeyStore, verification: VerificationSettings, tokenMaxBytes: Int, onCacheLookup: @escaping @Sendable (Bool) -> Void,
-        onRejectedHit: @escaping @Sendable () -> Void = {}
+        onRejectedHit: @escaping @Sendable () -> Void = {}, introspectors: [Introspector] = []
     ) {
+        self.introspectors = introspectors
         self.keyStore = keyStore
         self.providers = keyStore.providers
         var byIssuer: [String: Int] = [:]
-        for (index, provider) in keyStore.providers.enumerated() {
+        // Introspection providers are never chosen for a JWT: their tokens are opaque.
+        for (index, provider) in keyStore.providers.enumerated() where provider.keySource != .introspection {
             for issuer in provider.issuers where byIssuer[issuer] == nil { byIssuer[issuer] = index }
         }
         self.providerByIssuer = byIssuer
@@ -48,6 +52,10 @@ struct TokenVerifier: Sendable {
         if let recent, recent.expiry > now, isStillPublished(recent) {
             onCacheLookup(true)
             return .done(restrict(.success(recent), to: allowedProviders))
+        }
+        if !introspectors.isEmpty, !OpaqueToken.looksLikeCompactJWS(token),
+           let verdict = introspect(token, allowedProviders: allowedProviders, now: now, on: eventLoop) {
+            return verdict
         }
         let key = TokenKey(token)
         if let cached = cache.lookup(key, now: now), isStillPublished(cached) {
@@ -90,6 +98,22 @@ struct TokenVerifier: Sendable {
             })
         }
         return .done(check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
+    }
+
+    /// An opaque token on a route that allows introspection providers goes to exactly one of them: the one
+    /// whose `token_prefix` it has, or the only one (configuration makes sure no token can match two).
+    /// nil: the route allows none, and the token is judged as a JWS (`malformed_token`).
+    private func introspect(_ token: Substring, allowedProviders: Set<String>, now: Int64, on eventLoop: any EventLoop) -> Verdict? {
+        let allowed = introspectors.filter { allowedProviders.isEmpty || allowedProviders.contains($0.provider.name) }
+        guard !allowed.isEmpty else { return nil }
+        guard token.utf8.count <= tokenMaxBytes else {
+            return .done(.failure(AuthFailure(.malformedToken, "token is \(token.utf8.count) bytes, more than the limit of \(tokenMaxBytes)")))
+        }
+        let chosen = allowed.first { $0.hasTokenPrefix && $0.takes(token) } ?? (allowed.count == 1 && allowed[0].takes(token) ? allowed[0] : nil)
+        guard let chosen else {
+            return .done(.failure(AuthFailure(.unknownIssuer, "no introspection provider on this route takes this opaque token")))
+        }
+        return chosen.introspect(token, now: now, on: eventLoop)
     }
 
     /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
