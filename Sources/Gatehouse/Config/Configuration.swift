@@ -152,6 +152,10 @@ public enum ProviderType: String, Sendable, Equatable, CaseIterable {
     case google, apple, firebase, cognito, oidc, jwks
     /// Opaque tokens judged by the issuer's RFC 7662 introspection endpoint.
     case introspection
+    /// Microsoft Entra ID, multi-tenant apps included.
+    case entra
+    /// Kubernetes service-account tokens.
+    case kubernetes
 }
 
 public struct ProviderSettings: Sendable, Equatable {
@@ -181,6 +185,14 @@ public struct ProviderSettings: Sendable, Equatable {
     public var userinfoURI: URL?
     /// Sender-constrained tokens of this provider (a route's `dpop` overrides it).
     public var dpop: DPoPMode = .allowed
+    /// entra: the tenant ids whose tokens are accepted (lower-cased), or `["*"]` for any tenant.
+    public var tenants: [String] = []
+    /// entra: also accept v1.0 tokens (`https://sts.windows.net/{tid}/`).
+    public var acceptV1 = false
+    /// kubernetes: the API server (nil: from `KUBERNETES_SERVICE_HOST`/`_PORT`), its CA, and the token to ask with.
+    public var apiServer: URL?
+    public var caFile: String?
+    public var tokenFile: String?
     /// introspection: how opaque tokens are judged (RFC 7662).
     public var introspection = IntrospectionSettings()
     /// oidc, jwks: the JWS `typ` values accepted (RFC 9068 `at+jwt`, so an ID token is not taken for an
@@ -225,6 +237,10 @@ public struct RouteSettings: Sendable, Equatable {
     public var providers: [String] = []
     public var scopes: [String] = []
     public var groups: [String] = []
+    /// Any one of these app roles (`roles` claim, Entra and others).
+    public var roles: [String] = []
+    /// Any one of these Kubernetes service accounts, `namespace/name` or `namespace/*`.
+    public var serviceAccounts: [String] = []
     public var emailDomains: [String] = []
     public var requireEmailVerified = false
     /// nil: each provider's own `dpop`.

@@ -11,6 +11,8 @@ extension ConfigurationDecoder {
         .cognito: ["region", "user_pool_id", "client_ids", "token_use", "userinfo", "domain", "userinfo_uri"],
         .oidc: ["audiences", "token_typ"],
         .jwks: ["audiences", "token_typ"],
+        .entra: ["audiences", "tenants", "accept_v1"],
+        .kubernetes: ["audiences", "api_server", "ca_file", "token_file"],
         .introspection: [
             "audiences", "introspection_endpoint", "client_id", "client_secret", "client_secret_file", "client_auth", "cache_ttl",
             "negative_cache_ttl", "cache_max_entries", "max_in_flight", "token_prefix",
@@ -26,6 +28,8 @@ extension ConfigurationDecoder {
         .oidc: ["issuer", "audiences"],
         .jwks: ["issuer", "jwks_uri", "audiences"],
         .introspection: ["client_id"],
+        .entra: ["audiences", "tenants"],
+        .kubernetes: ["audiences"],
     ]
 
     /// All providers, or nil if any of them is unusable (its problems are in the sink).
@@ -72,6 +76,12 @@ extension ConfigurationDecoder {
         if applies("project_id") { provider.projectID = table.parsed("project_id", projectID) }
         if type == .cognito || type == nil { decodeCognito(table, into: &provider) }
         if type == .introspection { decodeIntrospection(table, into: &provider) }
+        if type == .entra { decodeEntra(table, into: &provider) }
+        if type == .kubernetes {
+            provider.apiServer = table.parsed("api_server", ConfigSyntax.baseURL)
+            provider.caFile = table.nonEmptyString("ca_file")
+            provider.tokenFile = table.nonEmptyString("token_file")
+        }
         for key in type.flatMap({ requiredProviderKeys[$0] }) ?? [] where !table.contains(key) {
             table.sink.add(.required(table.keyPath(key), because: "for type \(ConfigKeyPath.quoted(type?.rawValue ?? ""))"))
         }
@@ -159,4 +169,22 @@ extension ConfigurationDecoder {
         }
         return types.map { $0.lowercased() }
     }
+
+    /// `tenants`: tenant ids (GUIDs), or `["*"]` alone for a multi-tenant SaaS app; an `issuer` override must
+    /// keep `{tenantid}` (the token's own `tid` is put there).
+    private static func decodeEntra(_ table: TOMLReader, into provider: inout ProviderSettings) {
+        if let tenants = table.strings("tenants") {
+            if tenants.isEmpty { table.report("tenants", "must list at least one tenant id, or [\"*\"] for any tenant") }
+            if tenants.contains("*"), tenants.count > 1 { table.report("tenants", "\"*\" stands alone (it allows every tenant)") }
+            for tenant in tenants where tenant != "*" && !EntraPreset.isTenantID(tenant) {
+                table.report("tenants", "\(ConfigKeyPath.quoted(tenant)) is not a tenant id (a GUID such as 72f988bf-86f1-41af-91ab-2d7cd011db47)")
+            }
+            provider.tenants = tenants.map { $0.lowercased() }
+        }
+        provider.acceptV1 = table.bool("accept_v1") ?? provider.acceptV1
+        if let issuer = table.value("issuer")?.string, EntraPreset.Template(issuer) == nil {
+            table.report("issuer", "must contain {tenantid}, where the token's own tid goes")
+        }
+    }
 }
+

@@ -1,7 +1,9 @@
 // [[route]]: which paths need which tokens, first match wins.
 extension ConfigurationDecoder {
     /// Requirements that only apply to a checked token, so on a `public` route they could never apply.
-    static let tokenRequirementKeys = ["providers", "scopes", "groups", "email_domains", "require_email_verified", "dpop"]
+    static let tokenRequirementKeys = [
+        "providers", "scopes", "groups", "roles", "service_accounts", "email_domains", "require_email_verified", "dpop",
+    ]
 
     /// nil if the route is unusable (its problems are in the sink).
     static func routeSettings(_ table: TOMLReader, providerNames: [String]) -> RouteSettings? {
@@ -18,6 +20,14 @@ extension ConfigurationDecoder {
             route.providers = routeProviders(table, configured: providerNames) ?? []
             route.scopes = table.strings("scopes") ?? []
             route.groups = table.strings("groups") ?? []
+            route.roles = table.strings("roles") ?? []
+            route.serviceAccounts = table.strings("service_accounts") ?? []
+            for account in route.serviceAccounts {
+                let parts = account.split(separator: "/", omittingEmptySubsequences: false)
+                if parts.count != 2 || parts.contains(where: \.isEmpty) || parts[0] == "*" {
+                    table.report("service_accounts", "\(ConfigKeyPath.quoted(account)) is not namespace/name or namespace/*")
+                }
+            }
             route.emailDomains = domains(table, "email_domains") ?? []
             route.requireEmailVerified = table.bool("require_email_verified") ?? route.requireEmailVerified
             route.dpop = table.choice("dpop", among: DPoPMode.all)

@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 import Foundation
 public import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Fetches a provider's JWKS (through OIDC discovery where configured) over the control-plane
 /// HTTP client. Redirects are never followed: the client is built with `.disallow`.
@@ -41,10 +42,18 @@ public struct JWKSFetcher: Sendable {
             jwksURL = discoverJWKSURL(issuer: issuer, deadline: deadline, on: eventLoop)
         case .introspection:
             return eventLoop.makeFailedFuture(FetchError("provider \(provider.name) has no keys (its tokens are introspected)"))
+        case .kubernetes(let api):
+            jwksURL = eventLoop.makeSucceededFuture(api.url.appendingPathComponent("openid/v1/jwks"))
         }
         let algorithms = provider.algorithms
+        let access: (headers: [(String, String)], tls: TLSConfiguration?)
+        do {
+            access = try Self.access(provider.keySource)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
         return jwksURL.flatMap { url in
-            self.get(url, deadline: deadline, on: eventLoop)
+            self.get(url, deadline: deadline, on: eventLoop, headers: access.headers, tls: access.tls)
         }.flatMapThrowing { response in
             let body = Array(buffer: response.body ?? ByteBuffer())
             do {
@@ -78,10 +87,30 @@ public struct JWKSFetcher: Sendable {
         }
     }
 
-    private func get(_ url: URL, deadline: NIODeadline, on eventLoop: any EventLoop) -> EventLoopFuture<HTTPClient.Response> {
+    /// A Kubernetes API server is asked over TLS checked against the cluster CA, with the token file read now
+    /// (the kubelet rotates it); every other key source plainly.
+    private static func access(_ source: Provider.KeySource) throws(FetchError) -> (headers: [(String, String)], tls: TLSConfiguration?) {
+        guard case .kubernetes(let api) = source else { return ([], nil) }
+        guard let data = FileManager.default.contents(atPath: api.tokenFile),
+              let token = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty
+        else { throw FetchError("cannot read the service-account token file \(api.tokenFile)") }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        do {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(api.caFile))
+        } catch {
+            throw FetchError("cannot read the cluster CA file \(api.caFile): \(error)")
+        }
+        return ([("Authorization", "Bearer " + token)], tls)
+    }
+
+    private func get(
+        _ url: URL, deadline: NIODeadline, on eventLoop: any EventLoop, headers extra: [(String, String)] = [], tls: TLSConfiguration? = nil
+    ) -> EventLoopFuture<HTTPClient.Response> {
         let request: HTTPClient.Request
         do {
-            request = try HTTPClient.Request(url: url, method: .GET, headers: ["Accept": "application/json"])
+            var headers: HTTPHeaders = ["Accept": "application/json"]
+            headers.add(contentsOf: extra)
+            request = try HTTPClient.Request(url: url, method: .GET, headers: headers, body: nil, tlsConfiguration: tls)
         } catch {
             return eventLoop.makeFailedFuture(FetchError("bad URL \(url): \(error)"))
         }

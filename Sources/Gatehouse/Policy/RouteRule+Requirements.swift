@@ -5,6 +5,7 @@ extension RouteRule {
     /// - `scopes`: all required, read from `scope` (space-separated string) and `scp` (array of strings or
     ///   space-separated string; array elements are not split) -> `insufficient_scope`, with `requiredScopes` set to the route's scopes;
     /// - `groups`: any one, read from `groups` and `cognito:groups` (array of strings or one string) -> `forbidden`;
+    /// - `roles`: any one, read from `roles` (Entra app roles; array of strings or one string) -> `forbidden`;
     /// - `email_domains`: the domain after the last `@` of `email`, compared case-insensitively (ASCII only)
     ///   and exactly, no subdomains (`a@b.com@evil.com` is `evil.com`) -> `forbidden`;
     /// - `require_email_verified`: `email_verified` is `true` or the string `"true"` (Apple) -> `forbidden`.
@@ -30,6 +31,19 @@ extension RouteRule {
                 + Self.strings(claims["cognito:groups"], splittingStrings: false)
             if !groups.contains(where: { group in memberships.contains { Self.sameBytes($0, group) } }) {
                 return AuthFailure(.forbidden, "not in any of the groups: \(groups.joined(separator: ", "))")
+            }
+        }
+        if !roles.isEmpty {
+            let assigned = Self.strings(claims["roles"], splittingStrings: false)
+            if !roles.contains(where: { role in assigned.contains { Self.sameBytes($0, role) } }) {
+                return AuthFailure(.forbidden, "has none of the roles: \(roles.joined(separator: ", "))")
+            }
+        }
+        if !serviceAccounts.isEmpty {
+            let account = claims["kubernetes_service_account"]?.stringValue ?? ""
+            let namespace = account.split(separator: "/").first.map { String($0) + "/*" } ?? ""
+            if account.isEmpty || !serviceAccounts.contains(where: { $0 == account || $0 == namespace }) {
+                return AuthFailure(.forbidden, "not one of the service accounts: \(serviceAccounts.joined(separator: ", "))")
             }
         }
         if !emailDomains.isEmpty {

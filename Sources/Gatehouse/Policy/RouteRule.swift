@@ -8,6 +8,10 @@ public struct RouteRule: Sendable, Equatable {
     public let scopes: [String]
     /// Any one of these groups is enough (`groups` / `cognito:groups` claims); empty means no requirement.
     public let groups: [String]
+    /// Any one of these app roles is enough (`roles` claim); empty means no requirement.
+    public let roles: [String]
+    /// Any one of these Kubernetes service accounts (`namespace/name`, `namespace/*`); empty means no requirement.
+    public let serviceAccounts: [String]
     /// Accepted e-mail domains, ASCII lower-cased; empty means no requirement.
     public let emailDomains: [String]
     /// Whether `email_verified` must be true.
@@ -22,6 +26,8 @@ public struct RouteRule: Sendable, Equatable {
         providers: Set<String> = [],
         scopes: [String] = [],
         groups: [String] = [],
+        roles: [String] = [],
+        serviceAccounts: [String] = [],
         emailDomains: [String] = [],
         requireEmailVerified: Bool = false,
         dpop: DPoPMode? = nil,
@@ -31,6 +37,8 @@ public struct RouteRule: Sendable, Equatable {
         self.providers = providers
         self.scopes = scopes
         self.groups = groups
+        self.roles = roles
+        self.serviceAccounts = serviceAccounts
         self.emailDomains = emailDomains.map(Self.asciiLowercased)
         self.requireEmailVerified = requireEmailVerified
         self.dpop = dpop
@@ -44,6 +52,8 @@ public struct RouteRule: Sendable, Equatable {
             providers: Set(settings.providers),
             scopes: settings.scopes,
             groups: settings.groups,
+            roles: settings.roles,
+            serviceAccounts: settings.serviceAccounts,
             emailDomains: settings.emailDomains,
             requireEmailVerified: settings.requireEmailVerified,
             dpop: settings.dpop,

@@ -40,6 +40,11 @@ extension Provider {
             return claims
         case .cognito:
             return CognitoPreset.normalize(claims)
+        case .entra:
+            try EntraPreset.checkClaims(claims, templates: issuerTemplates, tenants: tenants)
+            return claims
+        case .kubernetes:
+            return try KubernetesPreset.normalize(claims)
         case .oidc, .jwks, .introspection:
             return claims
         }

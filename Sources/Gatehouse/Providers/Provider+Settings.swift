@@ -31,6 +31,16 @@ extension Provider {
         case .introspection:
             issuers = settings.issuer.map { [$0] } ?? []
             keySource = .introspection
+        case .kubernetes:
+            issuers = [settings.issuer ?? KubernetesPreset.defaultIssuer]
+            keySource = .kubernetes(KubernetesAPI(
+                url: settings.apiServer ?? KubernetesPreset.apiServerFromEnvironment() ?? unreachable,
+                caFile: settings.caFile ?? KubernetesPreset.defaultCAFile, tokenFile: settings.tokenFile ?? KubernetesPreset.defaultTokenFile))
+            presetHeaders = KubernetesPreset.defaultHeaders
+        case .entra:
+            issuers = []
+            keySource = .jwksURL(settings.jwksURI ?? EntraPreset.jwksURL)
+            presetHeaders = EntraPreset.defaultHeaders
         case .cognito:
             let issuer = settings.issuer ?? CognitoPreset.issuer(region: settings.region ?? "", userPoolID: settings.userPoolID ?? "")
             issuers = [issuer]
@@ -56,8 +66,13 @@ extension Provider {
             hostedDomains: Set(settings.hostedDomains),
             tokenUse: settings.tokenUse,
             tokenTypes: settings.tokenTypes,
-            introspection: settings.type == .introspection ? settings.introspection : nil
+            introspection: settings.type == .introspection ? settings.introspection : nil,
+            tenants: Set(settings.tenants)
         )
+        if settings.type == .entra {
+            issuerTemplates = (settings.issuer.map { [$0] } ?? [EntraPreset.v2Issuer] + (settings.acceptV1 ? [EntraPreset.v1Issuer] : []))
+                .compactMap(EntraPreset.Template.init)
+        }
     }
 }
 

@@ -18,6 +18,9 @@ public struct Provider: Sendable {
     public let tokenUse: ProviderSettings.TokenUse
     /// The JWS `typ` values accepted, lower-cased without `application/`; nil: any.
     public let tokenTypes: [String]?
+    /// Entra: issuers with `{tenantid}`, filled with each token's own `tid`; and the tenants allowed (`*`: any).
+    var issuerTemplates: [EntraPreset.Template]
+    public let tenants: Set<String>
     /// `type = "introspection"`: how its opaque tokens are judged.
     public let introspection: IntrospectionSettings?
 
@@ -28,6 +31,8 @@ public struct Provider: Sendable {
         case discovery(issuer: String)
         /// None: opaque tokens, judged by the issuer's introspection endpoint (`Introspector`).
         case introspection
+        /// A Kubernetes API server's `/openid/v1/jwks`, over TLS with its CA, asked with a bearer token file.
+        case kubernetes(KubernetesAPI)
     }
 
     public init(
@@ -41,8 +46,11 @@ public struct Provider: Sendable {
         hostedDomains: Set<String> = [],
         tokenUse: ProviderSettings.TokenUse = .access,
         tokenTypes: [String]? = nil,
-        introspection: IntrospectionSettings? = nil
+        introspection: IntrospectionSettings? = nil,
+        tenants: Set<String> = []
     ) {
+        self.issuerTemplates = []
+        self.tenants = tenants
         self.tokenTypes = tokenTypes
         self.introspection = introspection
         self.hostedDomains = hostedDomains

@@ -35,7 +35,7 @@ struct ProviderTokenRevoker: Sendable {
             case .google: endpoints[index] = .url(GooglePreset.revocationEndpoint, sendsClientID: false)
             case .cognito: if let domain = provider.domain { endpoints[index] = .url(domain.appendingPathComponent("oauth2/revoke"), sendsClientID: true) }
             case .oidc: if let issuer = provider.issuer { endpoints[index] = .discovery(issuer: issuer) }
-            case .apple, .firebase, .jwks, .introspection: break
+            case .apple, .firebase, .jwks, .introspection, .entra, .kubernetes: break
             }
         }
         return endpoints

@@ -100,6 +100,17 @@ public final class Gatehouse: Service, Sendable {
             throw error
         }
         let keyStore = Self.makeKeyStore(configuration, client: httpClient, metrics: metrics, logger: logger)
+        if let provider = configuration.providers.first(where: {
+            $0.type == .kubernetes && $0.apiServer == nil && KubernetesPreset.apiServerFromEnvironment() == nil
+        }) {
+            try? httpClient.syncShutdown()
+            throw StartError(description: "provider \(provider.name): no api_server, and KUBERNETES_SERVICE_HOST is not set (not in a pod?)")
+        }
+        for provider in configuration.providers where provider.type == .entra && provider.tenants.contains("*") {
+            logger.warning("entra provider accepts tokens of every tenant (tenants = [\"*\"]): any Entra organisation's users get in", metadata: [
+                "gatehouse.provider": "\(provider.name)",
+            ])
+        }
         do {
             _ = try Introspector.all(for: keyStore.providers, client: httpClient, timeout: .seconds(1), leeway: 0, metrics: metrics, logger: logger)
         } catch {

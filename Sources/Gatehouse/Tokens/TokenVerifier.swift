@@ -116,9 +116,15 @@ struct TokenVerifier: Sendable {
         return chosen.introspect(token, now: now, on: eventLoop)
     }
 
+    /// An Entra provider whose issuer template can have produced this `iss` (the tenant is checked against the
+    /// token's own `tid` once the signature verified: `EntraPreset.checkClaims`).
+    private func providerByTemplate(_ issuer: String) -> Int? {
+        providers.firstIndex { provider in provider.issuerTemplates.contains { $0.tenant(in: issuer) != nil } }
+    }
+
     /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
     private func select(_ jws: CompactJWS, allowedProviders: Set<String>) -> Result<Int, AuthFailure> {
-        guard let issuer = jws.claims["iss"]?.stringValue, let index = providerByIssuer[issuer] else {
+        guard let issuer = jws.claims["iss"]?.stringValue, let index = providerByIssuer[issuer] ?? providerByTemplate(issuer) else {
             let failure = AuthFailure(.unknownIssuer, "iss is not the issuer of any configured provider")
             return .failure(diagnosed(failure, jws, nil))
         }

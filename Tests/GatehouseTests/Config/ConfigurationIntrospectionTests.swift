@@ -64,3 +64,46 @@ struct ConfigurationIntrospectionTests {
             + Self.provider(Self.minimal + "\ntoken_prefix = \"ory_at_\"", name: "b"))
     }
 }
+
+/// `type = "entra"` and `type = "kubernetes"` providers, and the route keys they feed (`roles`, `service_accounts`).
+struct ConfigurationTenantAndClusterTests {
+    typealias Case = ConfigurationValidationTests.Case
+
+    static func provider(_ type: String, _ body: String) -> String {
+        ConfigFixture.minimal() + "[[provider]]\nname = \"p\"\ntype = \"\(type)\"\n" + body + "\n"
+    }
+
+    @Test func keysAreRead() throws {
+        let entra = try Configuration.parse(toml: Self.provider("entra", """
+            audiences = ["api://orders"]
+            tenants = ["72F988BF-86F1-41AF-91AB-2D7CD011DB47"]
+            accept_v1 = true
+            """)).providers[1]
+        #expect(entra.tenants == ["72f988bf-86f1-41af-91ab-2d7cd011db47"] && entra.acceptV1)
+        let cluster = try Configuration.parse(toml: Self.provider("kubernetes", """
+            audiences = ["orders"]
+            api_server = "https://10.0.0.1:443"
+            ca_file = "/etc/ca.crt"
+            token_file = "/etc/token"
+            """) + "[[route]]\nprefix = \"/p\"\nservice_accounts = [\"payments/*\", \"billing/invoicer\"]\nroles = [\"Admin\"]\n")
+        #expect(cluster.providers[1].apiServer?.absoluteString == "https://10.0.0.1:443" && cluster.providers[1].tokenFile == "/etc/token")
+        #expect(cluster.routes[0].serviceAccounts == ["payments/*", "billing/invoicer"] && cluster.routes[0].roles == ["Admin"])
+    }
+
+    @Test(arguments: [
+        Case(provider("entra", "audiences = [\"a\"]"), "provider[1].tenants", "required"),
+        Case(provider("entra", "tenants = [\"*\"]"), "provider[1].audiences", "required"),
+        Case(provider("entra", "audiences = [\"a\"]\ntenants = [\"contoso.com\"]"), "provider[1].tenants", "is not a tenant id"),
+        Case(provider("entra", "audiences = [\"a\"]\ntenants = [\"*\", \"72f988bf-86f1-41af-91ab-2d7cd011db47\"]"), "provider[1].tenants",
+             "stands alone"),
+        Case(provider("entra", "audiences = [\"a\"]\ntenants = [\"*\"]\nissuer = \"https://login.example/x\""), "provider[1].issuer",
+             "{tenantid}"),
+        Case(provider("kubernetes", "api_server = \"https://10.0.0.1\""), "provider[1].audiences", "required"),
+        Case(provider("kubernetes", "audiences = [\"a\"]\napi_server = \"10.0.0.1\""), "provider[1].api_server", "http"),
+        Case(provider("kubernetes", "audiences = [\"a\"]\ntenants = [\"*\"]"), "provider[1].tenants", "not"),
+        Case(ConfigFixture.minimal() + "[[route]]\nprefix = \"/p\"\nservice_accounts = [\"payments\"]\n", "route[0].service_accounts",
+             "namespace/name"),
+        Case(ConfigFixture.minimal() + "[[route]]\nprefix = \"/p\"\nauth = \"public\"\nroles = [\"x\"]\n", "route[0].roles", "public route"),
+    ])
+    func mistakesAreReportedAtTheirKey(testCase: Case) { ConfigurationValidationTests.expectOnlyIssue(testCase) }
+}
