@@ -43,6 +43,9 @@
 #      compared with gatehouse's own bearer row (a) and nginx's plain forward (a). Then `gatehouse
 #      bench-verify --dpop-rate 10000` reports the proof check alone and the replay cache's memory at
 #      10 000 proofs/s over the default 120 s window.
+#   g  (gatehouse only) an opaque token judged by RFC 7662 introspection (the upstream nginx answers the
+#      introspection call), on the cache-hit path, against the JWT path (a) of the same configuration
+#      (a-opaque: one introspection provider beside the JWT provider).
 #   e  RSS idle (after start, after the warm-up) and with 1000 concurrent keep-alive connections
 #      (wrk -c 1000, each connection sending one request per second: bench/idle.lua).
 # Ratios "vs nginx" are to nginx in the same scenario (same wrk script, so the same client cost).
@@ -230,6 +233,7 @@ http { access_log off; client_max_body_size 0; underscores_in_headers on;
   server { listen 127.0.0.1:$UPSTREAM_PORT; keepalive_requests 1000000;
     location = /jwks.json { root $OUT/www; default_type application/json; }
     location = /whoami { return 200 "sub=\$http_x_auth_subject\$http_oidc_claim_sub\n"; }
+    location = /introspect { default_type application/json; return 200 '{"active":true,"sub":"opaque-user","scope":"read","client_id":"bench"}'; }
     location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:$JWKS_TLS_PORT ssl;
     ssl_certificate $OUT/jwks-tls.crt; ssl_certificate_key $OUT/jwks-tls.key;
@@ -332,6 +336,16 @@ jwks_uri = "http://127.0.0.1:$UPSTREAM_PORT/jwks.json"
 audiences = ["$AUDIENCE"]
 CONF
   done
+  # Scenario g: the same, plus an introspection provider answered by the upstream nginx (one JSON answer).
+  cp "$OUT/gatehouse.toml" "$OUT/gatehouse-opaque.toml"
+  cat >>"$OUT/gatehouse-opaque.toml" <<CONF
+[[provider]]
+name = "opaque"
+type = "introspection"
+introspection_endpoint = "http://127.0.0.1:$UPSTREAM_PORT/introspect"
+client_id = "bench"
+client_secret = "bench-secret"
+CONF
 }
 
 # HAProxy with its native JWT support (CPU 1): the HAProxy documentation's JWT example grown to what
@@ -440,6 +454,7 @@ start_contender() {
     gatehouse)
       local config=$OUT/gatehouse.toml
       [[ $mode == upload ]] && config=$OUT/gatehouse-upload.toml
+      [[ $mode == opaque ]] && config=$OUT/gatehouse-opaque.toml
       start_bg "$OUT/gatehouse.log" taskset -c 1 "$GATEHOUSE" serve --config "$config"
       for _ in $(seq 100); do
         [[ $(http_code "http://127.0.0.1:$ADMIN_PORT/readyz") == 200 ]] && break
@@ -506,6 +521,8 @@ wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS
     b) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
     c) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
     f) WRK_ARGS=(-s bench/dpop.lua); export PROOFS=$OUT/dpop-proofs DPOP_TOKEN=$OUT/dpop-token ;;
+    g) WRK_ARGS=(-H "Authorization: Bearer opaque-bench-token-0123456789abcdefghijklmnopqrstuvwxyz") ;;
+    a-opaque) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
   esac
 }
 
@@ -661,6 +678,22 @@ run_dpop() {
   run_wrk "$name" f
 }
 
+# Scenario g (gatehouse): an opaque token judged by introspection, on the cache-hit path (one call, then
+# cached), beside the JWT path (a) of the same process (a-opaque), so the ratio compares like with like.
+run_opaque() {
+  local name=$1 url=http://127.0.0.1:$GATEHOUSE_PORT/
+  start_contender "$name" opaque
+  expect "$name" "opaque token -> 200" \
+    "$(http_code "$url" -H "Authorization: Bearer opaque-bench-token-0123456789abcdefghijklmnopqrstuvwxyz")" 200
+  expect "$name" "JWT beside it -> 200" "$(http_code "$url" -H "Authorization: Bearer $TOKEN")" 200
+  local scenario
+  for scenario in a-opaque g; do
+    warm_up "$name" "$scenario"
+    run_wrk "$name" "$scenario"
+  done
+  stop_contender
+}
+
 # Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d (haproxy-jwt:
 # checks and a/b/c only).
 bench_contender() {
@@ -682,6 +715,8 @@ bench_contender() {
   if [[ -n $rss ]]; then run_idle_connections "$name"; fi
   stop_contender
   all_scenarios "$name" || return 0
+
+  if [[ $name == gatehouse ]]; then run_opaque "$name"; fi
 
   start_contender "$name" upload
   check_contender "$name" upload
@@ -734,6 +769,8 @@ main() {
 verify_microbenchmark() {
   echo "== verify microbenchmark: gatehouse bench-verify vs openssl speed (CPU 1) ==" >&2
   taskset -c 1 "$GATEHOUSE" bench-verify --seconds 2 --dpop-rate 10000 >"$OUT/bench-verify.txt"
+  # A process of its own: memory freed by one footprint would be reused by the next and hide it.
+  taskset -c 1 "$GATEHOUSE" bench-verify --seconds 0.1 --introspection-entries 100000 | grep '^# introspection' >>"$OUT/bench-verify.txt"
   taskset -c 1 openssl speed -seconds 2 rsa2048 ecdsap256 ed25519 >"$OUT/openssl-speed.txt" 2>/dev/null
   local rsa ecdsa ed
   rsa=$(awk '/^rsa 2048 bits/ {print $NF}' "$OUT/openssl-speed.txt")
@@ -743,6 +780,8 @@ verify_microbenchmark() {
   local replay
   replay=$(sed -n 's/^# dpop replay cache at //p' "$OUT/bench-verify.txt")
   [[ -n $replay ]] && record meta - dpop_replay "$replay"
+  replay=$(sed -n 's/^# introspection cache: //p' "$OUT/bench-verify.txt")
+  [[ -n $replay ]] && record meta - introspection_cache "$replay"
   while IFS=$'\t' read -r algorithm key rate _; do
     [[ $algorithm == algorithm || $algorithm == \#* ]] && continue
     if [[ $algorithm == "DPoP proof ES256" ]]; then record gatehouse verify-dpop rate "$rate"; continue; fi

@@ -26,7 +26,8 @@ LABEL = {"direct": "direct (no proxy: ceiling)", "nginx": "nginx proxy, no auth"
          "openidc": "Apache + mod_auth_openidc", "haproxy-jwt": "HAProxy jwt_verify, no cache",
          "gatehouse": "gatehouse"}
 SCENARIO = {"a": "a: one valid token", "b": "b: new valid token per request",
-            "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads", "f": "f: DPoP, new proof per request"}
+            "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads", "f": "f: DPoP, new proof per request",
+            "a-opaque": "a, with an introspection provider configured", "g": "g: opaque token (introspection cache hit)"}
 
 def num(contender, scenario, key):
     value = data.get((contender, scenario), {}).get(key)
@@ -83,6 +84,17 @@ if fr is not None:
     notes += [f"INVALID: {m}" for m in invalid[("gatehouse", "f")]]
     rows.append([SCENARIO["f"], LABEL["gatehouse"], f"{fmt_int(fr)} req/s", fmt_ms(num("gatehouse", "f", "p50_ms")),
                  fmt_ms(num("gatehouse", "f", "p99_ms")), ratio(fr, num("nginx", "a", "rps")), "; ".join(n for n in notes if n)])
+
+# Scenario g (gatehouse only): the opaque token's cache-hit path against the JWT path of the same process.
+for sc in ("a-opaque", "g"):
+    r = num("gatehouse", sc, "rps")
+    if r is None:
+        continue
+    ja = num("gatehouse", "a-opaque", "rps")
+    notes = [f"{r / ja:.2f}x the JWT path (a) of the same configuration" if sc == "g" and ja else ""]
+    notes += [f"INVALID: {m}" for m in invalid[("gatehouse", sc)]]
+    rows.append([SCENARIO[sc], LABEL["gatehouse"], f"{fmt_int(r)} req/s", fmt_ms(num("gatehouse", sc, "p50_ms")),
+                 fmt_ms(num("gatehouse", sc, "p99_ms")), ratio(r, num("nginx", "a", "rps")), "; ".join(n for n in notes if n)])
 
 base = num("nginx", "d", "mibs")
 for c in CONTENDERS:
@@ -157,6 +169,9 @@ for sc, times, what in [("a", 2.0, "one valid token"), ("b", 1.0, "new valid tok
            f"{gs / hs:.2f}x ({fmt_int(gs)} vs {fmt_int(hs)} req/s; p99 {fmt_ms(num('gatehouse', sc, 'p99_ms'))} "
            f"vs {fmt_ms(num('haproxy-jwt', sc, 'p99_ms'))})" if have(gs, hs) else "missing",
            ("gatehouse", sc), ("haproxy-jwt", sc))
+og, oa = num("gatehouse", "g", "rps"), num("gatehouse", "a-opaque", "rps")
+target("(g) opaque token on the cache-hit path within 10% of the JWT path (a)", og >= 0.9 * oa if have(og, oa) else None,
+       f"{og / oa:.2f}x ({fmt_int(og)} vs {fmt_int(oa)} req/s)" if have(og, oa) else "missing", ("gatehouse", "g"), ("gatehouse", "a-opaque"))
 gd, nd = num("gatehouse", "d", "mibs"), num("nginx", "d", "mibs")
 target("(d) gatehouse upload throughput >= 0.8x nginx", gd >= 0.8 * nd if have(gd, nd) else None,
        f"{gd / nd:.2f}x ({gd:.1f} vs {nd:.1f} MiB/s)" if have(gd, nd) else "missing",
@@ -218,6 +233,7 @@ out = [
         f"{fmt_int(num('gatehouse', 'verify-dpop', 'rate'))}/s ({1e6 / num('gatehouse', 'verify-dpop', 'rate'):.1f} µs)."]
        if num("gatehouse", "verify-dpop", "rate") else [])),
     *(([f"DPoP replay cache at {meta['dpop_replay']}.", ""]) if meta.get("dpop_replay") else [""]),
+    *(([f"Introspection cache: {meta['introspection_cache']}.", ""]) if meta.get("introspection_cache") else []),
     "Targets:",
     "",
     *targets,

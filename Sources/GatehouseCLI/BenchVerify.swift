@@ -11,6 +11,8 @@ struct BenchVerify: ParsableCommand {
     @Option(help: "Seconds per algorithm.") var seconds: Double = 1
     @Option(help: "Also measure a DPoP proof check, and the replay cache at this many proofs/s over a 120 s window (0: skip).")
     var dpopRate = 0
+    @Option(help: "Also measure the introspection cache's memory with this many cached answers (0: skip).")
+    var introspectionEntries = 0
 
     func run() throws {
         print("algorithm\tkey\ttokens/s\tµs/token")
@@ -19,6 +21,12 @@ struct BenchVerify: ParsableCommand {
         for measurement in measurements {
             print("\(measurement.algorithm)\t\(measurement.keyType)\t\(Int(measurement.tokensPerSecond))\t"
                 + String(format: "%.1f", measurement.microsecondsPerToken))
+        }
+        if introspectionEntries > 0 {
+            let footprint = IntrospectionBenchmark.cacheFootprint(entries: introspectionEntries)
+            print("# introspection cache: \(footprint.entries) entries, "
+                + String(format: "%.1f MiB, %.0f bytes/entry", Double(footprint.residentBytes) / 1_048_576,
+                         Double(footprint.residentBytes) / Double(max(1, footprint.entries))))
         }
         guard dpopRate > 0 else { return }
         // proof_lifetime 60 s + leeway 60 s (the defaults): a proof with iat = now is kept 120 s.

@@ -96,4 +96,38 @@ struct KubernetesTests {
         }
         await api.close()
     }
+
+    /// `token_review = true`: the API server is asked whether it still authenticates the token (once per token
+    /// and cache lifetime); the token of a deleted pod is refused before its `exp`.
+    @Test func withTokenReviewTheTokenOfADeletedPodIsRefused() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-k8s-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let certificate = try TLSListenerTests.makeCertificate(in: directory)
+        try "pod-token\n".write(toFile: directory + "/token", atomically: true, encoding: .utf8)
+        let api = try await TestKubernetesAPIServer(
+            certificate: certificate.certificate, key: certificate.key, script: .init(jwks: TestSigner.jwks([.rsa]), expectedToken: "pod-token"))
+        try await TestEnvironment.run(configure: { configuration, _ in
+            var provider = ProviderSettings(name: "cluster", type: .kubernetes)
+            provider.apiServer = api.url
+            provider.caFile = certificate.certificate
+            provider.tokenFile = directory + "/token"
+            provider.audiences = ["orders"]
+            provider.tokenReview = true
+            configuration.providers = [provider]
+        }) { (env: TestEnvironment) async throws in
+            let live = Self.serviceAccountToken("payments", "api")
+            #expect(try await env.request("/x", token: live).status == 200)
+            #expect(try await env.request("/x", token: live).status == 200)
+            #expect(api.reviews == 1, "the second request was answered from the cache")
+            let gone = Self.serviceAccountToken("payments", "api", extra: ["jti": .string("deleted-pod")])
+            api.update { $0.deleted.insert(gone) }
+            let refused = try await env.request("/x", token: gone)
+            #expect(refused.status == 401 && refused.json?["reason"] == .string("token_inactive"), "\(refused)")
+            #expect(env.failureLog.last?["detail"]?.stringValue?.contains("deleted pod") == true)
+            #expect(api.reviews == 2)
+        }
+        await api.close()
+    }
 }
+

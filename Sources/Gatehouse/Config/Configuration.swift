@@ -193,6 +193,8 @@ public struct ProviderSettings: Sendable, Equatable {
     public var apiServer: URL?
     public var caFile: String?
     public var tokenFile: String?
+    /// kubernetes: ask the API server (TokenReview) whether it still authenticates each token.
+    public var tokenReview = false
     /// introspection: how opaque tokens are judged (RFC 7662).
     public var introspection = IntrospectionSettings()
     /// oidc, jwks: the JWS `typ` values accepted (RFC 9068 `at+jwt`, so an ID token is not taken for an

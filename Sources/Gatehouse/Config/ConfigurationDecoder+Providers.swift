@@ -12,7 +12,7 @@ extension ConfigurationDecoder {
         .oidc: ["audiences", "token_typ"],
         .jwks: ["audiences", "token_typ"],
         .entra: ["audiences", "tenants", "accept_v1"],
-        .kubernetes: ["audiences", "api_server", "ca_file", "token_file"],
+        .kubernetes: ["audiences", "api_server", "ca_file", "token_file", "token_review"],
         .introspection: [
             "audiences", "introspection_endpoint", "client_id", "client_secret", "client_secret_file", "client_auth", "cache_ttl",
             "negative_cache_ttl", "cache_max_entries", "max_in_flight", "token_prefix",
@@ -81,6 +81,7 @@ extension ConfigurationDecoder {
             provider.apiServer = table.parsed("api_server", ConfigSyntax.baseURL)
             provider.caFile = table.nonEmptyString("ca_file")
             provider.tokenFile = table.nonEmptyString("token_file")
+            provider.tokenReview = table.bool("token_review") ?? provider.tokenReview
         }
         for key in type.flatMap({ requiredProviderKeys[$0] }) ?? [] where !table.contains(key) {
             table.sink.add(.required(table.keyPath(key), because: "for type \(ConfigKeyPath.quoted(type?.rawValue ?? ""))"))

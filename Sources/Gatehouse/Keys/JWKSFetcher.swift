@@ -91,6 +91,11 @@ public struct JWKSFetcher: Sendable {
     /// (the kubelet rotates it); every other key source plainly.
     private static func access(_ source: Provider.KeySource) throws(FetchError) -> (headers: [(String, String)], tls: TLSConfiguration?) {
         guard case .kubernetes(let api) = source else { return ([], nil) }
+        return try kubernetesAccess(api)
+    }
+
+    /// The API server's TLS (its CA) and the pod's token, read now.
+    static func kubernetesAccess(_ api: KubernetesAPI) throws(FetchError) -> (headers: [(String, String)], tls: TLSConfiguration?) {
         guard let data = FileManager.default.contents(atPath: api.tokenFile),
               let token = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty
         else { throw FetchError("cannot read the service-account token file \(api.tokenFile)") }

@@ -240,7 +240,10 @@ public final class Gatehouse: Service, Sendable {
         let verifier = TokenVerifier(
             keyStore: keyStore, verification: configuration.verification, tokenMaxBytes: configuration.listen.tokenMaxBytes,
             onCacheLookup: { [metrics] hit in metrics.verifyCache(hit: hit) }, onRejectedHit: { [metrics] in metrics.rejectedCacheHit() },
-            introspectors: introspectors)
+            introspectors: introspectors,
+            reviewers: TokenReviewer.all(
+                for: configuration.providers, providers: keyStore.providers, client: httpClient, timeout: configuration.jwks.fetchTimeout,
+                metrics: metrics))
         let routes = RouteTable(configuration.routes)
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
         return ProxyServices(

@@ -20,12 +20,15 @@ struct TokenVerifier: Sendable {
     let onRejectedHit: @Sendable () -> Void
     /// The judges of opaque tokens (`type = "introspection"` providers).
     let introspectors: [Introspector]
+    /// Kubernetes providers with `token_review`: a verified token is also asked about.
+    let reviewers: [TokenReviewer]
 
     init(
         keyStore: KeyStore, verification: VerificationSettings, tokenMaxBytes: Int, onCacheLookup: @escaping @Sendable (Bool) -> Void,
-        onRejectedHit: @escaping @Sendable () -> Void = {}, introspectors: [Introspector] = []
+        onRejectedHit: @escaping @Sendable () -> Void = {}, introspectors: [Introspector] = [], reviewers: [TokenReviewer] = []
     ) {
         self.introspectors = introspectors
+        self.reviewers = reviewers
         self.keyStore = keyStore
         self.providers = keyStore.providers
         var byIssuer: [String: Int] = [:]
@@ -48,6 +51,33 @@ struct TokenVerifier: Sendable {
     ///     used as a cache entry is (unexpired, key still published) without hashing the token.
     func verify(
         _ token: Substring, allowedProviders: Set<String>, now: Int64, recent: VerifiedIdentity? = nil, on eventLoop: any EventLoop
+    ) -> Verdict {
+        let verdict = verifyToken(token, allowedProviders: allowedProviders, now: now, recent: recent, on: eventLoop)
+        guard !reviewers.isEmpty else { return verdict }
+        switch verdict {
+        case .done(.success(let identity)):
+            return reviewed(identity, token: token, now: now, on: eventLoop)
+        case .done:
+            return verdict
+        case .pending(let future):
+            return .pending(future.flatMap { result in
+                guard case .success(let identity) = result else { return eventLoop.makeSucceededFuture(result) }
+                switch reviewed(identity, token: token, now: now, on: eventLoop) {
+                case .done(let reviewed): return eventLoop.makeSucceededFuture(reviewed)
+                case .pending(let next): return next
+                }
+            })
+        }
+    }
+
+    /// A token of a `token_review` provider is also asked about (its verdict cached like introspection's).
+    private func reviewed(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Verdict {
+        guard let reviewer = reviewers.first(where: { $0.providerIndex == identity.providerIndex }) else { return .done(.success(identity)) }
+        return reviewer.review(token, identity: identity, now: now, on: eventLoop)
+    }
+
+    private func verifyToken(
+        _ token: Substring, allowedProviders: Set<String>, now: Int64, recent: VerifiedIdentity?, on eventLoop: any EventLoop
     ) -> Verdict {
         if let recent, recent.expiry > now, isStillPublished(recent) {
             onCacheLookup(true)

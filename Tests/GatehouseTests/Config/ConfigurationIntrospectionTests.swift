@@ -85,8 +85,10 @@ struct ConfigurationTenantAndClusterTests {
             api_server = "https://10.0.0.1:443"
             ca_file = "/etc/ca.crt"
             token_file = "/etc/token"
+            token_review = true
             """) + "[[route]]\nprefix = \"/p\"\nservice_accounts = [\"payments/*\", \"billing/invoicer\"]\nroles = [\"Admin\"]\n")
         #expect(cluster.providers[1].apiServer?.absoluteString == "https://10.0.0.1:443" && cluster.providers[1].tokenFile == "/etc/token")
+        #expect(cluster.providers[1].tokenReview)
         #expect(cluster.routes[0].serviceAccounts == ["payments/*", "billing/invoicer"] && cluster.routes[0].roles == ["Admin"])
     }
 

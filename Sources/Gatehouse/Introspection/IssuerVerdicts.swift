@@ -1,0 +1,113 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import Prometheus
+
+/// What the issuer said about tokens it alone can judge (RFC 7662 introspection, Kubernetes TokenReview),
+/// kept so that the cache can never be the hole:
+/// - entries are keyed by the token's SHA-256, never the token, and hold the issuer's verdict on the token
+///   only: route requirements and revocation are judged on every request (`Gatekeeper`), never cached;
+/// - an active verdict lives until the `until` its asker gives (at most `cache_ttl` and the token's `exp`),
+///   an inactive one `negative_cache_ttl`; an issuer that could not answer is not cached at all;
+/// - concurrent requests with one token make one call (single-flight);
+/// - at most `maxInFlight` calls at once: the rest are answered 503 `introspection_busy` at once, so a flood
+///   of random tokens never becomes a flood at the issuer;
+/// - bounded memory (two generations of `capacity` / 2).
+final class IssuerVerdicts: Sendable {
+    enum Answer: Sendable {
+        case active(VerifiedIdentity, until: Int64)
+        case inactive(AuthFailure, until: Int64)
+        /// The issuer could not be asked or did not answer usably: not cached.
+        case unusable(AuthFailure)
+    }
+
+    private let providerName: String
+    private let maxInFlight: Int
+    private let metrics: GatehouseMetrics
+    private let state: NIOLockedValueBox<State>
+
+    private struct State: Sendable {
+        var cache: TokenKeyedGenerations<Answer>
+        var inFlight: [TokenKey: EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>] = [:]
+    }
+
+    init(providerName: String, capacity: Int, maxInFlight: Int, metrics: GatehouseMetrics) {
+        self.providerName = providerName
+        self.maxInFlight = maxInFlight
+        self.metrics = metrics
+        state = NIOLockedValueBox(State(cache: TokenKeyedGenerations(capacity: capacity)))
+    }
+
+    /// Answers from the cache, joins the call in flight for this token, refuses beyond `maxInFlight`, or asks.
+    func judge(
+        _ token: Substring, now: Int64, on eventLoop: any EventLoop, ask: @escaping @Sendable () -> EventLoopFuture<Answer>
+    ) -> TokenVerifier.Verdict {
+        let key = TokenKey.sha256(of: token)
+        enum Step {
+            case cached(Result<VerifiedIdentity, AuthFailure>)
+            case join(EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>)
+            case busy
+            case call(EventLoopPromise<Result<VerifiedIdentity, AuthFailure>>)
+        }
+        let step: Step = state.withLockedValue { state in
+            switch state.cache.value(for: key) {
+            case .active(let identity, let until) where until > now: return .cached(.success(identity))
+            case .inactive(let failure, let until) where until > now: return .cached(.failure(failure))
+            default: break
+            }
+            if let pending = state.inFlight[key] { return .join(pending) }
+            guard state.inFlight.count < maxInFlight else { return .busy }
+            let promise = eventLoop.makePromise(of: Result<VerifiedIdentity, AuthFailure>.self)
+            state.inFlight[key] = promise.futureResult
+            return .call(promise)
+        }
+        metrics.introspectionCache(provider: providerName, hit: { if case .cached = step { true } else { false } }())
+        switch step {
+        case .cached(let result):
+            return .done(result)
+        case .join(let pending):
+            return .pending(pending.hop(to: eventLoop))
+        case .busy:
+            var failure = AuthFailure(.introspectionBusy, "\(maxInFlight) calls to the issuer already in flight")
+            failure.provider = providerName
+            return .done(.failure(failure))
+        case .call(let promise):
+            let started = NIODeadline.now()
+            ask().whenComplete { outcome in
+                self.metrics.introspectionDuration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+                let answer: Answer
+                switch outcome {
+                case .success(let given): answer = given
+                case .failure(let error): answer = .unusable(AuthFailure(.introspectionUnavailable, "\(error)"))
+                }
+                promise.succeed(self.settle(answer, key: key))
+            }
+            return .pending(promise.futureResult)
+        }
+    }
+
+    /// The verdict cached as the rules above say, counted, and the call taken out of flight.
+    private func settle(_ answer: Answer, key: TokenKey) -> Result<VerifiedIdentity, AuthFailure> {
+        let result: Result<VerifiedIdentity, AuthFailure>
+        var kept: Answer?
+        switch answer {
+        case .active(let identity, _):
+            metrics.introspectionCall(provider: providerName, result: "active")
+            kept = answer
+            result = .success(identity)
+        case .inactive(var failure, let until):
+            metrics.introspectionCall(provider: providerName, result: "inactive")
+            failure.provider = providerName
+            kept = .inactive(failure, until: until)
+            result = .failure(failure)
+        case .unusable(var failure):
+            metrics.introspectionCall(provider: providerName, result: "error")
+            failure.provider = providerName
+            result = .failure(failure)
+        }
+        state.withLockedValue { state in
+            state.inFlight[key] = nil
+            if let kept { state.cache.insert(kept, for: key) }
+        }
+        return result
+    }
+}
