@@ -95,6 +95,27 @@ struct ReloadTests {
         }
     }
 
+    /// An introspection provider added by a reload judges opaque tokens from the next request; it has no keys,
+    /// so nothing is fetched for it, nothing fails, and readiness does not wait for it.
+    @Test func anIntrospectionProviderAddedByAReloadServesTheNextRequest() async throws {
+        let idp = try await TestIntrospectionIdP { _ in .init(body: TestIntrospectionIdP.active()) }
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let fetchesBefore = env.jwks.fetchCount
+            #expect(try await env.request("/v1/orders", token: "opaque-after-reload").json?["reason"] == .string("malformed_token"))
+            var next = env.gatehouse.configuration
+            var opaque = ProviderSettings(name: "opaque", type: .introspection)
+            opaque.introspection.endpoint = idp.endpoint
+            opaque.introspection.clientID = "rs"
+            next.providers.append(opaque)
+            #expect(await env.gatehouse.reload(next).isEmpty)
+            #expect(try await env.request("/v1/orders", token: "opaque-after-reload").status == 200)
+            #expect(env.jwks.fetchCount == fetchesBefore)
+            #expect(try await env.admin("/readyz").status == 200)
+            #expect(!env.operationalLog.contains { $0.contains("opaque") && $0.lowercased().contains("fail") }, "\(env.operationalLog)")
+        }
+        await idp.close()
+    }
+
     @Test func aBrokenFileOnHangUpIsRefusedAndTheRunningConfigurationStays() async throws {
         let path = NSTemporaryDirectory() + "gatehouse-reload-" + UUID().uuidString + ".toml"
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -484,7 +484,8 @@ public final class Gatehouse: Service, Sendable {
             if let oldIndex = old.providers.firstIndex(of: provider) { carriedOver[index] = (current, oldIndex) }
         }
         let replacement = Self.makeKeyStore(new, client: httpClient, metrics: metrics, logger: logger, carriedOver: carriedOver)
-        let fresh = new.providers.indices.filter { carriedOver[$0] == nil }
+        // Introspection providers have no keys to fetch.
+        let fresh = new.providers.indices.filter { carriedOver[$0] == nil && new.providers[$0].type != .introspection }
         await withTaskGroup(of: Void.self) { group in
             for index in fresh {
                 group.addTask { await replacement.refresh(provider: index, on: self.group.next()).waitUnlessCancelled() }
