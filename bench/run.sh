@@ -46,6 +46,9 @@
 #   g  (gatehouse only) an opaque token judged by RFC 7662 introspection (the upstream nginx answers the
 #      introspection call), on the cache-hit path, against the JWT path (a) of the same configuration
 #      (a-opaque: one introspection provider beside the JWT provider).
+#   h  (gatehouse only) g's valid opaque token while another 50 connections send random opaque tokens never
+#      seen before (bench/flood.lua): the valid token's p99 against g's, and how many introspection calls
+#      the flood caused (at most max_in_flight = 32 at once; the rest 503 introspection_busy).
 #   e  RSS idle (after start, after the warm-up) and with 1000 concurrent keep-alive connections
 #      (wrk -c 1000, each connection sending one request per second: bench/idle.lua).
 # Ratios "vs nginx" are to nginx in the same scenario (same wrk script, so the same client cost).
@@ -521,7 +524,7 @@ wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS
     b) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
     c) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
     f) WRK_ARGS=(-s bench/dpop.lua); export PROOFS=$OUT/dpop-proofs DPOP_TOKEN=$OUT/dpop-token ;;
-    g) WRK_ARGS=(-H "Authorization: Bearer opaque-bench-token-0123456789abcdefghijklmnopqrstuvwxyz") ;;
+    g | h) WRK_ARGS=(-H "Authorization: Bearer opaque-bench-token-0123456789abcdefghijklmnopqrstuvwxyz") ;;
     a-opaque) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
   esac
 }
@@ -691,7 +694,29 @@ run_opaque() {
     warm_up "$name" "$scenario"
     run_wrk "$name" "$scenario"
   done
+  # h: the same valid opaque token while 50 more connections send random opaque tokens never seen before.
+  local before after flood calls busy
+  before=$(introspection_counters)
+  taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" -s bench/flood.lua "$url" >"$OUT/wrk-gatehouse-flood.txt" 2>&1 &
+  flood=$!
+  PIDS+=("$flood")
+  run_wrk "$name" h
+  wait "$flood" || true
+  after=$(introspection_counters)
+  record "$name" h flood_rps "$(awk '/^Requests\/sec/ { print $2 }' "$OUT/wrk-gatehouse-flood.txt")"
+  read -r calls busy <<<"$(awk -v b="$before" -v a="$after" 'BEGIN { split(b, x, " "); split(a, y, " "); print y[1] - x[1], y[2] - x[2] }')"
+  record "$name" h introspection_calls "$calls"
+  record "$name" h introspection_busy "$busy"
+  printf '  %-10s h  flood: %s req/s of random tokens; %s introspection calls, %s answered 503 introspection_busy\n' \
+    "$name" "$(awk '/^Requests\/sec/ { print $2 }' "$OUT/wrk-gatehouse-flood.txt")" "$calls" "$busy"
   stop_contender
+}
+
+# Gatehouse's introspection counters: "calls busy"
+introspection_counters() {
+  curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
+    awk '/^gatehouse_introspection_calls_total\{/ { c += $2 } /^gatehouse_auth_failures_total\{.*reason="introspection_busy"/ { b += $2 }
+      END { print c + 0, b + 0 }'
 }
 
 # Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d (haproxy-jwt:

@@ -196,4 +196,42 @@ struct IntrospectionTests {
         }
         await idp.close()
     }
+
+    /// SSRF and token leakage through the introspection call: an endpoint (or someone on the path) answering
+    /// a redirect to another host is never followed, so the token never reaches that host; the answer is 503.
+    @Test func aRedirectFromTheIntrospectionEndpointIsNeverFollowed() async throws {
+        let elsewhere = try await TestIntrospectionIdP { _ in .init(body: TestIntrospectionIdP.active()) }
+        let idp = try await TestIntrospectionIdP { _ in .init(status: .temporaryRedirect, body: "", location: elsewhere.endpoint.absoluteString) }
+        try await TestEnvironment.run(configure: Self.opaqueProvider { $0.introspection.endpoint = idp.endpoint }) { (env: TestEnvironment) async throws in
+            let response = try await env.request("/read/x", token: "opaque-redirected")
+            #expect(response.status == 503 && response.json?["reason"] == .string("introspection_unavailable"))
+            #expect(idp.snapshot.calls == 1)
+            #expect(elsewhere.snapshot.calls == 0, "the token went to another host")
+        }
+        await idp.close()
+        await elsewhere.close()
+    }
+
+    /// `max_calls_per_second`: a flood of new tokens against a fast IdP is bounded by rate too, not only by
+    /// concurrency, so it cannot take the CPU the valid tokens' requests need.
+    @Test func callsPerSecondAreBoundedEvenAgainstAFastIdP() async throws {
+        let idp = try await TestIntrospectionIdP { _ in .init(body: TestIntrospectionIdP.active()) }
+        try await TestEnvironment.run(configure: Self.opaqueProvider {
+            $0.introspection.endpoint = idp.endpoint
+            $0.introspection.maxCallsPerSecond = 5
+        }) { (env: TestEnvironment) async throws in
+            let clock = ContinuousClock()
+            let started = clock.now
+            var busy = 0
+            for index in 0..<30 where try await env.request("/read/x", token: "opaque-burst-\(index)").json?["reason"] == .string("introspection_busy") {
+                busy += 1
+            }
+            let seconds = Double((clock.now - started).components.seconds) + Double((clock.now - started).components.attoseconds) / 1e18
+            // One second's worth at once, then the refill: never more than 5 + 5 per elapsed second.
+            #expect(Double(idp.snapshot.calls) <= 5 + 5 * seconds + 1, "\(idp.snapshot.calls) calls in \(seconds) s")
+            #expect(busy >= 30 - Int(5 + 5 * seconds + 1))
+        }
+        await idp.close()
+    }
 }
+

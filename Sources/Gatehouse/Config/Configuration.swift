@@ -218,6 +218,8 @@ public struct IntrospectionSettings: Sendable, Equatable {
     public var negativeCacheTTL: Duration = .seconds(5)
     public var cacheMaxEntries = 10000
     public var maxInFlight = 32
+    /// Calls started per second at most (a flood of new tokens is answered 503 beyond it).
+    public var maxCallsPerSecond = 1000
     /// Only tokens starting with this go to this provider (`ya29.`).
     public var tokenPrefix: String?
     public init() {}

@@ -24,6 +24,7 @@ extension ConfigurationDecoder {
         settings.negativeCacheTTL = positiveDuration(table, "negative_cache_ttl") ?? settings.negativeCacheTTL
         settings.cacheMaxEntries = table.integer("cache_max_entries", in: 100...10_000_000) ?? settings.cacheMaxEntries
         settings.maxInFlight = table.integer("max_in_flight", in: 1...10_000) ?? settings.maxInFlight
+        settings.maxCallsPerSecond = table.integer("max_calls_per_second", in: 1...1_000_000) ?? settings.maxCallsPerSecond
         if let prefix = table.nonEmptyString("token_prefix") {
             if prefix.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
                 settings.tokenPrefix = prefix

@@ -15,7 +15,7 @@ extension ConfigurationDecoder {
         .kubernetes: ["audiences", "api_server", "ca_file", "token_file", "token_review"],
         .introspection: [
             "audiences", "introspection_endpoint", "client_id", "client_secret", "client_secret_file", "client_auth", "cache_ttl",
-            "negative_cache_ttl", "cache_max_entries", "max_in_flight", "token_prefix",
+            "negative_cache_ttl", "cache_max_entries", "max_in_flight", "max_calls_per_second", "token_prefix",
         ],
     ]
 

@@ -28,7 +28,8 @@ final class Introspector: Sendable {
         self.leeway = leeway
         self.logger = logger
         self.verdicts = IssuerVerdicts(
-            providerName: provider.name, capacity: settings.cacheMaxEntries, maxInFlight: settings.maxInFlight, metrics: metrics)
+            providerName: provider.name, capacity: settings.cacheMaxEntries, maxInFlight: settings.maxInFlight,
+            maxCallsPerSecond: settings.maxCallsPerSecond, metrics: metrics)
         self.endpoint = NIOLockedValueBox(settings.endpoint)
     }
 

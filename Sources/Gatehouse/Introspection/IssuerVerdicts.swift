@@ -9,8 +9,9 @@ import Prometheus
 /// - an active verdict lives until the `until` its asker gives (at most `cache_ttl` and the token's `exp`),
 ///   an inactive one `negative_cache_ttl`; an issuer that could not answer is not cached at all;
 /// - concurrent requests with one token make one call (single-flight);
-/// - at most `maxInFlight` calls at once: the rest are answered 503 `introspection_busy` at once, so a flood
-///   of random tokens never becomes a flood at the issuer;
+/// - at most `maxInFlight` calls at once, and at most `maxCallsPerSecond` started per second (a token bucket
+///   of one second's worth): the rest are answered 503 `introspection_busy` at once, so a flood of random
+///   tokens never becomes a flood at the issuer, nor eats the CPU the valid tokens' requests need;
 /// - bounded memory (two generations of `capacity` / 2).
 final class IssuerVerdicts: Sendable {
     enum Answer: Sendable {
@@ -22,19 +23,24 @@ final class IssuerVerdicts: Sendable {
 
     private let providerName: String
     private let maxInFlight: Int
+    private let maxCallsPerSecond: Int
     private let metrics: GatehouseMetrics
     private let state: NIOLockedValueBox<State>
 
-    private struct State: Sendable {
+    struct State: Sendable {
         var cache: TokenKeyedGenerations<Answer>
         var inFlight: [TokenKey: EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>] = [:]
+        /// Calls that may still start: refilled at `maxCallsPerSecond`, up to one second's worth.
+        var budget: Double
+        var refilled = NIODeadline.now()
     }
 
-    init(providerName: String, capacity: Int, maxInFlight: Int, metrics: GatehouseMetrics) {
+    init(providerName: String, capacity: Int, maxInFlight: Int, maxCallsPerSecond: Int, metrics: GatehouseMetrics) {
         self.providerName = providerName
         self.maxInFlight = maxInFlight
+        self.maxCallsPerSecond = maxCallsPerSecond
         self.metrics = metrics
-        state = NIOLockedValueBox(State(cache: TokenKeyedGenerations(capacity: capacity)))
+        state = NIOLockedValueBox(State(cache: TokenKeyedGenerations(capacity: capacity), budget: Double(maxCallsPerSecond)))
     }
 
     /// Answers from the cache, joins the call in flight for this token, refuses beyond `maxInFlight`, or asks.
@@ -55,7 +61,7 @@ final class IssuerVerdicts: Sendable {
             default: break
             }
             if let pending = state.inFlight[key] { return .join(pending) }
-            guard state.inFlight.count < maxInFlight else { return .busy }
+            guard state.inFlight.count < maxInFlight, state.takeFromBudget(perSecond: maxCallsPerSecond) else { return .busy }
             let promise = eventLoop.makePromise(of: Result<VerifiedIdentity, AuthFailure>.self)
             state.inFlight[key] = promise.futureResult
             return .call(promise)
@@ -67,7 +73,7 @@ final class IssuerVerdicts: Sendable {
         case .join(let pending):
             return .pending(pending.hop(to: eventLoop))
         case .busy:
-            var failure = AuthFailure(.introspectionBusy, "\(maxInFlight) calls to the issuer already in flight")
+            var failure = AuthFailure(.introspectionBusy, "\(maxInFlight) calls to the issuer in flight, or \(maxCallsPerSecond) started this second")
             failure.provider = providerName
             return .done(.failure(failure))
         case .call(let promise):
@@ -109,5 +115,17 @@ final class IssuerVerdicts: Sendable {
             if let kept { state.cache.insert(kept, for: key) }
         }
         return result
+    }
+}
+
+extension IssuerVerdicts.State {
+    /// One call from the budget, refilled for the time since the last refill.
+    mutating func takeFromBudget(perSecond rate: Int, now: NIODeadline = .now()) -> Bool {
+        let elapsed = Double((now - refilled).nanoseconds) / 1e9
+        refilled = now
+        budget = min(Double(rate), budget + elapsed * Double(rate))
+        guard budget >= 1 else { return false }
+        budget -= 1
+        return true
     }
 }

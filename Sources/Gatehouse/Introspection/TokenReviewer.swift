@@ -24,7 +24,8 @@ final class TokenReviewer: Sendable {
         self.timeout = timeout
         self.settings = IntrospectionSettings()
         self.verdicts = IssuerVerdicts(
-            providerName: provider.name, capacity: settings.cacheMaxEntries, maxInFlight: settings.maxInFlight, metrics: metrics)
+            providerName: provider.name, capacity: settings.cacheMaxEntries, maxInFlight: settings.maxInFlight,
+            maxCallsPerSecond: settings.maxCallsPerSecond, metrics: metrics)
     }
 
     /// The verified identity, if the API server still authenticates the token.

@@ -13,6 +13,7 @@ final class TestIntrospectionIdP: Sendable {
         var status: HTTPResponseStatus = .ok
         var body: String
         var delay: TimeAmount = .zero
+        var location: String?
     }
 
     private let answer: NIOLockedValueBox<@Sendable (String) -> Reply>
@@ -101,7 +102,8 @@ final class TestIntrospectionIdP: Sendable {
                 context.eventLoop.assumeIsolated().scheduleTask(in: reply.delay) {
                     counters.withLockedValue { $0.inFlight -= 1 }
                     let context = loopBound.value
-                    let headers: HTTPHeaders = ["Content-Type": "application/json", "Content-Length": String(reply.body.utf8.count)]
+                    var headers: HTTPHeaders = ["Content-Type": "application/json", "Content-Length": String(reply.body.utf8.count)]
+                    if let location = reply.location { headers.add(name: "Location", value: location) }
                     context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: reply.status, headers: headers))),
                                   promise: nil)
                     context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: reply.body)))), promise: nil)

@@ -31,6 +31,7 @@ struct ConfigurationIntrospectionTests {
             negative_cache_ttl = "2s"
             cache_max_entries = 500
             max_in_flight = 8
+            max_calls_per_second = 250
             token_prefix = "ya29."
             """))
         let parsed = full.providers[1]
@@ -38,6 +39,7 @@ struct ConfigurationIntrospectionTests {
         #expect(parsed.introspection.endpoint == nil && parsed.introspection.clientSecret == .environment("IDP_SECRET"))
         #expect(parsed.introspection.clientAuth == .post && parsed.introspection.cacheTTL == .seconds(30))
         #expect(parsed.introspection.maxInFlight == 8 && parsed.introspection.tokenPrefix == "ya29.")
+        #expect(parsed.introspection.maxCallsPerSecond == 250 && settings.maxCallsPerSecond == 1000)
     }
 
     @Test(arguments: [
