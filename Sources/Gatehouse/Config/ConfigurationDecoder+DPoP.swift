@@ -13,13 +13,7 @@ extension ConfigurationDecoder {
         }
         settings.externalURL = table.parsed("external_url", externalURL)
         settings.nonce = table.bool("nonce") ?? settings.nonce
-        if table.contains("nonce_secret"), table.contains("nonce_secret_file") {
-            table.report("nonce_secret_file", "give either nonce_secret or nonce_secret_file, not both")
-        } else if let file = table.nonEmptyString("nonce_secret_file") {
-            settings.nonceSecret = .file(file)
-        } else if let inline = table.nonEmptyString("nonce_secret") {
-            settings.nonceSecret = secret(inline, key: "nonce_secret", table: table)
-        }
+        settings.nonceSecret = secretSetting(table, "nonce_secret")
         if let lifetime = table.duration("nonce_lifetime") {
             if lifetime < .seconds(10) || lifetime > .seconds(86400) {
                 table.report("nonce_lifetime", "must be from 10s to 24h")

@@ -12,13 +12,7 @@ extension ConfigurationDecoder {
             table.report("issuer", "must be an http(s) URL to discover the introspection endpoint from (or give introspection_endpoint)")
         }
         settings.clientID = table.nonEmptyString("client_id") ?? ""
-        if table.contains("client_secret"), table.contains("client_secret_file") {
-            table.report("client_secret_file", "give either client_secret or client_secret_file, not both")
-        } else if let file = table.nonEmptyString("client_secret_file") {
-            settings.clientSecret = .file(file)
-        } else if let inline = table.nonEmptyString("client_secret") {
-            settings.clientSecret = secret(inline, key: "client_secret", table: table)
-        }
+        settings.clientSecret = secretSetting(table, "client_secret")
         settings.clientAuth = table.choice("client_auth", among: [IntrospectionSettings.ClientAuth.basic, .post]) ?? settings.clientAuth
         settings.cacheTTL = positiveDuration(table, "cache_ttl") ?? settings.cacheTTL
         settings.negativeCacheTTL = positiveDuration(table, "negative_cache_ttl") ?? settings.negativeCacheTTL

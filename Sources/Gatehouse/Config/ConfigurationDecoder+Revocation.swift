@@ -5,20 +5,22 @@ extension ConfigurationDecoder {
     static func revocationSettings(_ table: TOMLReader) -> RevocationSettings {
         var settings = RevocationSettings()
         settings.store = table.parsed("store", revocationStore) ?? settings.store
-        let inline = table.nonEmptyString("password")
-        let file = table.nonEmptyString("password_file")
-        if table.contains("password"), table.contains("password_file") {
-            table.report("password_file", "give either password or password_file, not both")
-        } else if let file {
-            settings.password = .file(file)
-        } else if let inline {
-            settings.password = secret(inline, key: "password", table: table)
-        }
+        settings.password = secretSetting(table, "password")
         if settings.password != nil, !isPostgres(settings.store) {
             table.report(table.contains("password") ? "password" : "password_file", "only used by a postgres:// store")
         }
         table.finish()
         return settings
+    }
+
+    /// A secret given as `key` (inline, or `"env:NAME"`) or `key_file`, never both.
+    static func secretSetting(_ table: TOMLReader, _ key: String) -> SecretSetting? {
+        if table.contains(key), table.contains(key + "_file") {
+            table.report(key + "_file", "give either \(key) or \(key)_file, not both")
+            return nil
+        }
+        if let file = table.nonEmptyString(key + "_file") { return .file(file) }
+        return table.nonEmptyString(key).flatMap { secret($0, key: key, table: table) }
     }
 
     /// `password = "env:NAME"` names an environment variable; anything else is the secret itself.
