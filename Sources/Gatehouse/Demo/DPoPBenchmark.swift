@@ -44,7 +44,7 @@ public enum DPoPBenchmark {
     /// replay cache, for the window and a little more, then measures what it holds.
     public static func replayFootprint(proofsPerSecond: Int, window: Int64) -> ReplayFootprint {
         let cache = DPoPReplayCache(capacity: Int.max)
-        let before = IntrospectionBenchmark.residentBytes()
+        let before = ResidentMemory.bytes()
         let start: Int64 = 1_800_000_000
         var serial = 0
         for second in 0..<(window + 3 * DPoPReplayCache.granularity) {
@@ -54,6 +54,6 @@ public enum DPoPBenchmark {
                 _ = cache.claim(DPoPReplayCache.Key(thumbprint: "bench-key", identifier: String(serial)), expiresAt: now + window, now: now)
             }
         }
-        return ReplayFootprint(entries: cache.count, residentBytes: IntrospectionBenchmark.residentBytes() - before)
+        return ReplayFootprint(entries: cache.count, residentBytes: ResidentMemory.bytes() - before)
     }
 }

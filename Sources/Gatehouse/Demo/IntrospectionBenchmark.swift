@@ -6,7 +6,7 @@ import Foundation
 public enum IntrospectionBenchmark {
     public static func cacheFootprint(entries: Int) -> (entries: Int, residentBytes: Int) {
         var cache = TokenKeyedGenerations<VerifiedIdentity>(capacity: entries * 2)
-        let before = residentBytes()
+        let before = ResidentMemory.bytes()
         let now = Int64(Date().timeIntervalSince1970)
         for index in 0..<entries {
             let token = "opaque-\(index)-" + String(repeating: "x", count: 32)
@@ -22,14 +22,6 @@ public enum IntrospectionBenchmark {
                 revocationKey: RevocationList.tokenKey(provider: "opaque", claims: claims, tokenDigest: key.bytes), keysFetchedAt: nil),
                 for: key)
         }
-        return (cache.count, residentBytes() - before)
-    }
-
-    static func residentBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kib * 1024
+        return (cache.count, ResidentMemory.bytes() - before)
     }
 }

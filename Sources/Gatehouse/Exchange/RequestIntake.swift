@@ -21,8 +21,7 @@ enum RequestIntake {
         // The proof header is only looked for when the scheme asks for one: a bearer request pays nothing.
         let evidence = SenderEvidence(
             scheme: scheme, proof: scheme == .dpop ? SenderEvidence.proofHeader(in: head.headers) : .absent,
-            certificateThumbprint: certificateThumbprint
-                ?? services.gatekeeper.senderConstraints.forwardedCertificate?.thumbprint(in: head.headers, clientIP: clientIP))
+            certificateThumbprint: certificateThumbprint, clientIP: clientIP)
         func exchange(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
             ExchangeRequest(
                 request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,

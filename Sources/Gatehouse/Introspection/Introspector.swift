@@ -41,13 +41,13 @@ final class Introspector: Sendable {
     var hasTokenPrefix: Bool { settings.tokenPrefix != nil }
 
     func introspect(_ token: Substring, now: Int64, on eventLoop: any EventLoop) -> TokenVerifier.Verdict {
-        verdicts.judge(token, now: now, on: eventLoop) { [self] in
+        verdicts.judge(token, now: now, on: eventLoop) { [self] key in
             let url = endpoint.withLockedValue { $0 }.map { eventLoop.makeSucceededFuture($0) } ?? discover(on: eventLoop)
             return url.flatMap { self.client.introspect(token, endpoint: $0, on: eventLoop) }.map { status, body in
                 self.answer(IntrospectionAnswer.judge(status: status, body: body, provider: self.provider, now: now, leeway: self.leeway),
-                            token: token, now: now)
+                            key: key, now: now)
             }.flatMapError { error in
-                eventLoop.makeSucceededFuture(self.answer(.unusable("\(error)"), token: token, now: now))
+                eventLoop.makeSucceededFuture(self.answer(.unusable("\(error)"), key: key, now: now))
             }
         }
     }
@@ -60,10 +60,10 @@ final class Introspector: Sendable {
     }
 
     /// An active answer lives at most `min(cache_ttl, exp − now)`, an inactive one `negative_cache_ttl`.
-    private func answer(_ outcome: IntrospectionAnswer.Outcome, token: Substring, now: Int64) -> IssuerVerdicts.Answer {
+    private func answer(_ outcome: IntrospectionAnswer.Outcome, key: TokenKey, now: Int64) -> IssuerVerdicts.Answer {
         switch outcome {
         case .active(let claims):
-            let identity = makeIdentity(claims, key: TokenKey.sha256(of: token), now: now)
+            let identity = makeIdentity(claims, key: key, now: now)
             return .active(identity, until: min(now + settings.cacheTTL.components.seconds, identity.expiry))
         case .inactive(let failure):
             return .inactive(failure, until: now + settings.negativeCacheTTL.components.seconds)

@@ -25,6 +25,7 @@ final class IssuerVerdicts: Sendable {
     private let maxInFlight: Int
     private let maxCallsPerSecond: Int
     private let metrics: GatehouseMetrics
+    private let counters: GatehouseMetrics.IntrospectionCounters
     private let state: NIOLockedValueBox<State>
 
     struct State: Sendable {
@@ -40,12 +41,14 @@ final class IssuerVerdicts: Sendable {
         self.maxInFlight = maxInFlight
         self.maxCallsPerSecond = maxCallsPerSecond
         self.metrics = metrics
+        self.counters = metrics.introspectionCounters(provider: providerName)
         state = NIOLockedValueBox(State(cache: TokenKeyedGenerations(capacity: capacity), budget: Double(maxCallsPerSecond)))
     }
 
-    /// Answers from the cache, joins the call in flight for this token, refuses beyond `maxInFlight`, or asks.
+    /// Answers from the cache, joins the call in flight for this token, refuses beyond the bounds, or asks
+    /// (`ask` gets the token's SHA-256, the key it is cached and revoked by).
     func judge(
-        _ token: Substring, now: Int64, on eventLoop: any EventLoop, ask: @escaping @Sendable () -> EventLoopFuture<Answer>
+        _ token: Substring, now: Int64, on eventLoop: any EventLoop, ask: @escaping @Sendable (TokenKey) -> EventLoopFuture<Answer>
     ) -> TokenVerifier.Verdict {
         let key = TokenKey.sha256(of: token)
         enum Step {
@@ -66,19 +69,22 @@ final class IssuerVerdicts: Sendable {
             state.inFlight[key] = promise.futureResult
             return .call(promise)
         }
-        metrics.introspectionCache(provider: providerName, hit: { if case .cached = step { true } else { false } }())
         switch step {
         case .cached(let result):
+            counters.hits.increment()
             return .done(result)
         case .join(let pending):
+            counters.misses.increment()
             return .pending(pending.hop(to: eventLoop))
         case .busy:
+            counters.misses.increment()
             var failure = AuthFailure(.introspectionBusy, "\(maxInFlight) calls to the issuer in flight, or \(maxCallsPerSecond) started this second")
             failure.provider = providerName
             return .done(.failure(failure))
         case .call(let promise):
+            counters.misses.increment()
             let started = NIODeadline.now()
-            ask().whenComplete { outcome in
+            ask(key).whenComplete { outcome in
                 self.metrics.introspectionDuration.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
                 let answer: Answer
                 switch outcome {
@@ -97,16 +103,16 @@ final class IssuerVerdicts: Sendable {
         var kept: Answer?
         switch answer {
         case .active(let identity, _):
-            metrics.introspectionCall(provider: providerName, result: "active")
+            counters.active.increment()
             kept = answer
             result = .success(identity)
         case .inactive(var failure, let until):
-            metrics.introspectionCall(provider: providerName, result: "inactive")
+            counters.inactive.increment()
             failure.provider = providerName
             kept = .inactive(failure, until: until)
             result = .failure(failure)
         case .unusable(var failure):
-            metrics.introspectionCall(provider: providerName, result: "error")
+            counters.errors.increment()
             failure.provider = providerName
             result = .failure(failure)
         }

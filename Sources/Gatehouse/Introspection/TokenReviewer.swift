@@ -30,7 +30,7 @@ final class TokenReviewer: Sendable {
 
     /// The verified identity, if the API server still authenticates the token.
     func review(_ token: Substring, identity: VerifiedIdentity, now: Int64, on eventLoop: any EventLoop) -> TokenVerifier.Verdict {
-        verdicts.judge(token, now: now, on: eventLoop) { [self] in
+        verdicts.judge(token, now: now, on: eventLoop) { [self] _ in
             ask(token, on: eventLoop).map { status, body in
                 Self.answer(status: status, body: body, identity: identity, now: now, settings: self.settings)
             }

@@ -95,15 +95,26 @@ public struct GatehouseMetrics: Sendable {
         (hit ? cacheHits : cacheMisses).increment()
     }
 
-    /// An introspection call's outcome: `active`, `inactive`, `error` (the IdP could not answer usably).
-    func introspectionCall(provider: String, result: String) {
-        registry.makeCounter(name: "gatehouse_introspection_calls_total", labels: [("provider", provider), ("result", result)]).increment()
+    /// One provider's introspection series, made once: a cached token is counted without a registry lookup.
+    struct IntrospectionCounters: Sendable {
+        /// `gatehouse_introspection_cache_total`: answered from the cache, or not (a call, a joined call, busy).
+        let hits: Counter
+        let misses: Counter
+        /// `gatehouse_introspection_calls_total` by the issuer's answer; `error`: it could not answer usably.
+        let active: Counter
+        let inactive: Counter
+        let errors: Counter
     }
 
-    /// An opaque token answered from the introspection cache (`hit`), or not (`miss`, a call or a joined one).
-    func introspectionCache(provider: String, hit: Bool) {
-        registry.makeCounter(name: "gatehouse_introspection_cache_total", labels: [("provider", provider), ("result", hit ? "hit" : "miss")])
-            .increment()
+    func introspectionCounters(provider: String) -> IntrospectionCounters {
+        func cache(_ result: String) -> Counter {
+            registry.makeCounter(name: "gatehouse_introspection_cache_total", labels: [("provider", provider), ("result", result)])
+        }
+        func calls(_ result: String) -> Counter {
+            registry.makeCounter(name: "gatehouse_introspection_calls_total", labels: [("provider", provider), ("result", result)])
+        }
+        return IntrospectionCounters(
+            hits: cache("hit"), misses: cache("miss"), active: calls("active"), inactive: calls("inactive"), errors: calls("error"))
     }
 
     func rejectedCacheHit() {

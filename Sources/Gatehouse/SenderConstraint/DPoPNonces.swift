@@ -35,13 +35,13 @@ struct DPoPNonces: Sendable {
     }
 
     private func mac(_ stamp: [UInt8]) -> [UInt8] {
-        Array(HMAC<SHA256>.authenticationCode(for: stamp, using: key)).prefix(16).map { $0 }
+        Array(Array(HMAC<SHA256>.authenticationCode(for: stamp, using: key)).prefix(16))
     }
 }
 
-extension Array where Element == UInt8 {
+extension Collection where Element == UInt8 {
     /// Equal length and bytes, in time independent of where they differ.
-    func elementsEqualConstantTime(_ other: ArraySlice<UInt8>) -> Bool {
+    func elementsEqualConstantTime(_ other: some Collection<UInt8>) -> Bool {
         guard count == other.count else { return false }
         var difference: UInt8 = 0
         for (lhs, rhs) in zip(self, other) { difference |= lhs ^ rhs }

@@ -50,7 +50,9 @@ struct SenderConstraints: Sendable {
         if confirmation != nil, confirmation?.objectValue == nil {
             return .fail(AuthFailure(.invalidClaims, "cnf is not an object"))
         }
-        if let failure = checkCertificate(confirmation?.objectValue?["x5t#S256"], evidence: evidence) { return .fail(failure) }
+        if let failure = checkCertificate(confirmation?.objectValue?["x5t#S256"], evidence: evidence, headers: head.headers) {
+            return .fail(failure)
+        }
         let boundKey = confirmation?.objectValue?["jkt"]
         if boundKey != nil, boundKey?.stringValue == nil { return .fail(AuthFailure(.invalidClaims, "cnf.jkt is not a string")) }
         let mode = mode(rule: rule, providerIndex: identity.providerIndex)
@@ -67,14 +69,16 @@ struct SenderConstraints: Sendable {
         }
     }
 
-    /// RFC 8705 §3: the token's `x5t#S256` must be the thumbprint of the connection's client certificate.
-    private func checkCertificate(_ bound: JSONValue?, evidence: SenderEvidence) -> AuthFailure? {
+    /// RFC 8705 §3: the token's `x5t#S256` must be the thumbprint of the connection's client certificate, or
+    /// of the one a trusted proxy in front forwarded.
+    private func checkCertificate(_ bound: JSONValue?, evidence: SenderEvidence, headers: HTTPHeaders) -> AuthFailure? {
         guard let bound else { return nil }
         guard let expected = bound.stringValue else { return AuthFailure(.invalidClaims, "cnf.x5t#S256 is not a string") }
-        guard let presented = evidence.certificateThumbprint else {
+        let forwarded = { forwardedCertificate?.thumbprint(in: headers, clientIP: evidence.clientIP) }
+        guard let presented = evidence.certificateThumbprint ?? forwarded() else {
             return AuthFailure(.certificateBindingMismatch, "the token is bound to a client certificate and none was presented")
         }
-        guard Array(presented.utf8).elementsEqualConstantTime(Array(expected.utf8)[...]) else {
+        guard presented.utf8.elementsEqualConstantTime(expected.utf8) else {
             return AuthFailure(.certificateBindingMismatch, "the token is bound to another client certificate")
         }
         return nil
@@ -106,7 +110,7 @@ struct SenderConstraints: Sendable {
         guard let boundKey else {
             return .fail(AuthFailure(.dpopBindingMismatch, "the token is not DPoP-bound (no cnf.jkt)"))
         }
-        guard Array(boundKey.utf8).elementsEqualConstantTime(Array(proof.thumbprint.utf8)[...]) else {
+        guard boundKey.utf8.elementsEqualConstantTime(proof.thumbprint.utf8) else {
             return .fail(AuthFailure(.dpopBindingMismatch, "cnf.jkt is not the thumbprint of the proof's key"))
         }
         return checkReplay(proof, now: now, on: eventLoop)
@@ -128,7 +132,7 @@ struct SenderConstraints: Sendable {
         if proof.issuedAt > now + window { return DPoPProof.invalid("proof iat is more than \(window)s in the future") }
         guard let hash = proof.accessTokenHash else { return DPoPProof.invalid("proof has no ath") }
         let expected = Base64URL.encode(SHA256.hash(data: token.utf8Bytes))
-        guard Array(hash.utf8).elementsEqualConstantTime(Array(expected.utf8)[...]) else {
+        guard hash.utf8.elementsEqualConstantTime(expected.utf8) else {
             return DPoPProof.invalid("ath is not the hash of the presented access token")
         }
         return nil

@@ -21,6 +21,9 @@ struct SenderEvidence: Sendable {
     var proof: ProofHeader = .absent
     /// SHA-256 of the client certificate's DER, base64url (`x5t#S256`), when the connection presented one.
     var certificateThumbprint: String?
+    /// The TCP peer: a `[listen] client_cert_header` is believed from trusted proxies only, and read only
+    /// for a token bound to a certificate (`SenderConstraints`), never on every request.
+    var clientIP = ""
 
     static let none = SenderEvidence()
 

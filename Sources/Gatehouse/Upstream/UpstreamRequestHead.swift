@@ -124,7 +124,7 @@ struct UpstreamRequestHead {
             if let forwardedCertificate, forwardedCertificate.isHeader(name), !forwardedCertificate.trusts(request.clientIP) { continue }
             // The proof is for Gatehouse; the token goes on as a bearer token, so an unmodified service takes it.
             if Self.isNamed(name, "dpop") { continue }
-            if forwardToken, let bearer = Self.bearerForm(ofDPoPAuthorization: value), Self.isNamed(name, "authorization") {
+            if forwardToken, Self.isNamed(name, "authorization"), let bearer = Self.bearerForm(ofDPoPAuthorization: value) {
                 sink.add(name, bearer)
                 continue
             }
