@@ -13,6 +13,8 @@ struct HTTP2IntakeTests {
         var headers: [(String, String)]
         var body: String?
         var trailers: [(String, String)]?
+        /// Values sent as Latin-1 (one byte per character: bytes that are not UTF-8), not as UTF-8.
+        var latin1 = false
     }
 
     struct Answer: CustomStringConvertible {
@@ -49,14 +51,24 @@ struct HTTP2IntakeTests {
 
     /// Sends each request on its own stream of one connection, one after the other.
     static func send(_ requests: [Sent], to env: TestEnvironment) async throws -> [String: Answer] {
+        try await sendReporting(requests, to: env).answers
+    }
+
+    /// `send`, with the connection's fate (requests.py's summary: `goaway`, `error_code`, `goaway_last_stream`, `closed`).
+    static func sendReporting(_ requests: [Sent], to env: TestEnvironment) async throws -> (answers: [String: Answer], connection: [String: JSONValue]) {
         func pairs(_ fields: [(String, String)]) -> JSONValue { .array(fields.map { .array([.string($0.0), .string($0.1)]) }) }
         let plan = JSONValue.array(requests.map { request in
             var object: [String: JSONValue] = ["name": .string(request.name), "headers": pairs(request.headers)]
             if let body = request.body { object["body"] = .string(body) }
             if let trailers = request.trailers { object["trailers"] = pairs(trailers) }
+            if request.latin1 { object["latin1"] = .bool(true) }
             return .object(object)
         })
-        let report = try await PythonPeer.runJSON("h2", "requests.py", ["--port", String(env.port), "--plan", plan.compactJSON])
+        // In a file: a plan with large fields would not fit in an argument list.
+        let planFile = FileManager.default.temporaryDirectory.appendingPathComponent("h2-plan-\(UUID().uuidString).json")
+        try plan.compactJSON.write(to: planFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: planFile) }
+        let report = try await PythonPeer.runJSON("h2", "requests.py", ["--port", String(env.port), "--plan", "@" + planFile.path])
         var answers: [String: Answer] = [:]
         for (name, value) in report["requests"]?.objectValue ?? [:] {
             let object = value.objectValue ?? [:]
@@ -69,7 +81,7 @@ struct HTTP2IntakeTests {
                 ended: object["ended"]?.boolValue ?? false, resetCode: object["rst_code"]?.integerValue.map { Int($0) })
         }
         #expect(answers.count == requests.count, "requests.py answered \(answers.keys.sorted()) of \(requests.map(\.name))")
-        return answers
+        return (answers, report)
     }
 
     static func run(_ upstream: UpstreamProtocol, configure: @escaping (inout Configuration) -> Void = { _ in },
@@ -274,6 +286,181 @@ struct HTTP2IntakeTests {
                 if name == "check" { #expect(response.headers.first(name: "x-auth-subject") == "user-1") }
             }
             try await env.expectNothingReachedUpstream()
+        }
+    }
+
+    /// A stream reset as malformed (RFC 9113 §8.1.1): RST_STREAM PROTOCOL_ERROR, no answer.
+    static func expectReset(_ answer: Answer?, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(answer?.resetCode == 1 && answer?.status == nil, "\(what): PROTOCOL_ERROR: \(String(describing: answer))",
+                sourceLocation: sourceLocation)
+    }
+
+    // MARK: - 8. Content-Length as the HTTP/1.1 parser reads it (H18)
+
+    /// `+5`, `5, 5` and two `5` fields each framed a 5-byte body that reached an HTTP/1.1 upstream with the client's
+    /// field as written (a desync on a pooled connection for an upstream that reads them otherwise); Envoy refused all three.
+    @Test(arguments: upstreamProtocols)
+    func aContentLengthThatIsNotOneFieldOfDigitsIsRefusedAndOneOfDigitsIsSentPlain(_ upstream: UpstreamProtocol) async throws {
+        try await Self.run(upstream) { env in
+            let token = Self.token()
+            func post(_ name: String, _ fields: [(String, String)]) -> Sent {
+                Sent(name: name, headers: Self.block(env, method: "POST", path: "/v1/cl/\(name)", token: token, fields), body: "hello")
+            }
+            let refused = ["plus": [("content-length", "+5")], "list": [("content-length", "5, 5")],
+                           "twice": [("content-length", "5"), ("content-length", "5")]]
+            let answers = try await Self.send(
+                refused.sorted { $0.key < $1.key }.map { post($0.key, $0.value) } + [
+                    post("zeros", [("content-length", "005")]),
+                    post("plain", [("content-length", "5")]),
+                    post("none", []),
+                    post("chunked", [("transfer-encoding", "chunked")]),
+                    post("after", [("content-length", "5")]),
+                ], to: env)
+            for name in refused.keys { Self.expectRefusedAtIntake(answers[name], "content-length \(name)") }
+            Self.expectReset(answers["chunked"], "transfer-encoding over HTTP/2")
+            for name in ["zeros", "plain", "none", "after"] { #expect(answers[name]?.status == 200, "\(name): \(String(describing: answers[name]))") }
+            #expect(Set(env.upstream.requests.map(\.uri)) == ["/v1/cl/zeros", "/v1/cl/plain", "/v1/cl/none", "/v1/cl/after"])
+            for path in ["/v1/cl/zeros", "/v1/cl/plain", "/v1/cl/after"] {
+                let received = try #require(env.upstream.requests.first { $0.uri == path })
+                #expect(received.values("content-length") == ["5"], "\(path): one length of plain digits: \(received.headers)")
+                #expect(received.values("transfer-encoding").isEmpty)
+                #expect(received.bodyBytes == 5)
+            }
+            // Without a length the body is framed by Gatehouse: chunked to an HTTP/1.1 upstream, by DATA to an HTTP/2 one.
+            let none = try #require(env.upstream.requests.first { $0.uri == "/v1/cl/none" })
+            #expect(none.values("content-length").isEmpty && none.bodyBytes == 5, "\(none.headers)")
+            if upstream == .http1 { #expect(none.values("transfer-encoding") == ["chunked"], "\(none.headers)") }
+
+            // The HTTP/1.1 door refuses the same fields.
+            for field in ["Content-Length: +5", "Content-Length: 5, 5", "Content-Length: 5\r\nContent-Length: 5"] {
+                let raw = RawHTTP.exchange(port: env.port, "POST /v1/cl/h1 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\n\(field)\r\n\r\nhello")
+                #expect(RawHTTP.statuses(raw) == [400], "HTTP/1.1 \(field): \(raw)")
+            }
+            #expect(env.upstream.requestCount == 4)
+        }
+    }
+
+    // MARK: - 9. A header section over max_header_bytes is one refused stream (H19)
+
+    /// A 20 KiB value was GOAWAY COMPRESSION_ERROR and a 59 KiB one GOAWAY PROTOCOL_ERROR, both naming stream
+    /// 2^31-1: every sibling died and the client was told any stream may have been processed.
+    @Test(arguments: upstreamProtocols)
+    func aHeaderSectionOverTheLimitIsA431OfItsOwnStream(_ upstream: UpstreamProtocol) async throws {
+        try await Self.run(upstream) { env in
+            let token = Self.token()
+            let (answers, connection) = try await Self.sendReporting([
+                Sent(name: "before", headers: Self.block(env, path: "/v1/big/before", token: token)),
+                Sent(name: "k20", headers: Self.block(env, path: "/v1/big/20", token: token, [("x-big", String(repeating: "a", count: 20 << 10))])),
+                Sent(name: "k59", headers: Self.block(env, path: "/v1/big/59", token: token, [("x-big", String(repeating: "b", count: 59 << 10))])),
+                Sent(name: "many", headers: Self.block(env, path: "/v1/big/many", token: token,
+                                                       (0..<400).map { ("x-field-\($0)", String(repeating: "c", count: 40)) })),
+                Sent(name: "after", headers: Self.block(env, path: "/v1/big/after", token: token)),
+            ], to: env)
+            for name in ["k20", "k59", "many"] {
+                #expect(answers[name]?.status == 431, "\(name): \(String(describing: answers[name]))")
+                #expect(answers[name]?.ended == true && answers[name]?.resetCode == nil, "\(name): \(String(describing: answers[name]))")
+            }
+            #expect(answers["before"]?.status == 200 && answers["after"]?.status == 200, "\(answers)")
+            #expect(connection["goaway"] == .bool(false) && connection["closed"] == .bool(false), "\(connection)")
+            #expect(env.upstream.requests.map(\.uri) == ["/v1/big/before", "/v1/big/after"])
+            #expect(env.failureLog.isEmpty, "\(env.failureLogLines)")
+        }
+    }
+
+    /// Past what NIO's HPACK decoder decodes of one block (`HTTP2ServerSetup.headerListCeiling`), the connection
+    /// ends; its GOAWAY names the last stream Gatehouse took (RFC 9113 §6.8), not 2^31-1.
+    @Test func aBlockPastTheDecodersCeilingEndsTheConnectionNamingTheLastStreamTaken() async throws {
+        try await TestEnvironment.run { env in
+            let token = Self.token()
+            let (answers, connection) = try await Self.sendReporting([
+                Sent(name: "first", headers: Self.block(env, path: "/v1/ceiling/1", token: token)),
+                Sent(name: "second", headers: Self.block(env, path: "/v1/ceiling/2", token: token)),
+                Sent(name: "huge", headers: Self.block(env, path: "/v1/ceiling/huge", token: token, [("x-big", String(repeating: "a", count: 300 << 10))])),
+            ], to: env)
+            #expect(answers["first"]?.status == 200 && answers["second"]?.status == 200, "\(answers)")
+            #expect(connection["goaway"] == .bool(true), "\(connection)")
+            #expect(connection["goaway_last_stream"]?.integerValue == 3, "the second stream, the last taken: \(connection)")
+            #expect(env.upstream.requests.map(\.uri) == ["/v1/ceiling/1", "/v1/ceiling/2"])
+        }
+    }
+
+    /// One setting for both doors: with `max_header_bytes = 32768` a 20 KiB field is served and a 40 KiB one is
+    /// 431, over HTTP/2 and HTTP/1.1 alike.
+    @Test func theHTTP2HeaderLimitIsMaxHeaderBytes() async throws {
+        try await Self.run(.http1, configure: { $0.listen.maxHeaderBytes = 32768 }) { env in
+            let token = Self.token()
+            let answers = try await Self.send([
+                Sent(name: "k20", headers: Self.block(env, path: "/v1/limit/20", token: token, [("x-big", String(repeating: "a", count: 20 << 10))])),
+                Sent(name: "k40", headers: Self.block(env, path: "/v1/limit/40", token: token, [("x-big", String(repeating: "a", count: 40 << 10))])),
+            ], to: env)
+            #expect(answers["k20"]?.status == 200, "\(String(describing: answers["k20"]))")
+            #expect(answers["k40"]?.status == 431, "\(String(describing: answers["k40"]))")
+            for (size, status) in [(20, 200), (40, 431)] {
+                let raw = RawHTTP.exchange(port: env.port, "GET /v1/limit/h1-\(size) HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\n"
+                    + "X-Big: \(String(repeating: "a", count: size << 10))\r\nConnection: close\r\n\r\n")
+                #expect(RawHTTP.statuses(raw) == [status], "HTTP/1.1 \(size) KiB: \(raw.prefix(200))")
+            }
+            #expect(Set(env.upstream.requests.map(\.uri)) == ["/v1/limit/20", "/v1/limit/h1-20"])
+        }
+    }
+
+    // MARK: - 10. Field values are UTF-8 or refused, on both doors (H20)
+
+    /// The byte 0xE9 reached the upstream as EF BF BD (NIO's HPACK decoder makes U+FFFD of it, and the HTTP/1.1
+    /// parser did the same): a value is now forwarded byte for byte, or refused.
+    @Test(arguments: upstreamProtocols)
+    func aValueThatIsNotUTF8IsRefusedAndUTF8IsForwardedAsSent(_ upstream: UpstreamProtocol) async throws {
+        try await Self.run(upstream) { env in
+            let token = Self.token()
+            let text = "caf\u{E9} \u{1F510} \u{202E}"
+            let answers = try await Self.send([
+                Sent(name: "latin1", headers: Self.block(env, path: "/v1/bytes/latin1", token: token, [("x-note", "caf\u{E9}")]), latin1: true),
+                Sent(name: "replacement", headers: Self.block(env, path: "/v1/bytes/fffd", token: token, [("x-note", "a\u{FFFD}b")])),
+                Sent(name: "trailer", headers: Self.block(env, method: "POST", path: "/v1/bytes/trailer", token: token), body: "hello",
+                     trailers: [("x-checksum", "\u{E9}")], latin1: true),
+                Sent(name: "utf8", headers: Self.block(env, path: "/v1/bytes/utf8", token: token, [("x-note", text)])),
+            ], to: env)
+            Self.expectRefusedAtIntake(answers["latin1"], "0xE9 over HTTP/2")
+            Self.expectRefusedAtIntake(answers["replacement"], "U+FFFD over HTTP/2")
+            #expect(answers["utf8"]?.status == 200, "\(String(describing: answers["utf8"]))")
+            // A trailer section arrives after its head was judged: the stream is reset.
+            #expect(answers["trailer"]?.resetCode != nil, "\(String(describing: answers["trailer"]))")
+            let utf8 = try #require(env.upstream.requests.first { $0.uri == "/v1/bytes/utf8" })
+            #expect(utf8.values("x-note") == [text])
+            #expect(!env.upstream.requests.contains { $0.uri == "/v1/bytes/latin1" || $0.uri == "/v1/bytes/fffd" })
+
+            // The HTTP/1.1 door: the same rule.
+            func h1(_ value: [UInt8]) -> String {
+                RawHTTP.exchange(port: env.port, Array("GET /v1/bytes/h1 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nX-Note: ".utf8)
+                    + value + Array("\r\nConnection: close\r\n\r\n".utf8))
+            }
+            #expect(RawHTTP.statuses(h1(Array("caf".utf8) + [0xE9])) == [400])
+            #expect(RawHTTP.statuses(h1(Array("a\u{FFFD}b".utf8))) == [400])
+            #expect(RawHTTP.statuses(h1(Array(text.utf8))) == [200])
+            #expect(env.upstream.requests.filter { $0.uri == "/v1/bytes/h1" }.map { $0.values("x-note") } == [[text]])
+        }
+    }
+
+    // MARK: - 11. TE is case-insensitive (H21)
+
+    /// `te: Trailers` reset the stream (NIO compared the value with "trailers" exactly); it is TE's one allowed value.
+    @Test(arguments: upstreamProtocols)
+    func teTrailersInAnyCaseIsAcceptedAndOtherCodingsResetTheStream(_ upstream: UpstreamProtocol) async throws {
+        try await Self.run(upstream) { env in
+            let token = Self.token()
+            let answers = try await Self.send([
+                Sent(name: "capital", headers: Self.block(env, path: "/v1/te/capital", token: token, [("te", "Trailers")])),
+                Sent(name: "upper", headers: Self.block(env, path: "/v1/te/upper", token: token, [("te", "TRAILERS")])),
+                Sent(name: "gzip", headers: Self.block(env, path: "/v1/te/gzip", token: token, [("te", "gzip")])),
+                Sent(name: "after", headers: Self.block(env, path: "/v1/te/after", token: token)),
+            ], to: env)
+            #expect(answers["capital"]?.status == 200, "\(String(describing: answers["capital"]))")
+            #expect(answers["upper"]?.status == 200, "\(String(describing: answers["upper"]))")
+            Self.expectReset(answers["gzip"], "te: gzip")
+            #expect(answers["after"]?.status == 200)
+            let capital = try #require(env.upstream.requests.first { $0.uri == "/v1/te/capital" })
+            // TE is hop-by-hop: an HTTP/2 upstream gets the one value it may carry, an HTTP/1.1 upstream none.
+            #expect(capital.values("te") == (upstream == .http2 ? ["trailers"] : []), "\(capital.headers)")
         }
     }
 }

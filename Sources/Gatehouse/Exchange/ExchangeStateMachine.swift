@@ -128,11 +128,11 @@ struct ExchangeStateMachine {
     }
 
     /// A head the door's reader refused (HTTP/2: `HTTP2RequestHeadReader`): 400, never judged.
-    mutating func receivedMalformedHead(_ reason: String, services: ProxyServices) -> Action {
+    mutating func receivedMalformedHead(_ reason: String, status: HTTPResponseStatus = .badRequest, services: ProxyServices) -> Action {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
         services.metrics.request(routeAuth: "none", outcome: .badRequest)
-        return answer(LocalResponse.plain(.badRequest, "malformed request: \(reason)"))
+        return answer(LocalResponse.plain(status, status == .badRequest ? "malformed request: \(reason)" : reason))
     }
 
     /// Body bytes that arrived before the upstream leg has the request; kept for it (or a sign-out).

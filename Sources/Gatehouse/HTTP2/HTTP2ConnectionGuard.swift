@@ -18,6 +18,10 @@ import NIOHTTP2
 /// - GOAWAY without error (idle connection, graceful stop): closed after `drain_timeout` at the
 ///   latest, whether or not the peer acknowledges the manager's PING;
 /// - the peer closed its side: closed.
+///
+/// NIO's GOAWAY for a connection error names the highest possible stream (2^31-1: "any stream may have
+/// been processed"). Every stream Gatehouse may have processed is one NIO reported open, so the guard
+/// writes the last of those instead (RFC 9113 §6.8): the client knows that later streams were not.
 final class HTTP2ConnectionGuard: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -28,6 +32,8 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
     /// Told by `HTTP2ServerConnectionHandler` as streams open and close.
     var openStreams = 0
+    /// The highest stream NIO reported open.
+    var lastStreamID = HTTP2StreamID.rootStream
 
     // The outbound frame being read: its header so far, then how much payload is left.
     private var header: [UInt8] = []
@@ -68,8 +74,15 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .byteBuffer(let buffer) = unwrapOutboundIn(data) { scan(buffer) }
-        context.write(data, promise: promise)
+        guard case .byteBuffer(var buffer) = unwrapOutboundIn(data) else {
+            context.write(data, promise: promise)
+            return
+        }
+        if scan(&buffer) {
+            context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: promise)
+        } else {
+            context.write(data, promise: promise)
+        }
     }
 
     func flush(context: ChannelHandlerContext) {
@@ -89,15 +102,17 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
         context.eventLoop.assumeIsolated().execute { context.close(promise: nil) }
     }
 
-    /// Follows the frames NIO writes, in whatever pieces they come, for their GOAWAYs.
-    private func scan(_ buffer: ByteBuffer) {
+    /// Follows the frames NIO writes, in whatever pieces they come, for their GOAWAYs; returns whether
+    /// it rewrote one's last stream id.
+    private func scan(_ buffer: inout ByteBuffer) -> Bool {
+        var rewrote = false
         var bytes = buffer.readableBytesView[...]
         while !bytes.isEmpty {
             if payloadLeft == 0 && goAwayPayload == nil {
                 let take = min(9 - header.count, bytes.count)
                 header.append(contentsOf: bytes.prefix(take))
                 bytes = bytes.dropFirst(take)
-                guard header.count == 9 else { return }
+                guard header.count == 9 else { return rewrote }
                 payloadLeft = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
                 if header[3] == 0x7, payloadLeft >= 8 { goAwayPayload = [] }  // GOAWAY
                 header.removeAll(keepingCapacity: true)
@@ -105,17 +120,34 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
             }
             if var goAway = goAwayPayload {
                 let take = min(8 - goAway.count, bytes.count)
+                let start = bytes.startIndex
                 goAway.append(contentsOf: bytes.prefix(take))
                 bytes = bytes.dropFirst(take)
                 payloadLeft -= take
                 goAwayPayload = goAway.count == 8 ? nil : goAway
-                if goAway.count == 8 { sentGoAway(goAway) }
+                guard goAway.count == 8 else { continue }
+                // NIO writes a GOAWAY in one piece: its payload is rewritten where it lies.
+                if take == 8, let last = rewrittenLastStreamID(goAway) {
+                    buffer.setInteger(last, at: start)
+                    goAway.replaceSubrange(0..<4, with: withUnsafeBytes(of: last.bigEndian, Array.init))
+                    rewrote = true
+                }
+                sentGoAway(goAway)
                 continue
             }
             let skip = min(payloadLeft, bytes.count)
             bytes = bytes.dropFirst(skip)
             payloadLeft -= skip
         }
+        return rewrote
+    }
+
+    /// The last stream NIO reported open, for a GOAWAY with an error that names every stream.
+    private func rewrittenLastStreamID(_ payload: [UInt8]) -> UInt32? {
+        let named = (UInt32(payload[0]) << 24 | UInt32(payload[1]) << 16 | UInt32(payload[2]) << 8 | UInt32(payload[3])) & 0x7FFF_FFFF
+        let errorCode = UInt32(payload[4]) << 24 | UInt32(payload[5]) << 16 | UInt32(payload[6]) << 8 | UInt32(payload[7])
+        guard named == 0x7FFF_FFFF, errorCode != 0 else { return nil }
+        return UInt32(Int32(lastStreamID))
     }
 
     private func sentGoAway(_ payload: [UInt8]) {

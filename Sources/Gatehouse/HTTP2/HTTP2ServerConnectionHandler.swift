@@ -19,6 +19,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     private var openStreamIDs = Set<HTTP2StreamID>()
     private let targetWindow: Int
     private let idleTimeout: TimeAmount
+    private let maxHeaderBytes: Int
     private var streams: [HTTP2StreamID: HTTP2ServerStream] = [:]
     /// Streams that received frames in the current read.
     private var readStreams: [HTTP2ServerStream] = []
@@ -32,13 +33,15 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
 
     init(
         eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard, manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate,
-        targetWindow: Int, idleTimeout: TimeAmount, exchangeConnection: @escaping (ClientPeer) -> StreamExchange.Connection
+        targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int,
+        exchangeConnection: @escaping (ClientPeer) -> StreamExchange.Connection
     ) {
         self.eventLoop = eventLoop
         self.manager = manager
         self.connectionGuard = connectionGuard
         self.targetWindow = targetWindow
         self.idleTimeout = idleTimeout
+        self.maxHeaderBytes = maxHeaderBytes
         self.output = HTTP2FrameOutput(eventLoop: eventLoop, targetWindow: targetWindow)
         self.exchangeConnection = exchangeConnection
     }
@@ -83,7 +86,8 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
             stream.received(frame.payload)
         } else if case .headers = frame.payload, let shared = sharedConnection {
             let stream = HTTP2ServerStream(
-                id: frame.streamID, connection: self, exchangeConnection: shared, targetWindow: targetWindow, idleTimeout: idleTimeout)
+                id: frame.streamID, connection: self, exchangeConnection: shared, targetWindow: targetWindow, idleTimeout: idleTimeout,
+                maxHeaderBytes: maxHeaderBytes)
             streams[frame.streamID] = stream
             stream.received(frame.payload)
         }
@@ -110,6 +114,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         case let created as NIOHTTP2StreamCreatedEvent:
             openStreamIDs.insert(created.streamID)
             connectionGuard.openStreams += 1
+            connectionGuard.lastStreamID = max(connectionGuard.lastStreamID, created.streamID)
             manager.streamCreated(created.streamID, channel: context.channel)
             return
         case let closed as StreamClosedEvent:

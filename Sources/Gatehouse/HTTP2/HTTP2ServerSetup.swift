@@ -15,10 +15,18 @@ struct HTTP2ServerSetup {
 
     let handle: ServicesHandle
     let upstream: UpstreamLegFactory
-    /// `[listen] max_header_bytes`: the decoded header list of one stream (HPACK bomb).
+    /// `[listen] max_header_bytes`: one stream's header section, 431 past it (`HTTP2RequestHeadReader`).
     let maxHeaderBytes: Int
     let idleTimeout: TimeAmount
     let drainTimeout: TimeAmount
+
+    /// What NIO's HPACK decoder decodes of one header block before it gives up on the connection (an HPACK
+    /// bomb; it advertises this as SETTINGS_MAX_HEADER_LIST_SIZE and cannot go on decoding past it): room
+    /// for a section over `max_header_bytes` to be decoded whole and refused on its own stream (431), its
+    /// siblings served. RFC 7541 counts 32 bytes more per field than Gatehouse's HTTP/1.1-like count.
+    static func headerListCeiling(maxHeaderBytes: Int) -> Int {
+        max(4 * maxHeaderBytes, 64 << 10)
+    }
 
     func configure(_ channel: any Channel) throws {
         let sync = channel.pipeline.syncOperations
@@ -28,8 +36,12 @@ struct HTTP2ServerSetup {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: Self.maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: maxHeaderBytes),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: Self.headerListCeiling(maxHeaderBytes: maxHeaderBytes)),
         ]
+        // Gatehouse reads every request block by its own rules, in one place (HTTP2RequestHeadReader): NIO's
+        // would reset `te: Trailers`, and judge names and values a second time. NIO still checks the DATA
+        // against content-length.
+        connection.headerBlockValidation = .disabled
         // NIO's defaults already bound what the 2023-2024 flood CVEs abuse: RST_STREAM rate
         // (rapid reset), sequential CONTINUATION frames, buffered control frames (PING/SETTINGS
         // floods), empty DATA frames; they are kept, with stream errors counted as glitches.
@@ -47,7 +59,7 @@ struct HTTP2ServerSetup {
         // Before the manager: it hears of streams through its delegate, for the streams NIO reported open.
         try sync.addHandler(HTTP2ServerConnectionHandler(
             eventLoop: channel.eventLoop, connectionGuard: connectionGuard, manager: manager.http2StreamDelegate,
-            targetWindow: Self.targetWindow, idleTimeout: idleTimeout
+            targetWindow: Self.targetWindow, idleTimeout: idleTimeout, maxHeaderBytes: maxHeaderBytes
         ) { peer in
             StreamExchange.Connection(handle: handle, upstream: upstream, peer: peer, tokenMemory: tokenMemory)
         })

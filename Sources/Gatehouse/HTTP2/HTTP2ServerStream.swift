@@ -28,13 +28,16 @@ final class HTTP2ServerStream: StreamTransport {
     private var stallWatch = false
     private let idleTimeout: TimeAmount
     private var heldHead: HPACKHeaders?
+    /// `[listen] max_header_bytes`: the head's section, then what it leaves for the trailers.
+    private var headerBytesLeft: Int
 
     init(id: HTTP2StreamID, connection: HTTP2ServerConnectionHandler, exchangeConnection: StreamExchange.Connection,
-         targetWindow: Int, idleTimeout: TimeAmount) {
+         targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int) {
         self.id = id
         self.connection = connection
         self.flow = HTTP2StreamFlow(targetWindow: targetWindow)
         self.idleTimeout = idleTimeout
+        self.headerBytesLeft = maxHeaderBytes
         self.exchange = StreamExchange(connection: exchangeConnection, transport: self)
     }
 
@@ -79,22 +82,28 @@ final class HTTP2ServerStream: StreamTransport {
         switch payload {
         case .headers(let headers) where !headRead:
             headRead = true
-            switch HTTP2RequestHeadReader.read(headers.headers, endStream: headers.endStream) {
-            case .success(let head):
-                exchange?.receivedHead(head)
+            switch HTTP2RequestHeadReader.read(headers.headers, endStream: headers.endStream, maxHeaderBytes: headerBytesLeft) {
+            case .success(let read):
+                headerBytesLeft -= read.sectionBytes
+                exchange?.receivedHead(read.head)
+            case .failure(let malformed) where malformed.answer == .reset:
+                headRefused = true
+                exchange?.transportClosed()
+                reset(.protocolError)
+                return
             case .failure(let malformed):
                 headRefused = true
-                exchange?.receivedMalformedHead(malformed.reason)
+                exchange?.receivedMalformedHead(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
             }
             if headers.endStream { exchange?.receivedEnd(trailers: nil) }
         case .headers(let headers):
-            switch HTTP2RequestHeadReader.readTrailers(headers.headers) {
+            switch HTTP2RequestHeadReader.readTrailers(headers.headers, maxBytes: headerBytesLeft) {
             case .success(let trailers):
                 exchange?.receivedEnd(trailers: headRefused ? nil : trailers)
             case .failure:
                 // Its head was judged and may be forwarded already: the stream is reset.
                 exchange?.transportClosed()
-                reset()
+                reset(.protocolError)
             }
         case .data(let data):
             guard case .byteBuffer(let buffer) = data.data else { return }
@@ -124,8 +133,9 @@ final class HTTP2ServerStream: StreamTransport {
         var fields = HPACKHeaders()
         fields.reserveCapacity(head.headers.count + 1)
         fields.add(name: ":status", value: String(head.status.code))
-        for (name, value) in head.headers where !Self.isConnectionSpecific(name) {
+        for (name, value) in head.headers {
             let lowered = HTTP2FieldName.lowercased(name)
+            if HTTP2FieldName.isConnectionSpecific(lowered) { continue }  // an upstream's hop-by-hop fields are gone already
             // New on every answer: kept out of the HPACK table (it would only push out what repeats).
             fields.add(name: lowered, value: value, indexing: lowered == "x-request-id" ? .nonIndexable : .indexable)
         }
@@ -169,10 +179,11 @@ final class HTTP2ServerStream: StreamTransport {
         if !completed { reset() }
     }
 
-    /// RST_STREAM (CANCEL): the exchange gave up the stream, or the client stopped taking it.
-    private func reset() {
+    /// RST_STREAM: CANCEL when the exchange gave up the stream or the client stopped taking it,
+    /// PROTOCOL_ERROR for a malformed request (RFC 9113 §8.1.1).
+    private func reset(_ code: HTTP2ErrorCode = .cancel) {
         guard !isClosed else { return }
-        connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
+        connection.write(HTTP2Frame(streamID: id, payload: .rstStream(code)), promise: nil)
         connection.flushSoon()
     }
 
@@ -230,13 +241,5 @@ final class HTTP2ServerStream: StreamTransport {
         }
         next = min(next ?? stalledAt, stalledAt)
         return next
-    }
-
-    /// Fields HTTP/2 forbids (RFC 9113 §8.2.2); an upstream's hop-by-hop fields are gone already.
-    private static func isConnectionSpecific(_ name: String) -> Bool {
-        switch name.lowercased() {
-        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": true
-        default: false
-        }
     }
 }

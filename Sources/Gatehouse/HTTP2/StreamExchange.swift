@@ -76,10 +76,10 @@ final class StreamExchange: ExchangeDriving {
             head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services, recent: connection.tokenMemory.recent))
     }
 
-    /// A head the transport's reader refused (HTTP2RequestHeadReader): 400, never judged.
-    func receivedMalformedHead(_ reason: String) {
+    /// A head the transport's reader refused (HTTP2RequestHeadReader): 400 (431 for its size), never judged.
+    func receivedMalformedHead(_ reason: String, status: HTTPResponseStatus) {
         guard case .core = state else { return }
-        perform(core.receivedMalformedHead(reason, services: services))
+        perform(core.receivedMalformedHead(reason, status: status, services: services))
     }
 
     func receivedBody(_ buffer: ByteBuffer) {

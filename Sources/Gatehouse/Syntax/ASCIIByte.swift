@@ -28,6 +28,11 @@ enum ASCIIByte {
         byte == tab || (byte >= 0x20 && byte != 0x7F)
     }
 
+    /// HTAB, space and visible ASCII: a field value byte that is neither obs-text nor refused.
+    static func isVisibleASCIIOrWhitespace(_ byte: UInt8) -> Bool {
+        byte == tab || (byte >= 0x20 && byte < 0x7F)
+    }
+
     /// RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~".
     static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {

@@ -3,7 +3,8 @@ import NIOHTTP1
 
 /// Reads the field lines of a head or trailer section whose line endings were already checked
 /// (every CR is followed by LF): `name ":" OWS value OWS CRLF`, up to the empty line that ends it.
-/// Names are tokens, values hold no control bytes, obs-fold is refused (RFC 9112 §5.2 allows that).
+/// Names are tokens, values hold no control bytes and their bytes above 0x7F are UTF-8, obs-fold is
+/// refused (RFC 9112 §5.2 allows that).
 struct FieldReader {
     let bytes: UnsafeRawBufferPointer
 
@@ -70,7 +71,13 @@ struct FieldReader {
         var valueEnd = end
         while valueStart < valueEnd, ASCIIByte.isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
         while valueEnd > valueStart, ASCIIByte.isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
-        for index in valueStart..<valueEnd where !ASCIIByte.isFieldValueByte(bytes[index]) { throw .invalidHeaderToken }
+        var nonASCII = false
+        for index in valueStart..<valueEnd where !ASCIIByte.isVisibleASCIIOrWhitespace(bytes[index]) {
+            guard bytes[index] >= 0x80 else { throw .invalidHeaderToken }  // a control byte or DEL
+            nonASCII = true
+        }
+        // obs-text only as UTF-8: the rule both doors share (FieldValueUTF8).
+        if nonASCII, !FieldValueUTF8.isAccepted(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd])) { throw .invalidHeaderToken }
         // A tab after the value of a framing or connection field is where parsers part ways (llhttp
         // refuses `Content-Length: 5<TAB>` and does not read `chunked<TAB>` or `keep-alive<TAB>`).
         let trailingTab = bytes[valueEnd..<end].contains(ASCIIByte.tab)

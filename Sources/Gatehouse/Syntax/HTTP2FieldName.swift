@@ -4,4 +4,12 @@ enum HTTP2FieldName {
     static func lowercased(_ name: String) -> String {
         name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
     }
+
+    /// Fields HTTP/2 forbids (RFC 9113 §8.2.2), by their lower-case name; `te` is judged by its value.
+    static func isConnectionSpecific(_ lowercasedName: String) -> Bool {
+        switch lowercasedName {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": true
+        default: false
+        }
+    }
 }

@@ -34,6 +34,7 @@ struct HTTP1RequestParserDifferentialTests {
         case bytesAfterAClosingRequest
         case bodyBeforeProtocolSwitch
         case targetFormLLHTTPTolerates
+        case fieldValueNotUTF8
 
         var reason: String {
             switch self {
@@ -53,6 +54,9 @@ struct HTTP1RequestParserDifferentialTests {
             case .targetFormLLHTTPTolerates:
                 "a request target llhttp lets through and RFC 9112 §3.2 does not: '*' followed by more, a CONNECT "
                     + "target that is no authority"
+            case .fieldValueNotUTF8:
+                "a field value whose bytes above 0x7F are not UTF-8 (RFC 9110 §5.5 obs-text): Gatehouse forwards values "
+                    + "byte for byte or not at all, and its HTTP/2 door cannot see such bytes (reference §4.9)"
             case .bytesAfterAClosingRequest:
                 "a request after one that closes the connection, its Connection field read with OWS trimmed and "
                     + "'close' winning over 'keep-alive' (llhttp misses 'close<HTAB>', and keeps HTTP/1.0 "
@@ -497,7 +501,13 @@ struct HTTP1RequestParserDifferentialTests {
             var field = Array((chance(0.9) ? pick(Self.fieldNames) : pick(Self.badFieldNames)).utf8)
             field += Array((":" + pick(["", " ", " ", "  ", "\t", " \t"])).utf8)
             var value = (0..<int(0...12)).map { _ in pick(Self.valueBytes) }
-            if chance(0.15) { value.insert(pick(Self.oddValueBytes), at: int(0...value.count)) }
+            if chance(0.15) {
+                let odd = pick(Self.oddValueBytes)
+                if odd >= 0x80 { tagsOfThisRequest.insert(.stricter(.fieldValueNotUTF8)) }
+                value.insert(odd, at: int(0...value.count))
+            } else if chance(0.05) {
+                value.insert(contentsOf: pick([[0xC3, 0xA9], [0xE2, 0x80, 0xAE], [0xF0, 0x9F, 0x94, 0x90]]), at: int(0...value.count))  // UTF-8: kept
+            }
             return field + value + Array(pick(["", "", "", " ", "\t", " \t "]).utf8)
         }
 

@@ -417,6 +417,7 @@ struct HTTP1RequestSmugglingCorpusTests {
     // MARK: Cases
 
     static let host = "Host: a\r\n"
+    static let utf8Values = "field values are UTF-8 or refused (reference §4.9)"
     static let get = "GET / HTTP/1.1\r\n\(host)"
     static let post = "POST / HTTP/1.1\r\n\(host)"
     static let chunkedPost = "\(post)Transfer-Encoding: chunked\r\n\r\n"
@@ -458,8 +459,18 @@ struct HTTP1RequestSmugglingCorpusTests {
              .accepted([.head("GET", "/", .http1_1, ["Host": "a", "X-A": "1", "X-B": "", "X-C": ": c:d", "X-D": "x"]), .end])),
         Case("every tchar in a field name", "\(get)!#$%&'*+-.^_`|~09azAZ: 1\r\n\r\n",
              .accepted([.head("GET", "/", .http1_1, ["Host": "a", "!#$%&'*+-.^_`|~09azAZ": "1"]), .end])),
-        Case("obs-text in a value", bytes: Array("\(get)X-A: a".utf8) + [0x80, 0xFF] + Array("b\r\n\r\n".utf8),
-             .accepted([.head("GET", "/", .http1_1, ["Host": "a", "X-A": "a\u{FFFD}\u{FFFD}b"]), .end])),
+        // Field values are forwarded byte for byte or refused (reference §4.9, security H20): a string cannot hold
+        // other bytes, and the HTTP/2 door sees U+FFFD where they were.
+        Case("obs-text that is not UTF-8 in a value", bytes: Array("\(get)X-A: a".utf8) + [0x80, 0xFF] + Array("b\r\n\r\n".utf8),
+             .refused(), stricterThanLLHTTP: utf8Values),
+        Case("an overlong UTF-8 form in a value", bytes: Array("\(get)X-A: a".utf8) + [0xC0, 0xAF] + Array("\r\n\r\n".utf8),
+             .refused(), stricterThanLLHTTP: utf8Values),
+        Case("a UTF-8 surrogate in a value", bytes: Array("\(get)X-A: a".utf8) + [0xED, 0xA0, 0x80] + Array("\r\n\r\n".utf8),
+             .refused(), stricterThanLLHTTP: utf8Values),
+        Case("U+FFFD in a value", "\(get)X-A: a\u{FFFD}b\r\n\r\n",
+             .refused(), stricterThanLLHTTP: utf8Values),
+        Case("UTF-8 in a value", "\(get)X-A: caf\u{E9} \u{1F510}\r\n\r\n",
+             .accepted([.head("GET", "/", .http1_1, ["Host": "a", "X-A": "caf\u{E9} \u{1F510}"]), .end])),
         Case("fields repeated and interleaved keep their order", "\(get)X: 1\r\nY: 2\r\nX: 3\r\n\r\n",
              .accepted([.head("GET", "/", .http1_1, ["Host": "a", "X": "1", "Y": "2", "X": "3"]), .end])),
         Case("HTTP/1.0 request", "GET / HTTP/1.0\r\n\r\n", .accepted([.head("GET", "/", .http1_0), .end])),

@@ -14,8 +14,14 @@ struct HTTP2RequestHeadReaderTests {
         return HPACKHeaders(all + fields)
     }
 
-    private func read(_ block: HPACKHeaders, endStream: Bool = true) -> HTTPRequestHead? {
-        try? HTTP2RequestHeadReader.read(block, endStream: endStream).get()
+    private func read(_ block: HPACKHeaders, endStream: Bool = true, maxHeaderBytes: Int = 16384) -> HTTPRequestHead? {
+        try? HTTP2RequestHeadReader.read(block, endStream: endStream, maxHeaderBytes: maxHeaderBytes).get().head
+    }
+
+    /// How a refused block is answered (nil when it is read).
+    private func refusal(_ block: HPACKHeaders, maxHeaderBytes: Int = 16384) -> HTTP2RequestHeadReader.Malformed.Answer? {
+        guard case .failure(let malformed) = HTTP2RequestHeadReader.read(block, endStream: true, maxHeaderBytes: maxHeaderBytes) else { return nil }
+        return malformed.answer
     }
 
     @Test func theHostIsAuthorityAndAppearsOnce() throws {
@@ -50,10 +56,10 @@ struct HTTP2RequestHeadReaderTests {
     @Test(arguments: [" lead", "trail ", "\tlead", "trail\t", "a\u{01}b", "a\u{7F}b", "a\u{1B}b", "a\u{0B}b"])
     func valuesTheHTTP1ParserWouldRefuseAreMalformed(value: String) {
         #expect(read(block([("x-note", value)])) == nil)
-        #expect((try? HTTP2RequestHeadReader.readTrailers(HPACKHeaders([("x-note", value)])).get()) == nil)
+        #expect((try? HTTP2RequestHeadReader.readTrailers(HPACKHeaders([("x-note", value)]), maxBytes: 16384).get()) == nil)
     }
 
-    @Test(arguments: ["a b", "a\tb", "", "caf\u{E9}", "\"quoted\""])
+    @Test(arguments: ["a b", "a\tb", "", "caf\u{E9}", "\"quoted\"", "\u{1F510} \u{202E}"])
     func innerWhitespaceEmptyAndObsTextValuesAreKept(value: String) throws {
         let head = try #require(read(block([("x-note", value)])))
         #expect(head.headers["x-note"] == [value])
@@ -71,6 +77,73 @@ struct HTTP2RequestHeadReaderTests {
         #expect(open.headers["content-length"].isEmpty)
         let get = try #require(read(block([]), endStream: true))
         #expect(get.headers["content-length"].isEmpty)
+    }
+
+    /// RFC 9110 §8.6 as the HTTP/1.1 parser reads it: one field of 1-18 digits; sent on as plain digits
+    /// (docs/security.md H18).
+    @Test(arguments: [
+        [("content-length", "+5")], [("content-length", "5, 5")], [("content-length", "5"), ("content-length", "5")],
+        [("content-length", "-1")], [("content-length", " 5")], [("content-length", "0x5")], [("content-length", "")],
+        [("content-length", "1234567890123456789")],
+    ])
+    func aContentLengthThatIsNotOneFieldOfDigitsIsABadRequest(fields: [(String, String)]) {
+        #expect(refusal(block(fields, method: "POST")) == .badRequest)
+    }
+
+    @Test func aContentLengthIsSentOnAsPlainDigits() throws {
+        let padded = try #require(read(block([("content-length", "005")], method: "POST"), endStream: false))
+        #expect(padded.headers["content-length"] == ["5"])
+        let plain = try #require(read(block([("content-length", "5")], method: "POST"), endStream: false))
+        #expect(plain.headers["content-length"] == ["5"])
+        let zero = try #require(read(block([("content-length", "000")], method: "POST"), endStream: false))
+        #expect(zero.headers["content-length"] == ["0"])
+    }
+
+    /// RFC 9110 §10.1.4: TE's values are case-insensitive (H21).
+    @Test(arguments: ["trailers", "Trailers", "TRAILERS"])
+    func teTrailersIsAcceptedInAnyCase(value: String) throws {
+        let head = try #require(read(block([("te", value)])))
+        #expect(head.headers["te"] == ["trailers"])
+    }
+
+    /// What RFC 9113 makes malformed resets the stream (NIO's validation is off; the reader is the one check).
+    @Test(arguments: [
+        [("te", "gzip")], [("te", "trailers, gzip")], [("connection", "close")], [("transfer-encoding", "chunked")],
+        [("keep-alive", "1")], [("proxy-connection", "close")], [("upgrade", "h2c")], [("X-Upper", "a")], [("", "a")],
+        [("x note", "a")], [("x-note", "a\rb")], [("x-note", "a\nb")], [("x-note", "a\u{0}b")], [(":path", "/again")],
+        [(":status", "200")], [(":protocol", "websocket")],
+    ])
+    func malformedBlocksResetTheStream(fields: [(String, String)]) {
+        #expect(refusal(block(fields)) == .reset, "\(fields)")
+    }
+
+    @Test func pseudoHeadersComeFirstOnceAndAllThree() {
+        #expect(refusal(HPACKHeaders([(":method", "GET"), ("x-a", "1"), (":scheme", "https"), (":path", "/"), (":authority", "a")])) == .reset)
+        #expect(refusal(HPACKHeaders([(":method", "GET"), (":method", "GET"), (":scheme", "https"), (":path", "/"), (":authority", "a")])) == .reset)
+        #expect(refusal(HPACKHeaders([(":method", "GET"), (":path", "/"), (":authority", "a")])) == .reset)
+        #expect(refusal(HPACKHeaders([(":method", "GET"), (":scheme", "https"), (":authority", "a")])) == .reset)
+        #expect(refusal(HPACKHeaders([(":method", "GET"), (":scheme", "https"), (":path", ""), (":authority", "a")])) == .reset)
+        #expect(refusal(HPACKHeaders([(":scheme", "https"), (":path", "/"), (":authority", "a")])) == .reset)
+        #expect(refusal(HPACKHeaders([(":method", "GET"), (":scheme", "https"), (":path", "/a b"), (":authority", "a")])) == .reset)
+        // CONNECT is refused like on the HTTP/1.1 door (P18-19), not reset.
+        #expect(refusal(HPACKHeaders([(":method", "CONNECT"), (":authority", "a:443")])) == .badRequest)
+    }
+
+    /// obs-text only as UTF-8 (H20): NIO's HPACK decoder has turned other bytes into U+FFFD by now.
+    @Test func aValueWithTheReplacementCharacterIsABadRequest() {
+        #expect(refusal(block([("x-note", "caf\u{FFFD}")])) == .badRequest)
+        #expect((try? HTTP2RequestHeadReader.readTrailers(HPACKHeaders([("x-note", "\u{FFFD}")]), maxBytes: 16384).get()) == nil)
+    }
+
+    /// A section over max_header_bytes is a 431 of its own stream (H19); its trailers get what the head left.
+    @Test func aSectionOverTheLimitIsTooLargeAndTrailersShareIt() throws {
+        let big = String(repeating: "a", count: 1000)
+        #expect(refusal(block([("x-big", big)]), maxHeaderBytes: 1000) == .tooLarge)
+        let read = try HTTP2RequestHeadReader.read(block([("x-big", big)]), endStream: false, maxHeaderBytes: 2000).get()
+        #expect(read.sectionBytes > 1000 && read.sectionBytes < 1100)
+        let left = 2000 - read.sectionBytes
+        #expect((try? HTTP2RequestHeadReader.readTrailers(HPACKHeaders([("x-t", big)]), maxBytes: left).get()) == nil)
+        #expect((try? HTTP2RequestHeadReader.readTrailers(HPACKHeaders([("x-t", "small")]), maxBytes: left).get()) != nil)
     }
 
     @Test func requestTrailersLoseEveryIdentityAndForbiddenField() {

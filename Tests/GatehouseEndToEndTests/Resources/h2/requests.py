@@ -2,12 +2,14 @@
 each request's header block is sent exactly as planned (pseudo-header fields included, nothing added),
 then its body and its trailer section if it has them.
 
---plan is a JSON list of {"name", "headers": [[name, value], ...], "body": str (optional),
-"trailers": [[name, value], ...] (optional)}. Names and values are sent as the UTF-8 of the
-strings given, so "\\u0001" is the byte 0x01.
+--plan is a JSON list (or @FILE holding it) of {"name", "headers": [[name, value], ...], "body": str (optional),
+"trailers": [[name, value], ...] (optional), "latin1": true (optional)}. Names and values are
+sent as the UTF-8 of the strings given, so "\\u0001" is the byte 0x01; with "latin1" the values are
+sent as Latin-1 instead, so "\\u00e9" is the single byte 0xE9 (bytes that are not UTF-8). A header
+block larger than 16 KiB goes as HEADERS and CONTINUATION frames.
 
 Prints one JSON object: for each request its status, response headers, body and RST_STREAM code,
-and the connection's fate.
+and the connection's fate (a GOAWAY ends the plan).
 """
 
 import argparse
@@ -15,12 +17,30 @@ import json
 
 import h2peer
 
+MAX_FRAME = 16384
+
+
+def headers_frames(peer, stream, headers, end_stream):
+    """The block as HEADERS then CONTINUATION frames of at most MAX_FRAME bytes."""
+    block = peer.header_block(headers)
+    pieces = [block[i:i + MAX_FRAME] for i in range(0, len(block), MAX_FRAME)] or [b""]
+    frames = b""
+    for index, piece in enumerate(pieces):
+        last = index == len(pieces) - 1
+        flags = (h2peer.END_HEADERS if last else 0) | (h2peer.END_STREAM if end_stream and index == 0 else 0)
+        frames += h2peer.frame(h2peer.HEADERS if index == 0 else h2peer.CONTINUATION, flags, stream, piece)
+    return frames
+
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--plan", required=True)
     args = h2peer.arguments(parser)
-    plan = json.loads(args.plan)
+    if args.plan.startswith("@"):
+        with open(args.plan[1:]) as handle:
+            plan = json.load(handle)
+    else:
+        plan = json.loads(args.plan)
 
     peer = h2peer.Peer(args.port)
     peer.start()
@@ -38,17 +58,21 @@ def main():
     results = {}
     for index, request in enumerate(plan):
         stream = 1 + 2 * index
-        headers = [(name, value) for name, value in request["headers"]]
+        encoding = "latin-1" if request.get("latin1") else "utf-8"
+        headers = [(name.encode(), value.encode(encoding)) for name, value in request["headers"]]
         body = request.get("body")
         trailers = request.get("trailers")
         ends_with_headers = body is None and trailers is None
-        frames = peer.headers_frame(stream, headers, end_stream=ends_with_headers)
+        frames = headers_frames(peer, stream, headers, end_stream=ends_with_headers)
         if body is not None:
             frames += h2peer.frame(h2peer.DATA, h2peer.END_STREAM if trailers is None else 0, stream, body.encode())
         if trailers is not None:
-            frames += peer.headers_frame(stream, [(name, value) for name, value in trailers], end_stream=True)
+            frames += headers_frames(peer, stream, [(n.encode(), v.encode(encoding)) for n, v in trailers], end_stream=True)
+        if peer.goaway is not None or peer.closed:
+            results[request["name"]] = {"status": None, "headers": [], "body": "", "ended": False, "rst_code": None, "sent": False}
+            continue
         peer.send(frames)
-        peer.wait(lambda: stream in peer.ended or stream in peer.rsts, 5.0)
+        peer.wait(lambda: stream in peer.ended or stream in peer.rsts or peer.goaway is not None, 5.0)
         results[request["name"]] = {
             "status": peer.statuses.get(stream),
             "headers": [[name, value] for name, value in peer.response_headers.get(stream, []) if not name.startswith(":")],
