@@ -50,8 +50,7 @@ final class AdminHandler: ChannelInboundHandler {
         case "/readyz":
             let status = keyStatus()
             let store = revocations.status
-            // Until the store has been read once this replica could admit tokens signed out before it started.
-            let ready = status.allSatisfy(\.usable) && store.loadedOnce
+            let ready = Self.isReady(status, store: store)
             let body = Self.readiness(status, store: store, location: revocations.store.location, ready: ready)
             return (ready ? .ok : .serviceUnavailable, "application/json", Array(body.utf8))
         case "/metrics":
@@ -61,6 +60,12 @@ final class AdminHandler: ChannelInboundHandler {
         default:
             return (.notFound, "text/plain", Array("not found\n".utf8))
         }
+    }
+
+    /// Every provider's keys are usable and the revocation store has been read once (until then this replica
+    /// could admit tokens signed out before it started). `/readyz` and the ext_authz health check say this.
+    static func isReady(_ status: [ProviderKeyStatus], store: RevocationService.StoreState) -> Bool {
+        status.allSatisfy(\.usable) && store.loadedOnce
     }
 
     /// `{"ready":false,"unavailable":["corp"],"providers":[{"name":…,"keys":…,"last_fetch":…,"last_error":…}],

@@ -78,7 +78,12 @@ enum ConfigurationDecoder {
         checkIntrospectionRouting(providers ?? [], routes: routes, sink: root.sink)
         let revocation = root.table("revocation").map(revocationSettings)
         let dpop = root.table("dpop").map(dpopSettings) ?? DPoPSettings()
+        let extAuthz = root.table("ext_authz").flatMap(extAuthzSettings)
         checkDistinct(admin: admin.address, listen: listen.address, sink: root.sink)
+        if let extAuthz {
+            checkDistinct(extAuthz.address, named: "ext_authz.address", from: [("listen.address", listen.address), ("admin.address", admin.address)],
+                          sink: root.sink)
+        }
         root.finish()
 
         guard let upstream, let providers else { return nil }
@@ -93,15 +98,25 @@ enum ConfigurationDecoder {
         configuration.routes = routes
         configuration.revocation = revocation
         configuration.dpop = dpop
+        configuration.extAuthz = extAuthz
         return configuration
+    }
+
+    /// The ext_authz port is a port of its own.
+    private static func checkDistinct(
+        _ address: SocketAddressSetting, named key: String, from others: [(String, SocketAddressSetting)], sink: ConfigIssueSink,
+        why: String = ""
+    ) {
+        let wildcards: Set<String> = ["0.0.0.0", "::", "*"]
+        for (otherKey, other) in others where address.port != 0 && address.port == other.port
+            && (address.host == other.host || wildcards.contains(address.host) || wildcards.contains(other.host)) {
+            sink.add(.invalid(key, "must not share a port with \(otherKey) (\(other))\(why)"))
+        }
     }
 
     /// The admin port serves metrics and readiness and must never be reachable as the client port.
     private static func checkDistinct(admin: SocketAddressSetting, listen: SocketAddressSetting, sink: ConfigIssueSink) {
-        let wildcards: Set<String> = ["0.0.0.0", "::", "*"]
-        guard admin.port != 0, admin.port == listen.port,
-              admin.host == listen.host || wildcards.contains(admin.host) || wildcards.contains(listen.host)
-        else { return }
-        sink.add(.invalid("admin.address", "must not share a port with listen.address (\(listen)): the admin endpoints never go on the client port"))
+        checkDistinct(admin, named: "admin.address", from: [("listen.address", listen)], sink: sink,
+                      why: ": the admin endpoints never go on the client port")
     }
 }

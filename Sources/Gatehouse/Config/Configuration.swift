@@ -17,6 +17,8 @@ public struct Configuration: Sendable, Equatable {
     public var routes: [RouteSettings] = []
     public var revocation: RevocationSettings?
     public var dpop = DPoPSettings()
+    /// `[ext_authz]`: absent unless configured.
+    public var extAuthz: ExtAuthzSettings?
 
     public init(upstream: UpstreamSettings, providers: [ProviderSettings]) {
         self.upstream = upstream

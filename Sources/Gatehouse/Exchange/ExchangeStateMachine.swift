@@ -52,6 +52,8 @@ struct ExchangeStateMachine {
     /// its head and goes at once (its body, if any, follows as it comes).
     let forwardsAtReadEnd: Bool
     let eventLoop: any EventLoop
+    /// Set for a Check (`CheckExchange`): said in the failure log of its refusals.
+    let via: String?
     private(set) var state = State.awaitingHead
     /// The request in hand, from its head on.
     private(set) var exchange: ExchangeRequest?
@@ -69,7 +71,8 @@ struct ExchangeStateMachine {
         return false
     }
 
-    init(speaksGRPC: Bool, forwardsAtReadEnd: Bool, eventLoop: any EventLoop) {
+    init(speaksGRPC: Bool, forwardsAtReadEnd: Bool, eventLoop: any EventLoop, via: String? = nil) {
+        self.via = via
         self.speaksGRPC = speaksGRPC
         self.forwardsAtReadEnd = forwardsAtReadEnd
         self.eventLoop = eventLoop
@@ -112,7 +115,7 @@ struct ExchangeStateMachine {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
         switch RequestIntake.read(
-            head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, speaksGRPC: speaksGRPC, services: services)
+            head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, speaksGRPC: speaksGRPC, services: services, via: via)
         {
         case .answer(let refused, let response, let outcome):
             exchange = refused

@@ -14,6 +14,8 @@ struct FailureEvent: Sendable {
     var userAgent: String?
     /// The presented token, only ever logged as its fingerprint (computed for lines actually written).
     var token: Substring?
+    /// A Check's refusal: `ext_authz_grpc` or `ext_authz_http` (the client is Envoy's `source.address`).
+    var via: String? = nil
 
     /// `sha256:` + the first 12 hex digits of SHA-256 of the token, when there was one.
     var tokenFingerprint: String? { token.map(Self.fingerprint) }
@@ -50,6 +52,7 @@ struct FailureEvent: Sendable {
             ("token_fingerprint", tokenFingerprint),
             ("user_agent", userAgent.map { LogText.truncated($0) }),
             ("detail", LogText.truncated(failure.detail, maxBytes: 1024)),
+            ("via", via),
         ]
         for (name, value) in required {
             Self.appendField(name, value, to: &line)

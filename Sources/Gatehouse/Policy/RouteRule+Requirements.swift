@@ -17,8 +17,7 @@ extension RouteRule {
     /// - Returns: nil when every requirement is met.
     public func checkRequirements(claims: [String: JSONValue]) -> AuthFailure? {
         if !scopes.isEmpty {
-            let scope = claims["scope"]?.stringValue?.split(separator: " ") ?? []
-            let granted = scope + Self.strings(claims["scp"], splittingStrings: true)
+            let granted = Self.grantedScopes(claims)
             let missing = scopes.filter { required in !granted.contains { Self.sameBytes($0, required) } }
             if !missing.isEmpty {
                 var failure = AuthFailure(.insufficientScope, "missing scope(s): \(missing.joined(separator: " "))")
@@ -55,6 +54,11 @@ extension RouteRule {
             return AuthFailure(.forbidden, "e-mail address not verified")
         }
         return nil
+    }
+
+    /// The scopes a token grants: `scope` (space-separated) and `scp` (an array, or space-separated).
+    static func grantedScopes(_ claims: [String: JSONValue]) -> [Substring] {
+        (claims["scope"]?.stringValue?.split(separator: " ") ?? []) + strings(claims["scp"], splittingStrings: true)
     }
 
     /// The strings of an array-of-strings claim, or of a string claim (split at spaces when asked).

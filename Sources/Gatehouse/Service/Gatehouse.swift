@@ -50,6 +50,8 @@ public final class Gatehouse: Service, Sendable {
         var admin: any Channel
         var quiesce: ConnectionDrainer
         var pools: ProxyServer.Pools
+        /// `[ext_authz]`'s listener and its drainer, when configured.
+        var extAuthz: (channel: any Channel, quiesce: ConnectionDrainer)?
     }
 
     /// - Parameters:
@@ -162,6 +164,8 @@ public final class Gatehouse: Service, Sendable {
     public var proxyAddress: SocketAddress? { running.withLockedValue { $0?.proxy.localAddress } }
     /// The client-port listener while running (tests check it is closed after `stop()`).
     var proxyListener: (any Channel)? { running.withLockedValue { $0?.proxy } }
+    /// The bound `[ext_authz]` address (after `start()`), when configured.
+    public var extAuthzAddress: SocketAddress? { running.withLockedValue { $0?.extAuthz?.channel.localAddress } }
     /// The bound admin-port address (after `start()`).
     public var adminAddress: SocketAddress? { running.withLockedValue { $0?.admin.localAddress } }
 
@@ -202,12 +206,40 @@ public final class Gatehouse: Service, Sendable {
             try? await proxy.close()
             throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")
         }
-        running.withLockedValue { $0 = Running(proxy: proxy, admin: admin, quiesce: quiesce, pools: pools) }
+        var extAuthz: (channel: any Channel, quiesce: ConnectionDrainer)?
+        if let settings = configuration.extAuthz {
+            do {
+                extAuthz = try await bindExtAuthz(settings, handle: handle, configuration: configuration)
+            } catch {
+                try? await proxy.close()
+                try? await admin.close()
+                throw error as? StartError ?? StartError(description: "cannot listen on \(settings.address) ([ext_authz] address): \(error)")
+            }
+        }
+        running.withLockedValue { $0 = Running(proxy: proxy, admin: admin, quiesce: quiesce, pools: pools, extAuthz: extAuthz) }
         logger.info("gatehouse listening", metadata: [
             "gatehouse.listen": "\(proxy.localAddress.map { "\($0)" } ?? "?")",
             "gatehouse.admin": "\(admin.localAddress.map { "\($0)" } ?? "?")",
             "gatehouse.upstream": "\(upstreamURL)",
+            "gatehouse.ext_authz": "\(extAuthz?.channel.localAddress.map { "\($0)" } ?? "off")",
         ])
+    }
+
+    /// The `[ext_authz]` port: Checks judged by the same services as the client port's requests.
+    private func bindExtAuthz(
+        _ settings: ExtAuthzSettings, handle: ServicesHandle, configuration: Configuration
+    ) async throws -> (channel: any Channel, quiesce: ConnectionDrainer) {
+        let keyStores = self.keyStores
+        let revocations = self.revocations
+        let prefix = settings.httpPathPrefix.hasSuffix("/") ? String(settings.httpPathPrefix.dropLast()) : settings.httpPathPrefix
+        let context = ExtAuthzContext(
+            handle: handle, maxHeaderBytes: configuration.listen.maxHeaderBytes, httpPathPrefix: prefix,
+            isReady: { AdminHandler.isReady(keyStores.withLockedValue { $0 }.status(), store: revocations.status) },
+            metrics: ExtAuthzMetrics(registry: metrics.registry))
+        let server = ExtAuthzServer(
+            context: context, tls: try Self.extAuthzTLS(settings), idleTimeout: TimeAmount(configuration.listen.idleTimeout),
+            drainTimeout: TimeAmount(configuration.listen.drainTimeout))
+        return try await server.bind(host: settings.address.host, port: settings.address.port, group: group)
     }
 
     /// A failure-log line not written whole (a full disk, a file-size limit, a closed pipe): the security team
@@ -333,6 +365,25 @@ public final class Gatehouse: Service, Sendable {
         }
     }
 
+    /// TLS on the `[ext_authz]` port, when configured: ALPN `h2` (gRPC) and `http/1.1`; with `client_ca`, only
+    /// callers with a certificate from it.
+    private static func extAuthzTLS(_ settings: ExtAuthzSettings) throws -> NIOSSLContext? {
+        guard let certificatePath = settings.tlsCertificatePath, let keyPath = settings.tlsKeyPath else { return nil }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map(NIOSSLCertificateSource.certificate)
+            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+            tls.applicationProtocols = ["h2", "http/1.1"]
+            if let caPath = settings.clientCAPath {
+                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath))
+                tls.certificateVerification = .noHostnameVerification
+            }
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw StartError(description: "cannot load [ext_authz] tls_cert / tls_key / client_ca: \(error)")
+        }
+    }
+
     /// https upstreams: certificates verified against `ca_file` when given, else the system's trust store.
     private static func upstreamTLS(_ upstream: UpstreamSettings) throws -> NIOSSLContext {
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -384,13 +435,23 @@ public final class Gatehouse: Service, Sendable {
             try? await httpClient.shutdown()
             return
         }
+        // Both ports stop accepting and let what is in flight finish, for `drain_timeout` at most.
         let drained = group.next().makePromise(of: Void.self)
         running.quiesce.initiateShutdown(promise: drained)
+        var drains = [drained.futureResult]
+        if let extAuthz = running.extAuthz {
+            let checksDrained = group.next().makePromise(of: Void.self)
+            extAuthz.quiesce.initiateShutdown(promise: checksDrained)
+            drains.append(checksDrained.futureResult)
+        }
+        let finished = group.next().makePromise(of: Void.self)
+        EventLoopFuture.andAllComplete(drains, on: finished.futureResult.eventLoop).cascade(to: finished)
         let timeout = TimeAmount(drainTimeout ?? configuration.listen.drainTimeout)
-        let deadline = group.next().scheduleTask(in: timeout) { drained.succeed() }
-        try? await drained.futureResult.get()
+        let deadline = group.next().scheduleTask(in: timeout) { finished.succeed() }
+        try? await finished.futureResult.get()
         deadline.cancel()
         running.quiesce.closeRemaining()
+        running.extAuthz?.quiesce.closeRemaining()
         try? await running.admin.close()
         await running.pools.closeAll()
         try? await httpClient.shutdown()

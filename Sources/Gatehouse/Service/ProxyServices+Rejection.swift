@@ -9,7 +9,7 @@ extension ProxyServices {
             timestamp: Date(), status: Int(failure.status.code), failure: failure, requestID: request.requestID,
             clientIP: request.clientIP, method: request.head.method.rawValue, path: request.target.path,
             userAgent: request.head.headers.first(name: "user-agent"),
-            token: token))
+            token: token, via: request.via))
         metrics.authFailure(reason: failure.reason, provider: failure.provider)
         let outcome: GatehouseMetrics.Outcome = switch failure.status {
         case .forbidden: .forbidden

@@ -21,6 +21,8 @@ struct UpstreamRequestHead {
         var clientIP: String
         var scheme: String
         var isWebSocket: Bool
+        /// How the request reached the core when not through a door: `ext_authz_grpc`, `ext_authz_http` (a Check).
+        var via: String? = nil
     }
 
     /// The head's bytes, and whether the body that follows goes chunked.
@@ -112,32 +114,23 @@ struct UpstreamRequestHead {
         var host: String?
         var acceptsTrailers = false
         for (name, value) in headers {
-            if HeaderHygiene.isHopByHop(name, nominated: nominated) {
+            switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
+            case .hopByHop:
                 if Self.isNamed(name, "transfer-encoding") { hadChunkedBody = true }
                 if Self.isNamed(name, "te"), value.lowercased().contains("trailers") { acceptsTrailers = true }
-                continue
-            }
-            if identityHeaderNames.isIdentityHeader(name) { continue }
-            if !forwardToken && (Self.isNamed(name, "authorization") || tokenHeaderName.map { Self.isNamed(name, $0) } == true) {
-                continue
-            }
-            if let forwardedCertificate, forwardedCertificate.isHeader(name), !forwardedCertificate.trusts(request.clientIP) { continue }
-            // The proof is for Gatehouse; the token goes on as a bearer token, so an unmodified service takes it.
-            if Self.isNamed(name, "dpop") { continue }
-            if forwardToken, Self.isNamed(name, "authorization"), let bearer = Self.bearerForm(ofDPoPAuthorization: value) {
+            case .identity, .token, .untrustedCertificate, .proof, .requestID:
+                break
+            case .bearerForm(let bearer):
                 sink.add(name, bearer)
-                continue
-            }
-            if Self.isNamed(name, "x-forwarded-for") {
+            case .forwardedFor:
                 hasForwardedFor = true
-                continue
+            case .forward:
+                if Self.isNamed(name, "content-length") { hasContentLength = true }
+                if Self.isNamed(name, "x-forwarded-proto") { hasForwardedProto = true }
+                if Self.isNamed(name, "x-forwarded-host") { hasForwardedHost = true }
+                if host == nil, Self.isNamed(name, "host") { host = value }
+                sink.add(name, value)
             }
-            if Self.isNamed(name, "x-request-id") { continue }
-            if Self.isNamed(name, "content-length") { hasContentLength = true }
-            if Self.isNamed(name, "x-forwarded-proto") { hasForwardedProto = true }
-            if Self.isNamed(name, "x-forwarded-host") { hasForwardedHost = true }
-            if host == nil, Self.isNamed(name, "host") { host = value }
-            sink.add(name, value)
         }
         if request.isWebSocket { sink.addWebSocketUpgrade() }
         if acceptsTrailers { sink.addTrailersAcceptance() }
@@ -149,6 +142,45 @@ struct UpstreamRequestHead {
         if !hasForwardedHost, let host { sink.add("X-Forwarded-Host", host) }
         sink.add("X-Request-Id", request.requestID)
         return chunkedBody
+    }
+
+    /// What becomes of one of the client's fields on its way upstream: the one rule for every door, and for
+    /// a Check (`checkAllowance`).
+    enum FieldFate: Equatable {
+        case forward
+        /// Hop-by-hop: this connection's, never forwarded.
+        case hopByHop
+        /// An identity header in any spelling: only Gatehouse says who the caller is.
+        case identity
+        /// The token, with `forward_token = false`.
+        case token
+        /// A client-certificate header from outside `trusted_proxies`.
+        case untrustedCertificate
+        /// The DPoP proof: for Gatehouse only.
+        case proof
+        /// `Authorization: DPoP <token>` goes on as `Bearer <token>`, so an unmodified service takes it.
+        case bearerForm(String)
+        /// `X-Forwarded-For` and `X-Request-Id`: written again by Gatehouse.
+        case forwardedFor
+        case requestID
+    }
+
+    func fate(ofField name: String, _ value: String, clientIP: String, nominated: [[UInt8]]) -> FieldFate {
+        if HeaderHygiene.isHopByHop(name, nominated: nominated) { return .hopByHop }
+        if identityHeaderNames.isIdentityHeader(name) { return .identity }
+        if !forwardToken && (Self.isNamed(name, "authorization") || tokenHeaderName.map { Self.isNamed(name, $0) } == true) {
+            return .token
+        }
+        if let forwardedCertificate, forwardedCertificate.isHeader(name), !forwardedCertificate.trusts(clientIP) {
+            return .untrustedCertificate
+        }
+        if Self.isNamed(name, "dpop") { return .proof }
+        if forwardToken, Self.isNamed(name, "authorization"), let bearer = Self.bearerForm(ofDPoPAuthorization: value) {
+            return .bearerForm(bearer)
+        }
+        if Self.isNamed(name, "x-forwarded-for") { return .forwardedFor }
+        if Self.isNamed(name, "x-request-id") { return .requestID }
+        return .forward
     }
 
     /// What Gatehouse vouches for, after the client's fields.
@@ -173,7 +205,7 @@ struct UpstreamRequestHead {
         }
     }
 
-    private func forEachIdentityHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
+    func forEachIdentityHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
         for mapping in headerMappings[identity.providerIndex] {
             let claim: JSONValue? = mapping.claimPath.contains(".")
                 ? JSONValue.object(identity.claims).value(atPath: mapping.claimPath)

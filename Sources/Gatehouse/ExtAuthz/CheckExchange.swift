@@ -1,0 +1,141 @@
+import Foundation
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+
+/// One Check: the third way into the request core, beside the two doors. The `CheckRequest` is read into a
+/// request head by the HTTP/2 door's own rules (`HTTP2RequestHeadReader`: pseudo-headers are not fields,
+/// `:authority` and `host` must agree, values and `content-length` as on the doors), judged by the same core
+/// (`ExchangeStateMachine`: route, token, verifier, revocation, introspection, DPoP, certificate binding,
+/// requirements, failure log, metrics), and the core's action becomes a verdict: `forward` an allowance,
+/// `send` a denial with the answer the doors would have sent. Lives on one event loop.
+final class CheckExchange: ExchangeDriving {
+    var core: ExchangeStateMachine
+    private let services: ProxyServices
+    private let promise: EventLoopPromise<CheckVerdict>
+    private var deadline: Scheduled<Void>?
+    private var isDone = false
+
+    /// Fields Envoy joins with "," when the client sent them more than once: a token or a proof can hold no
+    /// comma, so a comma means several, and several are refused as on the doors.
+    private static let singleValuedFields: Set<String> = ["authorization", "dpop"]
+
+    private init(services: ProxyServices, eventLoop: any EventLoop, via: String) {
+        self.services = services
+        self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: eventLoop, via: via)
+        self.promise = eventLoop.makePromise(of: CheckVerdict.self)
+    }
+
+    /// Judges a Check. `deadline`: the caller's (gRPC `grpc-timeout`); a decision still pending then is a 503,
+    /// never an allowance.
+    static func judge(
+        _ check: CheckRequest, services: ProxyServices, maxHeaderBytes: Int, deadline: NIODeadline?, via: String, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<CheckVerdict> {
+        let exchange = CheckExchange(services: services, eventLoop: eventLoop, via: via)
+        exchange.start(check, maxHeaderBytes: maxHeaderBytes, deadline: deadline)
+        return exchange.promise.futureResult
+    }
+
+    var coreHasRequest: Bool { !isDone }
+
+    private func start(_ check: CheckRequest, maxHeaderBytes: Int, deadline: NIODeadline?) {
+        let block: HPACKHeaders
+        switch Self.headerBlock(of: check) {
+        case .success(let built): block = built
+        case .failure(let malformed):
+            performCoreAction(core.receivedMalformedHead(malformed.reason, services: services))
+            return
+        }
+        let head: HTTPRequestHead
+        switch HTTP2RequestHeadReader.read(block, endStream: true, maxHeaderBytes: maxHeaderBytes) {
+        case .success(let read): head = read.head
+        case .failure(let malformed):
+            let status: HTTPResponseStatus = malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest
+            performCoreAction(core.receivedMalformedHead(malformed.reason, status: status, services: services))
+            return
+        }
+        // Gatehouse's own endpoints answer on the doors only: a Check for one is refused as an unknown path.
+        if let target = PathNormalizer.normalize(head.uri), OwnEndpoint.isOwn(target.path) {
+            services.metrics.request(routeAuth: "none", outcome: .endpoint)
+            finish(.deny(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}")))
+            return
+        }
+        if let deadline {
+            self.deadline = core.eventLoop.scheduleTask(deadline: deadline) { [self] in deadlinePassed() }
+        }
+        let certificate = check.sourceCertificate.isEmpty
+            ? nil : ForwardedClientCertificate.thumbprint(ofPEM: check.sourceCertificate.removingPercentEncoding ?? "")
+        performCoreAction(core.receivedHead(
+            head, clientIP: check.sourceAddress, certificateThumbprint: certificate, services: services, recent: nil))
+        if !isDone { performCoreAction(core.receivedEnd()) }
+    }
+
+    func performCoreAction(_ action: ExchangeStateMachine.Action) {
+        guard !isDone else { return }
+        switch action {
+        case .send(var response):
+            // The doors write the request id on every answer; so does a denial (Envoy's own id, when it sent one).
+            if let requestID = core.exchange?.requestID { response.headers.replaceOrAdd(name: "X-Request-Id", value: requestID) }
+            finish(.deny(response))
+        case .forward(let admission, _):
+            guard let request = core.exchange?.request else { return }
+            services.metrics.request(routeAuth: core.exchange?.routeAuth ?? "none", outcome: .forwarded)
+            finish(.allow(services.upstreamHead.checkAllowance(request, admission: admission)))
+        case .awaitDecision, .awaitAnswer:
+            awaitOutcome(of: action)
+        case .readBody, .retry, .none:
+            break  // no body and no upstream leg: own endpoints are not reached through a Check
+        }
+    }
+
+    /// The caller would give up before the decision: 503 now (a JWKS refetch or an introspection call that
+    /// outlasts it), counted and logged like any refusal.
+    private func deadlinePassed() {
+        guard !isDone, let exchange = core.exchange else { return }
+        let failure = AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)")
+        services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
+        var response = LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: services.retryAfterSeconds)
+        response.headers.replaceOrAdd(name: "X-Request-Id", value: exchange.requestID)
+        finish(.deny(response))
+    }
+
+    private func finish(_ verdict: CheckVerdict) {
+        guard !isDone else { return }
+        isDone = true
+        deadline?.cancel()
+        promise.succeed(verdict)
+    }
+
+    /// The request's header block as an HTTP/2 client would have sent it: the pseudo-headers (from the
+    /// headers Envoy lists, else from `method`, `path`, `host`, `scheme`), then the regular fields, a joined
+    /// token or proof split back into its values.
+    static func headerBlock(of check: CheckRequest) -> Result<HPACKHeaders, HTTP2RequestHeadReader.Malformed> {
+        var pseudo: [String: String] = [":method": check.method, ":path": check.path, ":scheme": check.scheme.isEmpty ? "http" : check.scheme]
+        if !check.host.isEmpty { pseudo[":authority"] = check.host }
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(check.headers.count + 4)
+        for header in check.headers {
+            if header.name.hasPrefix(":") {
+                if let described = pseudo[header.name], !described.isEmpty, described != header.value,
+                   header.name == ":method" || header.name == ":path" {
+                    return .failure(.badRequest("\(header.name) differs from the request's \(header.name.dropFirst())"))
+                }
+                pseudo[header.name] = header.value
+            } else if singleValuedFields.contains(header.name), header.value.contains(",") {
+                for part in header.value.split(separator: ",", omittingEmptySubsequences: false) {
+                    fields.append((header.name, part.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))))
+                }
+            } else {
+                fields.append((header.name, header.value))
+            }
+        }
+        if check.hasValueNotUTF8 { return .failure(.badRequest("a field value that is not UTF-8")) }
+        var block = HPACKHeaders()
+        block.reserveCapacity(fields.count + 4)
+        for name in [":method", ":scheme", ":authority", ":path"] {
+            if let value = pseudo[name] { block.add(name: name, value: value) }
+        }
+        for (name, value) in fields { block.add(name: name, value: value) }
+        return .success(block)
+    }
+}

@@ -1,0 +1,30 @@
+import NIOHTTP1
+
+/// What the request core decided of a Check, before it is put in a protocol's form (`CheckResponse+Encoding`
+/// for gRPC, `ExtAuthzHTTPAnswer` for Envoy's HTTP protocol).
+enum CheckVerdict: Sendable {
+    /// The request may go on, with these changes to it.
+    case allow(CheckAllowance)
+    /// The answer the doors would have sent the client: status, headers, body.
+    case deny(LocalResponse)
+}
+
+/// The changes an allowed request gets on its way upstream: the doors' identity headers (set, overwriting
+/// any the client sent), the client's fields the doors would not forward (identity spellings, the token when
+/// `forward_token = false`, the DPoP proof, an untrusted client-certificate header), and the verified
+/// identity for Envoy's RBAC and access logs (`dynamic_metadata`, namespace `gatehouse`).
+struct CheckAllowance: Sendable, Equatable {
+    var headersToSet: [(String, String)] = []
+    var headersToRemove: [String] = []
+    var metadata: [(String, MetadataValue)] = []
+
+    enum MetadataValue: Sendable, Equatable {
+        case string(String)
+        case list([String])
+    }
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.headersToSet.elementsEqual(rhs.headersToSet, by: ==) && lhs.headersToRemove == rhs.headersToRemove
+            && lhs.metadata.elementsEqual(rhs.metadata, by: ==)
+    }
+}

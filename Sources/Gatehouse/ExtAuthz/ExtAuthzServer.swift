@@ -1,0 +1,86 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// The `[ext_authz]` listener: HTTP/2 (gRPC, and Envoy's HTTP protocol over an h2 cluster) when a connection
+/// opens with the preface or ALPN chose `h2`, HTTP/1.1 otherwise (Envoy's HTTP protocol). Each request is an
+/// `ExtAuthzHandler`. Its connections drain like the client port's at a graceful stop.
+struct ExtAuthzServer {
+    let context: ExtAuthzContext
+    let tls: NIOSSLContext?
+    let idleTimeout: TimeAmount
+    let drainTimeout: TimeAmount
+
+    func bind(host: String, port: Int, group: any EventLoopGroup) async throws -> (any Channel, ConnectionDrainer) {
+        let quiesce = ConnectionDrainer()
+        let context = self.context
+        let tls = self.tls
+        let idleTimeout = self.idleTimeout
+        let drainTimeout = self.drainTimeout
+        let metrics = context.handle.services.metrics
+        let logger = context.handle.services.logger
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ListenerAcceptBackoff(listener: "ext_authz", metrics: metrics, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler())
+                }
+            }
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.autoRead, value: false)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    let configure = { (selected: ProtocolSelector.Selected, channel: any Channel) throws in
+                        switch selected {
+                        case .http2: try Self.configureHTTP2(channel, context: context, idleTimeout: idleTimeout, drainTimeout: drainTimeout)
+                        case .http1: try Self.configureHTTP1(channel, context: context)
+                        }
+                        try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+                    }
+                    if let tls {
+                        try sync.addHandler(NIOSSLServerHandler(context: tls))
+                        try sync.addHandler(ProtocolSelector(.alpn, idleTimeout: idleTimeout, configure: configure))
+                    } else {
+                        try sync.addHandler(ProtocolSelector(.preface, idleTimeout: idleTimeout, configure: configure))
+                    }
+                }
+            }
+            .bind(host: host, port: port)
+            .get()
+        return (channel, quiesce)
+    }
+
+    private static func configureHTTP1(_ channel: any Channel, context: ExtAuthzContext) throws {
+        let sync = channel.pipeline.syncOperations
+        try sync.configureHTTPServerPipeline(withErrorHandling: true)
+        try sync.addHandler(ExtAuthzHandler(context: context))
+    }
+
+    /// NIO's stream multiplexer: a Check is one small exchange; the connection manager closes idle
+    /// connections and answers a graceful stop with GOAWAY.
+    private static func configureHTTP2(_ channel: any Channel, context: ExtAuthzContext, idleTimeout: TimeAmount, drainTimeout: TimeAmount) throws {
+        let sync = channel.pipeline.syncOperations
+        let manager = NIOHTTP2ServerConnectionManagementHandler(
+            eventLoop: channel.eventLoop,
+            configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: drainTimeout, keepalive: nil))
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: HTTP2ServerSetup.maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: HTTP2ServerSetup.headerListCeiling(maxHeaderBytes: context.maxHeaderBytes)),
+        ]
+        _ = try sync.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: connection, streamConfiguration: .init(), streamDelegate: manager.http2StreamDelegate
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try stream.pipeline.syncOperations.addHandler(ExtAuthzHandler(context: context))
+            }
+        }
+        try sync.addHandler(manager)
+    }
+}

@@ -1,0 +1,37 @@
+import NIOHTTP1
+
+extension UpstreamRequestHead {
+    /// An allowed Check's changes to the request (`CheckAllowance`), by the rules the doors forward with
+    /// (`fate(ofField:)`): the identity headers to set, the client's fields to remove (never a name Gatehouse
+    /// sets: Envoy removes after it sets, so the name would not reach the upstream at all), the DPoP token as
+    /// `Bearer`, and the identity as metadata. Hop-by-hop fields, `X-Forwarded-*` and the request id are
+    /// Envoy's own to write.
+    func checkAllowance(_ request: Request, admission: Gatekeeper.Admission) -> CheckAllowance {
+        var allowance = CheckAllowance()
+        var identityHeaders = HTTPHeaders()
+        addIdentityHeaders(for: admission, to: &identityHeaders)
+        for (name, value) in identityHeaders { allowance.headersToSet.append((name.lowercased(), value)) }
+        let nominated = HeaderHygiene.connectionNominations(request.head.headers)
+        for (name, value) in request.head.headers {
+            switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
+            case .identity, .token, .untrustedCertificate, .proof:
+                let lowered = name.lowercased()
+                if !allowance.headersToSet.contains(where: { $0.0 == lowered }) && !allowance.headersToRemove.contains(lowered) {
+                    allowance.headersToRemove.append(lowered)
+                }
+            case .bearerForm(let bearer):
+                allowance.headersToSet.append(("authorization", bearer))
+            case .forward, .hopByHop, .forwardedFor, .requestID:
+                break
+            }
+        }
+        if case .verified(let identity) = admission {
+            allowance.metadata.append(("provider", .string(identity.providerName)))
+            if let subject = identity.subject { allowance.metadata.append(("sub", .string(subject))) }
+            if let issuer = identity.claims["iss"]?.stringValue { allowance.metadata.append(("iss", .string(issuer))) }
+            let scopes = RouteRule.grantedScopes(identity.claims)
+            if !scopes.isEmpty { allowance.metadata.append(("scopes", .list(scopes.map(String.init)))) }
+        }
+        return allowance
+    }
+}

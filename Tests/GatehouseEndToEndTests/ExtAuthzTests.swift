@@ -1,0 +1,136 @@
+import Foundation
+@testable import Gatehouse
+import NIOCore
+import Testing
+
+/// Gatehouse as the authorizer Envoy calls (`[ext_authz]`): raw Check calls with Envoy's own API classes
+/// (Resources/extauthz/check_client.py: PyPI xds-protos and grpcio), answered by the same request core as the
+/// doors (docs/reference.md §14; docs/security.md §20).
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct ExtAuthzTests {
+    static func token() -> String { TestSigner.ec.token(claims: Claims.valid()) }
+
+    static func run(configure: @escaping (inout Configuration) -> Void = { _ in }, _ body: (TestEnvironment, Int) async throws -> Void)
+        async throws
+    {
+        try await TestEnvironment.run(configure: { configuration, _ in
+            configuration.extAuthz = ExtAuthzSettings(address: SocketAddressSetting(host: "127.0.0.1", port: 0))
+            configure(&configuration)
+        }) { env in
+            let port = try #require(env.gatehouse.extAuthzAddress?.port)
+            try await body(env, port)
+        }
+    }
+
+    /// One raw call's answer, as check_client.py read it.
+    struct Answer: CustomStringConvertible {
+        let object: [String: JSONValue]
+        var code: Int? { object["code"]?.integerValue.map { Int($0) } }
+        var allowed: Bool? { object["allowed"]?.boolValue }
+        var deniedStatus: Int? { object["denied_status"]?.integerValue.map { Int($0) } }
+        var body: String { object["body"]?.stringValue ?? "" }
+        var reason: String? { (try? StrictJSON.parse(Array(body.utf8)).objectValue)?["reason"]?.stringValue }
+        var headers: [(String, String, Int)] {
+            (object["headers"]?.arrayValue ?? []).compactMap { item in
+                guard let parts = item.arrayValue, parts.count == 3, let name = parts[0].stringValue, let value = parts[1].stringValue,
+                      let action = parts[2].integerValue else { return nil }
+                return (name, value, Int(action))
+            }
+        }
+        func values(_ name: String) -> [String] { headers.filter { $0.0.lowercased() == name }.map(\.1) }
+        var remove: [String] { (object["remove"]?.arrayValue ?? []).compactMap(\.stringValue) }
+        var metadata: [String: JSONValue] { object["metadata"]?.objectValue?["gatehouse"]?.objectValue ?? [:] }
+        var description: String { JSONValue.object(object).compactJSON }
+    }
+
+    static func call(_ port: Int, _ plan: [JSONValue]) async throws -> [String: Answer] {
+        let planFile = FileManager.default.temporaryDirectory.appendingPathComponent("check-plan-\(UUID().uuidString).json")
+        try JSONValue.array(plan).compactJSON.write(to: planFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: planFile) }
+        let report = try await PythonPeer.runJSON("extauthz", "check_client.py", ["--port", String(port), "--plan", "@" + planFile.path])
+        return (report["calls"]?.objectValue ?? [:]).mapValues { Answer(object: $0.objectValue ?? [:]) }
+    }
+
+    static func check(_ name: String, method: String = "GET", path: String = "/v1/orders", headers: [(String, String)],
+                      source: String = "203.0.113.7", extra: [String: JSONValue] = [:]) -> JSONValue {
+        var spec: [String: JSONValue] = [
+            "method": .string(method), "path": .string(path), "host": .string("api.test"), "source": .string(source),
+            "headers": .array(([(":method", method), (":path", path), (":authority", "api.test"), (":scheme", "http")] + headers)
+                .map { .array([.string($0.0), .string($0.1)]) }),
+        ]
+        for (key, value) in extra { spec[key] = value }
+        return .object(["name": .string(name), "check": .object(spec)])
+    }
+
+    @Test func aValidTokenIsAllowedWithTheIdentityAndTheClientsSpellingsRemoved() async throws {
+        try await Self.run { env, port in
+            let answers = try await Self.call(port, [
+                Self.check("valid", headers: [
+                    ("authorization", "Bearer \(Self.token())"), ("x-auth-subject", "mallory"), ("x_auth_subject", "mallory"),
+                    ("x-auth-email", "mallory@evil.example"), ("x-request-id", "envoy-request-1"),
+                ]),
+            ])
+            let valid = try #require(answers["valid"])
+            #expect(valid.code == 0 && valid.allowed == true, "\(valid)")
+            #expect(valid.values("x-auth-subject") == ["user-1"], "\(valid)")
+            #expect(valid.headers.filter { $0.0.hasPrefix("x-auth-") }.allSatisfy { $0.2 == 2 }, "OVERWRITE_IF_EXISTS_OR_ADD: \(valid)")
+            // The spelling Gatehouse sets is overwritten, never removed (Envoy removes after it sets).
+            #expect(Set(valid.remove) == ["x_auth_subject", "x-auth-email"] || Set(valid.remove) == ["x_auth_subject"], "\(valid)")
+            #expect(!valid.remove.contains("x-auth-subject"))
+            #expect(valid.metadata["sub"] == .string("user-1") && valid.metadata["provider"] == .string("test"), "\(valid)")
+            #expect(valid.metadata["iss"] == .string(Claims.issuer))
+            try await env.expectNothingReachedUpstream()
+            #expect(env.failureLog.isEmpty)
+        }
+    }
+
+    @Test func aRefusalIsTheDoorsAnswerAndOneFailureLogLineWithTheClientsAddress() async throws {
+        try await Self.run { env, port in
+            let forged = String(Self.token().dropLast(8)) + "AAAAAAAA"
+            let answers = try await Self.call(port, [
+                Self.check("missing", headers: [("x-request-id", "envoy-request-2")]),
+                Self.check("forged", headers: [("authorization", "Bearer \(forged)")], source: "198.51.100.9"),
+                Self.check("own", path: "/.gatehouse/check", headers: [("authorization", "Bearer \(Self.token())")]),
+                Self.check("two", headers: [("authorization", "Bearer \(Self.token()),Bearer \(Self.token())")]),
+                Self.check("authority", headers: [("host", "evil.example"), ("authorization", "Bearer \(Self.token())")]),
+            ])
+            let missing = try #require(answers["missing"])
+            #expect(missing.code == 0 && missing.allowed == false && missing.deniedStatus == 401, "\(missing)")
+            #expect(missing.reason == "missing_token", "\(missing)")
+            #expect(missing.values("www-authenticate").first?.hasPrefix("Bearer") == true, "\(missing)")
+            #expect(missing.values("x-request-id") == ["envoy-request-2"], "\(missing)")
+            let forgedAnswer = try #require(answers["forged"])
+            #expect(forgedAnswer.deniedStatus == 401 && forgedAnswer.reason == "bad_signature", "\(forgedAnswer)")
+            #expect(answers["own"]?.deniedStatus == 404, "\(String(describing: answers["own"]))")
+            #expect(answers["two"]?.deniedStatus == 400 || answers["two"]?.deniedStatus == 401, "\(String(describing: answers["two"]))")
+            #expect(answers["authority"]?.deniedStatus == 400, "\(String(describing: answers["authority"]))")
+
+            let lines = env.failureLog
+            let missingLine = try #require(lines.first { $0["reason"] == .string("missing_token") }, "\(env.failureLogLines)")
+            #expect(missingLine["client_ip"] == .string("203.0.113.7"))
+            #expect(missingLine["request_id"] == .string("envoy-request-2"))
+            #expect(missingLine["via"] == .string("ext_authz_grpc"))
+            #expect(lines.contains { $0["reason"] == .string("bad_signature") && $0["client_ip"] == .string("198.51.100.9") })
+            try await env.expectNothingReachedUpstream()
+        }
+    }
+
+    @Test func aMalformedCheckRequestIsInvalidArgumentAndTheHealthCheckSaysReadiness() async throws {
+        try await Self.run { _, port in
+            let answers = try await Self.call(port, [
+                .object(["name": .string("garbage"), "raw": .string("ffffffffffffffffffffff")]),
+                .object(["name": .string("truncated"), "raw": .string("0a0522030a01")]),
+                .object(["name": .string("empty"), "raw": .string("")]),
+                .object(["name": .string("health"), "health": .string("")]),
+                .object(["name": .string("healthAuthz"), "health": .string("envoy.service.auth.v3.Authorization")]),
+                .object(["name": .string("healthOther"), "health": .string("other.Service")]),
+            ])
+            for name in ["garbage", "truncated", "empty"] {
+                #expect(answers[name]?.code == 3, "\(name): INVALID_ARGUMENT: \(String(describing: answers[name]))")
+            }
+            #expect(answers["health"]?.object["status"]?.integerValue == 1, "SERVING: \(String(describing: answers["health"]))")
+            #expect(answers["healthAuthz"]?.object["status"]?.integerValue == 1)
+            #expect(answers["healthOther"]?.code == 5, "NOT_FOUND: \(String(describing: answers["healthOther"]))")
+        }
+    }
+}
