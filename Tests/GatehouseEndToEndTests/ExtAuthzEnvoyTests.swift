@@ -93,6 +93,7 @@ struct ExtAuthzEnvoyTests {
                 #expect(seen.filter { $0.0 == "x-auth-subject" }.map(\.1) == ["user-1"], "\(seen)")
                 let missing = try await GRPCCallResult.call(port: envoy, "unary")
                 #expect(missing.code == "UNAUTHENTICATED", "\(missing.object)")
+                #expect(missing.details?.hasPrefix("missing_token: ") == true, "the doors' gRPC message: \(missing.object)")
                 let forged = try await GRPCCallResult.call(port: envoy, "unary", token: String(Self.token().dropLast(8)) + "AAAAAAAA")
                 #expect(forged.code == "UNAUTHENTICATED", "\(forged.object)")
                 #expect(env.failureLog.map { $0["reason"] } == [.string("missing_token"), .string("bad_signature")], "\(env.failureLogLines)")

@@ -133,4 +133,31 @@ struct ExtAuthzTests {
             #expect(answers["healthOther"]?.code == 5, "NOT_FOUND: \(String(describing: answers["healthOther"]))")
         }
     }
+
+    /// A decision that would outlast the caller's deadline (a JWKS refetch for an unknown key that takes 3 s) is
+    /// denied 503 before the deadline, never left to time out (Envoy would apply status_on_error) nor allowed.
+    @Test func aDecisionThatWouldOutlastTheCallersDeadlineIsDenied503InTime() async throws {
+        try await TestEnvironment.run(signers: [.rsa], configure: { configuration, _ in
+            configuration.extAuthz = ExtAuthzSettings(address: SocketAddressSetting(host: "127.0.0.1", port: 0))
+        }) { env in
+            let port = try #require(env.gatehouse.extAuthzAddress?.port)
+            let rotated = TestSigner.ec.with(keyID: "ec-rotated")
+            env.jwks.update {
+                $0.body = TestSigner.jwks([.rsa, rotated])
+                $0.delay = .seconds(3)
+            }
+            let started = ContinuousClock.now
+            let answers = try await Self.call(port, [
+                Self.check("slow", headers: [("authorization", "Bearer \(rotated.token(claims: Claims.valid()))")],
+                           extra: ["timeout": .number("0.5")]),
+            ])
+            let elapsed = ContinuousClock.now - started
+            let slow = try #require(answers["slow"])
+            #expect(slow.code == 0 && slow.deniedStatus == 503, "answered in time, not DEADLINE_EXCEEDED: \(slow)")
+            #expect(slow.reason == "keys_unavailable", "\(slow)")
+            #expect(!slow.values("retry-after").isEmpty, "\(slow)")
+            #expect(elapsed < .seconds(2.5), "\(elapsed)")
+            #expect(env.failureLog.map { $0["reason"] } == [.string("keys_unavailable")], "\(env.failureLogLines)")
+        }
+    }
 }

@@ -15,6 +15,8 @@ final class CheckExchange: ExchangeDriving {
     private let promise: EventLoopPromise<CheckVerdict>
     private var deadline: Scheduled<Void>?
     private var isDone = false
+    /// The client's request is a gRPC call (its refusal reaches it as grpc-status and grpc-message).
+    private var isGRPCRequest = false
 
     /// Fields Envoy joins with "," when the client sent them more than once: a token or a proof can hold no
     /// comma, so a comma means several, and several are refused as on the doors.
@@ -48,7 +50,9 @@ final class CheckExchange: ExchangeDriving {
         }
         let head: HTTPRequestHead
         switch HTTP2RequestHeadReader.read(block, endStream: true, maxHeaderBytes: maxHeaderBytes) {
-        case .success(let read): head = read.head
+        case .success(let read):
+            head = read.head
+            isGRPCRequest = GRPCRefusal.isGRPC(head.headers)
         case .failure(let malformed):
             let status: HTTPResponseStatus = malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest
             performCoreAction(core.receivedMalformedHead(malformed.reason, status: status, services: services))
@@ -76,6 +80,12 @@ final class CheckExchange: ExchangeDriving {
         case .send(var response):
             // The doors write the request id on every answer; so does a denial (Envoy's own id, when it sent one).
             if let requestID = core.exchange?.requestID { response.headers.replaceOrAdd(name: "X-Request-Id", value: requestID) }
+            // Envoy answers a gRPC client's denial with the status mapped to grpc-status and the body as grpc-message:
+            // the doors' gRPC message, `<reason>: <message>`.
+            if isGRPCRequest, let message = response.grpcMessage {
+                response.body = message
+                response.headers.replaceOrAdd(name: "Content-Type", value: "text/plain; charset=utf-8")
+            }
             finish(.deny(response))
         case .forward(let admission, _):
             guard let request = core.exchange?.request else { return }

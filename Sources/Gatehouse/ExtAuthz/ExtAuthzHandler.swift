@@ -90,8 +90,7 @@ final class ExtAuthzHandler: ChannelInboundHandler {
             writeGRPC(nil, status: 3, message: "invalid CheckRequest: \(error)", context: channelContext)  // INVALID_ARGUMENT
             return
         }
-        // Decided before the caller gives up (it would read a timeout as a failure): 4/5 of its deadline.
-        let deadline = GRPCMessageFraming.timeout(head.headers.first(name: "grpc-timeout")).map { startedAt + .nanoseconds($0.nanoseconds * 4 / 5) }
+        let deadline = Self.deadline(head.headers, startedAt: startedAt)
         let verdict = CheckExchange.judge(
             check, services: self.context.handle.services, maxHeaderBytes: self.context.maxHeaderBytes, deadline: deadline,
             via: "ext_authz_grpc", on: channelContext.eventLoop)
@@ -168,7 +167,8 @@ final class ExtAuthzHandler: ChannelInboundHandler {
             check.headers.append(CheckRequest.Header(name: lowered, value: value))
         }
         let verdict = CheckExchange.judge(
-            check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes, deadline: nil, via: "ext_authz_http",
+            check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
+            deadline: Self.deadline(head.headers, startedAt: startedAt), via: "ext_authz_http",
             on: channelContext.eventLoop)
         let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
         verdict.whenSuccess { verdict in
@@ -186,6 +186,10 @@ final class ExtAuthzHandler: ChannelInboundHandler {
         case .allow(let allowance):
             status = .ok
             for (name, value) in allowance.headersToSet { headers.add(name: name, value: value) }
+            // Envoy's HTTP protocol removes these from the request on a 200 (after it sets the ones above).
+            if !allowance.headersToRemove.isEmpty {
+                headers.add(name: "x-envoy-auth-headers-to-remove", value: allowance.headersToRemove.joined(separator: ","))
+            }
         case .deny(let response):
             status = response.status
             headers = response.headers
@@ -199,6 +203,17 @@ final class ExtAuthzHandler: ChannelInboundHandler {
             channelContext.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         channelContext.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}
+
+extension ExtAuthzHandler {
+    /// Decided before the caller gives up (it would read a timeout as a failure): at 4/5 of its deadline, from
+    /// gRPC's `grpc-timeout` or the `x-envoy-expected-rq-timeout-ms` Envoy sends with both protocols.
+    static func deadline(_ headers: HTTPHeaders, startedAt: NIODeadline) -> NIODeadline? {
+        let grpc = GRPCMessageFraming.timeout(headers.first(name: "grpc-timeout"))
+        let envoy = headers.first(name: "x-envoy-expected-rq-timeout-ms").flatMap { Int64($0) }.map { TimeAmount.milliseconds($0) }
+        guard let timeout = [grpc, envoy].compactMap({ $0 }).min() else { return nil }
+        return startedAt + .nanoseconds(timeout.nanoseconds * 4 / 5)
     }
 }
 

@@ -501,6 +501,7 @@ public final class Gatehouse: Service, Sendable {
         var needRestart: [String] = []
         if new.listen != old.listen { needRestart.append("[listen]") }
         if new.admin != old.admin { needRestart.append("[admin]") }
+        if new.extAuthz != old.extAuthz { needRestart.append("[ext_authz]") }
         if new.upstream.url != old.upstream.url || new.upstream.connectTimeout != old.upstream.connectTimeout
             || new.upstream.protocolVersion != old.upstream.protocolVersion || new.upstream.caFile != old.upstream.caFile
         {
@@ -515,6 +516,7 @@ public final class Gatehouse: Service, Sendable {
         var applied = new
         applied.listen = old.listen
         applied.admin = old.admin
+        applied.extAuthz = old.extAuthz
         applied.upstream.url = old.upstream.url
         applied.upstream.connectTimeout = old.upstream.connectTimeout
         applied.upstream.protocolVersion = old.upstream.protocolVersion
