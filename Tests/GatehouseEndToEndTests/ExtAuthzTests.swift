@@ -1,6 +1,8 @@
 import Foundation
 @testable import Gatehouse
+import AsyncHTTPClient
 import NIOCore
+import NIOHTTP1
 import Testing
 
 /// Gatehouse as the authorizer Envoy calls (`[ext_authz]`): raw Check calls with Envoy's own API classes
@@ -160,4 +162,20 @@ struct ExtAuthzTests {
             #expect(env.failureLog.map { $0["reason"] } == [.string("keys_unavailable")], "\(env.failureLogLines)")
         }
     }
+
+    /// `[ext_authz]` without `[upstream]`: no client port is opened, Checks are answered, the admin port serves.
+    @Test func anAuthorizerOnlyOpensNoClientPortAndAnswersChecks() async throws {
+        try await Self.run(configure: { $0.servesClientPort = false }) { env, port in
+            #expect(env.gatehouse.proxyAddress == nil)
+            let answers = try await Self.call(port, [
+                Self.check("valid", headers: [("authorization", "Bearer \(Self.token())")]),
+                Self.check("missing", headers: []),
+            ])
+            #expect(answers["valid"]?.allowed == true, "\(String(describing: answers["valid"]))")
+            #expect(answers["missing"]?.deniedStatus == 401, "\(String(describing: answers["missing"]))")
+            let ready = try await env.client.execute(.init(url: "http://127.0.0.1:\(env.adminPort)/readyz"), timeout: .seconds(5))
+            #expect(ready.status == .ok)
+        }
+    }
 }
+

@@ -57,8 +57,13 @@ enum ConfigurationDecoder {
     static func decode(_ root: TOMLReader) -> Configuration? {
         let listen = root.table("listen").map(listenSettings) ?? ListenSettings()
         let admin = root.table("admin").map(adminSettings) ?? AdminSettings()
-        let upstream = root.table("upstream").flatMap(upstreamSettings)
-        if !root.contains("upstream") { root.sink.add(.required("upstream", because: "([upstream] with url)")) }
+        // Without [upstream], Gatehouse is an authorizer only: it needs [ext_authz] then.
+        let authorizerOnly = !root.contains("upstream") && root.contains("ext_authz")
+        var upstream = root.table("upstream").flatMap(upstreamSettings)
+        if !root.contains("upstream") && !authorizerOnly {
+            root.sink.add(.required("upstream", because: "([upstream] with url, or [ext_authz] for an authorizer only)"))
+        }
+        if authorizerOnly { upstream = UpstreamSettings.none }
         let failureLog = root.table("failure_log").map(failureLogSettings) ?? FailureLogSettings()
         let log = root.table("log").map(logSettings) ?? LogSettings()
         let verification = root.table("verification").map(verificationSettings) ?? VerificationSettings()
@@ -81,8 +86,9 @@ enum ConfigurationDecoder {
         let extAuthz = root.table("ext_authz").flatMap(extAuthzSettings)
         checkDistinct(admin: admin.address, listen: listen.address, sink: root.sink)
         if let extAuthz {
-            checkDistinct(extAuthz.address, named: "ext_authz.address", from: [("listen.address", listen.address), ("admin.address", admin.address)],
-                          sink: root.sink)
+            // An authorizer only opens no client port: only the admin port can collide with it.
+            let others = authorizerOnly ? [("admin.address", admin.address)] : [("listen.address", listen.address), ("admin.address", admin.address)]
+            checkDistinct(extAuthz.address, named: "ext_authz.address", from: others, sink: root.sink)
         }
         root.finish()
 
@@ -99,6 +105,7 @@ enum ConfigurationDecoder {
         configuration.revocation = revocation
         configuration.dpop = dpop
         configuration.extAuthz = extAuthz
+        configuration.servesClientPort = !authorizerOnly
         return configuration
     }
 

@@ -8,8 +8,10 @@ extension Configuration {
         let tls = listen.tlsCertificatePath != nil ? " (TLS)" : ""
         let http2 = listen.http2 ? ", HTTP/2" : ""
         let upstreamProtocol = upstream.protocolVersion == .http2 ? " (HTTP/2)" : ""
-        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), "
-            + "upstream \(upstream.url.absoluteString)\(upstreamProtocol), listen \(listen.address)\(tls)\(http2)"
+        let checks = extAuthz.map { ", ext_authz \($0.address)\($0.tlsCertificatePath != nil ? " (TLS)" : "")" } ?? ""
+        let serving = servesClientPort
+            ? "upstream \(upstream.url.absoluteString)\(upstreamProtocol), listen \(listen.address)\(tls)\(http2)" : "an authorizer only"
+        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), \(serving)\(checks)"
     }
 
     private static func counted(_ count: Int, _ noun: String) -> String {

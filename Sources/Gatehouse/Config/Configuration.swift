@@ -19,6 +19,9 @@ public struct Configuration: Sendable, Equatable {
     public var dpop = DPoPSettings()
     /// `[ext_authz]`: absent unless configured.
     public var extAuthz: ExtAuthzSettings?
+    /// Whether the client port forwards requests to `[upstream]`. Only an `[ext_authz]` configuration without an
+    /// `[upstream]` table goes without: Gatehouse is then the authorizer only, and `upstream` holds no address.
+    public var servesClientPort = true
 
     public init(upstream: UpstreamSettings, providers: [ProviderSettings]) {
         self.upstream = upstream
@@ -77,6 +80,9 @@ public struct UpstreamSettings: Sendable, Equatable {
     /// The protocol Gatehouse speaks to the upstream.
     public var protocolVersion: UpstreamProtocol = .http1
     public init(url: URL) { self.url = url }
+
+    /// An authorizer only's (`Configuration.servesClientPort` false): no request is ever forwarded to it.
+    static let none = UpstreamSettings(url: URL(string: "http://127.0.0.1:0")!)  // safe: a constant valid URL
 }
 
 /// `[upstream] protocol`: HTTP/1.1 over pooled keep-alive connections, or HTTP/2 over a few

@@ -46,10 +46,15 @@ public final class Gatehouse: Service, Sendable {
     private let running = NIOLockedValueBox<Running?>(nil)
 
     private struct Running {
-        var proxy: any Channel
+        struct ClientPort {
+            var proxy: any Channel
+            var quiesce: ConnectionDrainer
+            var pools: ProxyServer.Pools
+        }
+
+        /// Nil for an authorizer only.
+        var client: ClientPort?
         var admin: any Channel
-        var quiesce: ConnectionDrainer
-        var pools: ProxyServer.Pools
         /// `[ext_authz]`'s listener and its drainer, when configured.
         var extAuthz: (channel: any Channel, quiesce: ConnectionDrainer)?
     }
@@ -161,9 +166,9 @@ public final class Gatehouse: Service, Sendable {
     }
 
     /// The bound client-port address (after `start()`).
-    public var proxyAddress: SocketAddress? { running.withLockedValue { $0?.proxy.localAddress } }
+    public var proxyAddress: SocketAddress? { running.withLockedValue { $0?.client?.proxy.localAddress } }
     /// The client-port listener while running (tests check it is closed after `stop()`).
-    var proxyListener: (any Channel)? { running.withLockedValue { $0?.proxy } }
+    var proxyListener: (any Channel)? { running.withLockedValue { $0?.client?.proxy } }
     /// The bound `[ext_authz]` address (after `start()`), when configured.
     public var extAuthzAddress: SocketAddress? { running.withLockedValue { $0?.extAuthz?.channel.localAddress } }
     /// The bound admin-port address (after `start()`).
@@ -172,11 +177,44 @@ public final class Gatehouse: Service, Sendable {
     /// Binds both listeners. Key fetching starts with `runBackgroundWork()`.
     public func start() async throws {
         let configuration = self.configuration
+        let handle = ServicesHandle(makeServices(configuration))
+        servicesHandle.withLockedValue { $0 = handle }
+        // An authorizer only (`[ext_authz]` without `[upstream]`) opens no client port.
+        let client = configuration.servesClientPort ? try await bindClientPort(configuration, handle: handle) : nil
+        let admin: any Channel
+        do {
+            admin = try await AdminServer.bind(
+                host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
+                keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, dpopReplay: dpopReplay, metrics: metrics,
+                logger: logger)
+        } catch {
+            try? await client?.proxy.close()
+            throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")
+        }
+        var extAuthz: (channel: any Channel, quiesce: ConnectionDrainer)?
+        if let settings = configuration.extAuthz {
+            do {
+                extAuthz = try await bindExtAuthz(settings, handle: handle, configuration: configuration)
+            } catch {
+                try? await client?.proxy.close()
+                try? await admin.close()
+                throw error as? StartError ?? StartError(description: "cannot listen on \(settings.address) ([ext_authz] address): \(error)")
+            }
+        }
+        running.withLockedValue { $0 = Running(client: client, admin: admin, extAuthz: extAuthz) }
+        logger.info("gatehouse listening", metadata: [
+            "gatehouse.listen": "\(client?.proxy.localAddress.map { "\($0)" } ?? "off (an authorizer only)")",
+            "gatehouse.admin": "\(admin.localAddress.map { "\($0)" } ?? "?")",
+            "gatehouse.upstream": "\(configuration.servesClientPort ? "\(configuration.upstream.url)" : "none")",
+            "gatehouse.ext_authz": "\(extAuthz?.channel.localAddress.map { "\($0)" } ?? "off")",
+        ])
+    }
+
+    /// The client port, its upstream pools and its drainer.
+    private func bindClientPort(_ configuration: Configuration, handle: ServicesHandle) async throws -> Running.ClientPort {
         let initialTLS = try Self.serverTLS(configuration.listen)
         serverTLS.withLockedValue { $0 = initialTLS }
         let tls = initialTLS == nil ? nil : serverTLS
-        let handle = ServicesHandle(makeServices(configuration))
-        servicesHandle.withLockedValue { $0 = handle }
         let upstreamURL = configuration.upstream.url
         let isTLS = upstreamURL.scheme == "https"
         let target = UpstreamConnectionPool.Target(
@@ -190,39 +228,12 @@ public final class Gatehouse: Service, Sendable {
             idleTimeout: TimeAmount(configuration.listen.idleTimeout), drainTimeout: TimeAmount(configuration.listen.drainTimeout),
             tls: tls)
         let listen = configuration.listen.address
-        let (proxy, quiesce, pools): (any Channel, ConnectionDrainer, ProxyServer.Pools)
         do {
-            (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)
+            let (proxy, quiesce, pools) = try await server.bind(host: listen.host, port: listen.port, group: group)
+            return Running.ClientPort(proxy: proxy, quiesce: quiesce, pools: pools)
         } catch {
             throw StartError(description: "cannot listen on \(listen) ([listen] address): \(error)")
         }
-        let admin: any Channel
-        do {
-            admin = try await AdminServer.bind(
-                host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
-                keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, dpopReplay: dpopReplay, metrics: metrics,
-                logger: logger)
-        } catch {
-            try? await proxy.close()
-            throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")
-        }
-        var extAuthz: (channel: any Channel, quiesce: ConnectionDrainer)?
-        if let settings = configuration.extAuthz {
-            do {
-                extAuthz = try await bindExtAuthz(settings, handle: handle, configuration: configuration)
-            } catch {
-                try? await proxy.close()
-                try? await admin.close()
-                throw error as? StartError ?? StartError(description: "cannot listen on \(settings.address) ([ext_authz] address): \(error)")
-            }
-        }
-        running.withLockedValue { $0 = Running(proxy: proxy, admin: admin, quiesce: quiesce, pools: pools, extAuthz: extAuthz) }
-        logger.info("gatehouse listening", metadata: [
-            "gatehouse.listen": "\(proxy.localAddress.map { "\($0)" } ?? "?")",
-            "gatehouse.admin": "\(admin.localAddress.map { "\($0)" } ?? "?")",
-            "gatehouse.upstream": "\(upstreamURL)",
-            "gatehouse.ext_authz": "\(extAuthz?.channel.localAddress.map { "\($0)" } ?? "off")",
-        ])
     }
 
     /// The `[ext_authz]` port: Checks judged by the same services as the client port's requests.
@@ -436,13 +447,11 @@ public final class Gatehouse: Service, Sendable {
             return
         }
         // Both ports stop accepting and let what is in flight finish, for `drain_timeout` at most.
-        let drained = group.next().makePromise(of: Void.self)
-        running.quiesce.initiateShutdown(promise: drained)
-        var drains = [drained.futureResult]
-        if let extAuthz = running.extAuthz {
-            let checksDrained = group.next().makePromise(of: Void.self)
-            extAuthz.quiesce.initiateShutdown(promise: checksDrained)
-            drains.append(checksDrained.futureResult)
+        var drains: [EventLoopFuture<Void>] = []
+        for drainer in [running.client?.quiesce, running.extAuthz?.quiesce].compactMap({ $0 }) {
+            let drained = group.next().makePromise(of: Void.self)
+            drainer.initiateShutdown(promise: drained)
+            drains.append(drained.futureResult)
         }
         let finished = group.next().makePromise(of: Void.self)
         EventLoopFuture.andAllComplete(drains, on: finished.futureResult.eventLoop).cascade(to: finished)
@@ -450,10 +459,10 @@ public final class Gatehouse: Service, Sendable {
         let deadline = group.next().scheduleTask(in: timeout) { finished.succeed() }
         try? await finished.futureResult.get()
         deadline.cancel()
-        running.quiesce.closeRemaining()
+        running.client?.quiesce.closeRemaining()
         running.extAuthz?.quiesce.closeRemaining()
         try? await running.admin.close()
-        await running.pools.closeAll()
+        await running.client?.pools.closeAll()
         try? await httpClient.shutdown()
     }
 

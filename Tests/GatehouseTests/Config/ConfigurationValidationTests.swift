@@ -144,7 +144,7 @@ struct ConfigurationValidationTests {
     }
 
     @Test(arguments: [
-        Case(ConfigFixture.jwksProvider, "upstream", "required ([upstream] with url)"),
+        Case(ConfigFixture.jwksProvider, "upstream", "required ([upstream] with url, or [ext_authz] for an authorizer only)"),
         Case("[upstream]\nconnect_timeout = \"1s\"\n" + ConfigFixture.jwksProvider, "upstream.url", "required"),
         Case(ConfigFixture.upstream, "provider", "required (at least one [[provider]])"),
         Case("provider = []\n" + ConfigFixture.upstream, "provider", "required (at least one [[provider]])"),
