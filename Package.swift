@@ -109,13 +109,14 @@ let package = Package(
 // replays every seed and saved regression through them (FuzzReplayTests), so they compile and their
 // invariants run on every CI. With GATEHOUSE_FUZZ set (scripts/fuzz.sh) they become a library instead, linked
 // into one libFuzzer executable per target (Fuzz/Entry/<target>, `--sanitize=fuzzer`); plain builds never see those.
-let fuzzTargets = ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON"]
+let fuzzTargets = ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON", "FuzzCheckRequest"]
 let fuzzNotSources = fuzzTargets.flatMap { ["\($0)/seeds", "\($0)/regressions"] } + ["dicts", "README.md", "Entry", "FuzzSupport"]
 let fuzzDependencies: [Target.Dependency] = [
     "Gatehouse",
     "FuzzSupport",
     .product(name: "NIOCore", package: "swift-nio"),
     .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOHPACK", package: "swift-nio-http2"),
 ]
 package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
 if Context.environment["GATEHOUSE_FUZZ"] != nil {

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets in Fuzz/ and runs each for FUZZ_SECONDS (Fuzz/README.md).
 #
 #   FUZZ_SECONDS=600      how long each target runs (libFuzzer -max_total_time)
-#   FUZZ_TARGETS="A B"    a subset of the targets (default: all four)
+#   FUZZ_TARGETS="A B"    a subset of the targets (default: all five)
 #   FUZZ_JOBS=1           how many targets run at the same time
 #   FUZZ_ASAN=1           0 builds without AddressSanitizer (libFuzzer's coverage and signal handling only)
 #   FUZZ_BUILD=1          0 skips the build (reuses .build-fuzz)
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(FuzzHTTP1RequestParser FuzzUpstreamResponseParser FuzzCompactJWS FuzzStrictJSON)
+all_targets=(FuzzHTTP1RequestParser FuzzUpstreamResponseParser FuzzCompactJWS FuzzStrictJSON FuzzCheckRequest)
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
 seconds=${FUZZ_SECONDS:-600}
 jobs=${FUZZ_JOBS:-1}

@@ -177,5 +177,34 @@ struct ExtAuthzTests {
             #expect(ready.status == .ok)
         }
     }
+
+    /// The route is chosen from the original path by the doors' target rules (dot segments resolved, the query
+    /// never consulted), and every Check is counted by protocol and result with its duration.
+    @Test func theRouteComesFromTheNormalizedPathAndChecksAreCounted() async throws {
+        try await Self.run(configure: { configuration in
+            var open = RouteSettings(match: .prefix("/public"))
+            open.auth = .public
+            configuration.routes = [open]
+        }) { env, port in
+            let answers = try await Self.call(port, [
+                Self.check("public", path: "/public/page", headers: []),
+                Self.check("dots", path: "/public/../admin", headers: []),
+                Self.check("encoded", path: "/public/%2e%2e/admin", headers: []),
+                Self.check("query", path: "/admin?/public", headers: []),
+                .object(["name": .string("garbage"), "raw": .string("ff")]),
+            ])
+            #expect(answers["public"]?.allowed == true, "\(String(describing: answers["public"]))")
+            for name in ["dots", "encoded", "query"] {
+                #expect(answers[name]?.deniedStatus == 401, "\(name): \(String(describing: answers[name]))")
+                #expect(answers[name]?.reason == "missing_token", "\(name): \(String(describing: answers[name]))")
+            }
+            let metrics = try await env.client.execute(.init(url: "http://127.0.0.1:\(env.adminPort)/metrics"), timeout: .seconds(5))
+            let text = String(buffer: try await metrics.body.collect(upTo: 1 << 20))
+            #expect(text.contains("gatehouse_ext_authz_checks_total{protocol=\"grpc\",result=\"allow\"} 1"), "\(text)")
+            #expect(text.contains("gatehouse_ext_authz_checks_total{protocol=\"grpc\",result=\"deny\"} 3"))
+            #expect(text.contains("gatehouse_ext_authz_checks_total{protocol=\"grpc\",result=\"invalid\"} 1"))
+            #expect(text.contains("gatehouse_ext_authz_check_duration_seconds_count{protocol=\"grpc\"} 5"), "\(text)")
+        }
+    }
 }
 
