@@ -5,9 +5,9 @@ import NIOHTTP1
 import NIOPosix
 import Testing
 
-/// One table of requests, each run three ways: through the request core alone (`ExchangeStateMachine`
-/// driven with events, no socket), through the HTTP/1.1 door and through the HTTP/2 door (real
-/// sockets), on each upstream protocol. Every rejection reason, each own endpoint (HEAD included),
+/// One table of requests, each run four ways: through the request core alone (`ExchangeStateMachine`
+/// driven with events, no socket), through the HTTP/1.1 door, through the HTTP/2 door (real sockets),
+/// and as an Envoy ext_authz Check of the request (raw gRPC Checks: allowed = forwarded), on each upstream protocol. Every rejection reason, each own endpoint (HEAD included),
 /// sign-out, a public and an optional route, a forwarded request and an upstream timeout: the same
 /// request gets the same answer, the same failure-log line and the same way to the upstream, whichever
 /// door it came by (issue 19: one core behind both doors).
@@ -15,6 +15,9 @@ import Testing
 struct FrontDoorTableTests {
     enum Door: String, CaseIterable {
         case core, http1, http2
+        /// An ext_authz Check describing the request (ExtAuthzTests' client): Gatehouse's own endpoints are not
+        /// reachable through a Check (404), and an allowed Check is "forwarded" by the gateway, not by Gatehouse.
+        case check
     }
 
     /// What a request must come to.
@@ -54,6 +57,7 @@ struct FrontDoorTableTests {
     static let downIssuer = "https://down.test"
 
     static func configure(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
+        configuration.extAuthz = ExtAuthzSettings(address: SocketAddressSetting(host: "127.0.0.1", port: 0))
         var down = ProviderSettings(name: "down", type: .jwks)
         down.issuer = downIssuer
         down.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // discard port: nothing listens, every fetch fails
@@ -158,15 +162,21 @@ struct FrontDoorTableTests {
         }
     }
 
+    /// What a case must come to through a door: the table's answer, but a Check for an own endpoint is 404.
+    static func expected(_ testCase: Case, through door: Door) -> Expected {
+        if door == .check, testCase.path.hasPrefix("/.gatehouse/") { return .local(status: 404, reason: nil) }
+        return testCase.expected
+    }
+
     static func check(_ outcome: Outcome, of testCase: Case, door: Door, env: TestEnvironment, sourceLocation: SourceLocation = #_sourceLocation) {
         let what = "\(testCase.name) through \(door): \(outcome)"
         let marker = "door=\(door.rawValue)&case=\(testCase.name)"
         let reachedUpstream = env.upstream.requests.contains { $0.uri.hasSuffix(marker) }
         #expect(outcome.complete, "\(what): not answered whole", sourceLocation: sourceLocation)
-        switch testCase.expected {
+        switch expected(testCase, through: door) {
         case .forwarded(let status):
             #expect(outcome.forwarded, "\(what): not forwarded", sourceLocation: sourceLocation)
-            if door != .core {
+            if door != .core && door != .check {
                 #expect(outcome.status == status, "\(what): status", sourceLocation: sourceLocation)
                 #expect(reachedUpstream, "\(what): never reached the upstream", sourceLocation: sourceLocation)
             }
@@ -176,7 +186,7 @@ struct FrontDoorTableTests {
             #expect(outcome.reason == reason, "\(what): reason", sourceLocation: sourceLocation)
             #expect(outcome.loggedReasons == (reason.map { [$0] } ?? []), "\(what): failure log", sourceLocation: sourceLocation)
             #expect(!reachedUpstream, "\(what): reached the upstream", sourceLocation: sourceLocation)
-            if testCase.method == "HEAD" {
+            if testCase.method == "HEAD" && door != .check {
                 #expect(outcome.bodyBytes == 0, "\(what): a HEAD answer with a body", sourceLocation: sourceLocation)
             } else if status == 200 {
                 #expect(outcome.bodyBytes > 0, "\(what): no body", sourceLocation: sourceLocation)
@@ -195,6 +205,20 @@ struct FrontDoorTableTests {
                     target(door, testCase), method: HTTPMethod(rawValue: testCase.method), headers: headers(door, testCase))
                 outcomes[testCase.name] = outcome(
                     door, testCase, env, status: response.status, body: response.body)
+            }
+        case .check:
+            let port = try #require(env.gatehouse.extAuthzAddress?.port)
+            let answers = try await ExtAuthzTests.call(port, cases.map { testCase in
+                ExtAuthzTests.check(testCase.name, method: testCase.method, path: target(door, testCase), headers: headers(door, testCase),
+                                    source: "127.0.0.1")
+            })
+            for testCase in cases {
+                let answer = try #require(answers[testCase.name], "no Check answer for \(testCase.name)")
+                #expect(answer.code == 0, "\(testCase.name): the Check itself failed: \(answer)")
+                let json = try? StrictJSON.parse(Array(answer.body.utf8)).objectValue
+                outcomes[testCase.name] = Outcome(
+                    forwarded: answer.allowed == true, status: answer.deniedStatus, reason: json?["reason"]?.stringValue,
+                    loggedReasons: loggedReasons(env, requestID(door, testCase)), bodyBytes: answer.body.utf8.count)
             }
         case .http2:
             let answers = try await HTTP2IntakeTests.send(cases.map { testCase in
