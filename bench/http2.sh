@@ -18,6 +18,9 @@
 #   grpc-nginx / grpc-gatehouse  a gRPC unary call (POST /bench.Echo/Unary, content-type application/grpc,
 #                te: trailers, a length-prefixed 64-byte protobuf message; the upstream answers 200 with
 #                grpc-status / grpc-message trailers) through nginx grpc_pass and through Gatehouse.
+#   check-gatehouse  Envoy's ext_authz Check (POST /envoy.service.auth.v3.Authorization/Check, a serialized
+#                CheckRequest carrying the valid token, bench/check_request.py) on Gatehouse's [ext_authz] port: a
+#                decision without an upstream hop, beside gatehouse-h2 (target >= 1.5x), with its p99.
 # Then: RSS per idle HTTP/2 connection (IDLE=500 connections held open, bench/h2idle.py), and one
 # gRPC bidi stream through Gatehouse for BIDI_SECONDS with Gatehouse's RSS sampled every second.
 set -euo pipefail
@@ -31,7 +34,7 @@ CONNECTIONS=${CONNECTIONS:-4}
 STREAMS=${STREAMS:-32}
 IDLE=${IDLE:-500}
 BIDI_SECONDS=${BIDI_SECONDS:-600}
-UP_H1=18091; UP_H2=18092; NGINX_PORT=18093; GATEHOUSE_PORT=18094; ADMIN_PORT=18095; GRPC_PORT=18096
+UP_H1=18091; UP_H2=18092; NGINX_PORT=18093; GATEHOUSE_PORT=18094; ADMIN_PORT=18095; GRPC_PORT=18096; EXT_AUTHZ_PORT=18097
 ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
 GATEHOUSE=${GATEHOUSE:-$ROOT/.build-release/release/gatehouse}  # another build for A/B runs: GATEHOUSE=/path SKIP_BUILD=1
 GRPC_PEERS=$ROOT/Tests/GatehouseEndToEndTests/Resources/grpc
@@ -54,6 +57,7 @@ install_missing() {
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
   python3 -c 'import cryptography, grpc, h2' 2>/dev/null || python3 -m pip install -q cryptography grpcio h2
+  python3 -c 'from envoy.service.auth.v3 import external_auth_pb2' 2>/dev/null || python3 -m pip install -q xds-protos
 }
 
 setup() {
@@ -84,6 +88,7 @@ http { access_log off; http2_max_requests 1000000; keepalive_requests 1000000;
   upstream h2 { server 127.0.0.1:$UP_H2; keepalive 16; }
   server { listen 127.0.0.1:$NGINX_PORT http2; location / { grpc_pass grpc://h2; } } }
 CONF
+  python3 bench/check_request.py "$TOKEN" >"$OUT/check-request.bin"
   local name protocol upstream
   for name in gatehouse-h2:http2:$UP_H2 gatehouse-h2-h1up:http1:$UP_H1 gatehouse-h1:http1:$UP_H1 gatehouse-grpc:http2:$GRPC_PORT; do
     IFS=: read -r name protocol upstream <<<"$name"
@@ -106,6 +111,7 @@ jwks_uri = "http://127.0.0.1:$UP_H1/jwks.json"
 audiences = ["$AUDIENCE"]
 CONF
   done
+  { cat "$OUT/gatehouse-h2.toml"; printf '[ext_authz]\naddress = "127.0.0.1:%s"\n' "$EXT_AUTHZ_PORT"; } >"$OUT/gatehouse-check.toml"
 }
 
 start_contender() {  # start_contender NAME: on CPU 1, sets CONTENDER
@@ -118,23 +124,30 @@ start_contender() {  # start_contender NAME: on CPU 1, sets CONTENDER
 }
 stop_contender() { kill "$CONTENDER" 2>/dev/null || true; wait "$CONTENDER" 2>/dev/null || true; sleep 0.3; }
 
-# h2load NAME [--h1 | --grpc]: one measurement; prints and records req/s, and checks every answer was 2xx.
+# h2load NAME [--h1 | --grpc | --check]: one measurement; prints and records req/s (and p99 from h2load's
+# per-request log), and checks every answer was 2xx.
 measure() {
-  local name=$1 mode=${2:-} args text rps ok total path=/
+  local name=$1 mode=${2:-} args text rps ok total p99 path=/
   if [[ $mode == --h1 ]]; then args=(--h1 -c $((CONNECTIONS * STREAMS)) -m 1); else args=(-c "$CONNECTIONS" -m "$STREAMS"); fi
   if [[ $mode == --grpc ]]; then
     path=/bench.Echo/Unary
     args+=(-d "$OUT/grpc-unary.bin" -H "content-type: application/grpc" -H "te: trailers")
   fi
+  if [[ $mode == --check ]]; then
+    path=/envoy.service.auth.v3.Authorization/Check
+    args+=(-d "$OUT/check-request.bin" -H "content-type: application/grpc" -H "te: trailers")
+  fi
   taskset -c 0 h2load "${args[@]}" -D "$WARMUP" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT$path" >/dev/null 2>&1 || true
-  text=$(taskset -c 0 h2load "${args[@]}" -D "$DURATION" -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT$path" 2>&1)
+  text=$(taskset -c 0 h2load "${args[@]}" -D "$DURATION" --log-file "$OUT/h2load-$name.log" -H "authorization: Bearer $TOKEN" \
+    "http://127.0.0.1:$PORT$path" 2>&1)
   echo "$text" >"$OUT/h2load-$name.txt"
   rps=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' <<<"$text")
   ok=$(awk '/^status codes:/ { print $3 }' <<<"$text")
   total=$(awk '/^requests:/ { print $8 }' <<<"$text")
   [[ -n $rps ]] || die "$name: cannot parse h2load output ($OUT/h2load-$name.txt)"
+  p99=$(awk -F'\t' '{ print $3 }' "$OUT/h2load-$name.log" | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", v[int(NR * 0.99)] / 1000 }')
   printf '%s\t%s\n' "$name" "$rps" >>"$OUT/results.tsv"
-  printf '  %-18s %10s req/s   (%s of %s answers 2xx)\n' "$name" "$rps" "${ok:-?}" "${total:-?}"
+  printf '  %-18s %10s req/s   p99 %6s ms   (%s of %s answers 2xx)\n' "$name" "$rps" "${p99:-?}" "${ok:-?}" "${total:-?}"
   [[ ${ok:-0} == "${total:-x}" ]] || echo "  WARNING: $name answered something other than 2xx" >&2
 }
 
@@ -194,6 +207,7 @@ main() {
   done
   start_contender nginx-h2; measure grpc-nginx --grpc; stop_contender
   start_contender gatehouse-h2; measure grpc-gatehouse --grpc; stop_contender
+  start_contender gatehouse-check; PORT=$EXT_AUTHZ_PORT; measure check-gatehouse --check; stop_contender
   python3 - "$OUT/results.tsv" <<'PY'
 import sys
 rows = dict(line.split("\t") for line in open(sys.argv[1]).read().split("\n") if line)
@@ -201,6 +215,7 @@ rows = {k: float(v) for k, v in rows.items()}
 print(f"  gatehouse-h2 / nginx-h2      = {rows['gatehouse-h2'] / rows['nginx-h2']:.2f}x   (target >= 0.6x)")
 print(f"  gatehouse-h2 / gatehouse-h1  = {rows['gatehouse-h2'] / rows['gatehouse-h1']:.2f}x   (target >= 1.0x)")
 print(f"  grpc-gatehouse / grpc-nginx  = {rows['grpc-gatehouse'] / rows['grpc-nginx']:.2f}x   (gRPC unary call)")
+print(f"  check-gatehouse / gatehouse-h2 = {rows['check-gatehouse'] / rows['gatehouse-h2']:.2f}x   (ext_authz Check vs HTTP/2 forward; target >= 1.5x)")
 PY
   echo "== memory"
   idle_memory

@@ -19,6 +19,8 @@ struct DPoPTests {
         var bearerOnly = RouteSettings(match: .prefix("/bearer-only"))
         bearerOnly.dpop = .off
         configuration.routes = [dpopOnly, bearerOnly]
+        // The attack matrix runs through ext_authz Checks too (FrontDoorTableTests.Door.check).
+        configuration.extAuthz = ExtAuthzSettings(address: SocketAddressSetting(host: "127.0.0.1", port: 0))
     }
 
     /// Fresh proofs for one door (a `jti` is good once).

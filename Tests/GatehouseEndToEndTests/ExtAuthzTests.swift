@@ -53,11 +53,11 @@ struct ExtAuthzTests {
         return (report["calls"]?.objectValue ?? [:]).mapValues { Answer(object: $0.objectValue ?? [:]) }
     }
 
-    static func check(_ name: String, method: String = "GET", path: String = "/v1/orders", headers: [(String, String)],
-                      source: String = "203.0.113.7", extra: [String: JSONValue] = [:]) -> JSONValue {
+    static func check(_ name: String, method: String = "GET", path: String = "/v1/orders", authority: String = "api.test",
+                      headers: [(String, String)], source: String = "203.0.113.7", extra: [String: JSONValue] = [:]) -> JSONValue {
         var spec: [String: JSONValue] = [
-            "method": .string(method), "path": .string(path), "host": .string("api.test"), "source": .string(source),
-            "headers": .array(([(":method", method), (":path", path), (":authority", "api.test"), (":scheme", "http")] + headers)
+            "method": .string(method), "path": .string(path), "host": .string(authority), "source": .string(source),
+            "headers": .array(([(":method", method), (":path", path), (":authority", authority), (":scheme", "http")] + headers)
                 .map { .array([.string($0.0), .string($0.1)]) }),
         ]
         for (key, value) in extra { spec[key] = value }
@@ -126,6 +126,10 @@ struct ExtAuthzTests {
                 .object(["name": .string("health"), "health": .string("")]),
                 .object(["name": .string("healthAuthz"), "health": .string("envoy.service.auth.v3.Authorization")]),
                 .object(["name": .string("healthOther"), "health": .string("other.Service")]),
+                // Found by FuzzCheckRequest: a name that is not ASCII trapped in NIO's header list (the process died).
+                Self.check("nonASCIIName", headers: [("x-caf\u{E9}", "1")]),
+                Self.check("unknownPseudo", headers: [(":protocol", "websocket")]),
+                Self.check("after", headers: []),
             ])
             for name in ["garbage", "truncated", "empty"] {
                 #expect(answers[name]?.code == 3, "\(name): INVALID_ARGUMENT: \(String(describing: answers[name]))")
@@ -133,6 +137,9 @@ struct ExtAuthzTests {
             #expect(answers["health"]?.object["status"]?.integerValue == 1, "SERVING: \(String(describing: answers["health"]))")
             #expect(answers["healthAuthz"]?.object["status"]?.integerValue == 1)
             #expect(answers["healthOther"]?.code == 5, "NOT_FOUND: \(String(describing: answers["healthOther"]))")
+            #expect(answers["nonASCIIName"]?.deniedStatus == 400, "\(String(describing: answers["nonASCIIName"]))")
+            #expect(answers["unknownPseudo"]?.deniedStatus == 400, "\(String(describing: answers["unknownPseudo"]))")
+            #expect(answers["after"]?.deniedStatus == 401, "the process still answers: \(String(describing: answers["after"]))")
         }
     }
 

@@ -209,8 +209,9 @@ struct FrontDoorTableTests {
         case .check:
             let port = try #require(env.gatehouse.extAuthzAddress?.port)
             let answers = try await ExtAuthzTests.call(port, cases.map { testCase in
-                ExtAuthzTests.check(testCase.name, method: testCase.method, path: target(door, testCase), headers: headers(door, testCase),
-                                    source: "127.0.0.1")
+                // The request as a client of the client port sent it (its origin is what DPoP proofs name).
+                ExtAuthzTests.check(testCase.name, method: testCase.method, path: target(door, testCase), authority: "127.0.0.1:\(env.port)",
+                                    headers: headers(door, testCase), source: "127.0.0.1")
             })
             for testCase in cases {
                 let answer = try #require(answers[testCase.name], "no Check answer for \(testCase.name)")

@@ -21,6 +21,8 @@ final class CheckExchange: ExchangeDriving {
     /// Fields Envoy joins with "," when the client sent them more than once: a token or a proof can hold no
     /// comma, so a comma means several, and several are refused as on the doors.
     private static let singleValuedFields: Set<String> = ["authorization", "dpop"]
+    /// The pseudo-headers of a request Envoy describes, in the order a block carries them.
+    private static let pseudoHeaderNames = [":method", ":scheme", ":authority", ":path"]
 
     private init(services: ProxyServices, eventLoop: any EventLoop, via: String) {
         self.services = services
@@ -125,7 +127,11 @@ final class CheckExchange: ExchangeDriving {
         var fields: [(String, String)] = []
         fields.reserveCapacity(check.headers.count + 4)
         for header in check.headers {
+            // NIO's header list traps on a name that is not ASCII (a CheckRequest can carry anything): refused here,
+            // the reader below judges the rest of a name as the HTTP/2 door does.
+            guard header.name.utf8.allSatisfy({ $0 < 0x80 }) else { return .failure(.badRequest("invalid field name")) }
             if header.name.hasPrefix(":") {
+                guard pseudoHeaderNames.contains(header.name) else { return .failure(.badRequest("unknown pseudo-header \(header.name)")) }
                 if let described = pseudo[header.name], !described.isEmpty, described != header.value,
                    header.name == ":method" || header.name == ":path" {
                     return .failure(.badRequest("\(header.name) differs from the request's \(header.name.dropFirst())"))
@@ -142,7 +148,7 @@ final class CheckExchange: ExchangeDriving {
         if check.hasValueNotUTF8 { return .failure(.badRequest("a field value that is not UTF-8")) }
         var block = HPACKHeaders()
         block.reserveCapacity(fields.count + 4)
-        for name in [":method", ":scheme", ":authority", ":path"] {
+        for name in pseudoHeaderNames {
             if let value = pseudo[name] { block.add(name: name, value: value) }
         }
         for (name, value) in fields { block.add(name: name, value: value) }

@@ -39,7 +39,8 @@ def build(spec):
     http.protocol = spec.get("protocol", "HTTP/1.1")
     http.id = spec.get("id", "1234")
     for name, value in spec.get("headers", []):
-        http.headers[name] = value
+        # A field sent twice: Envoy joins its values with "," (one map entry per name).
+        http.headers[name] = http.headers[name] + "," + value if name in http.headers else value
     if "source" in spec:
         request.attributes.source.address.socket_address.address = spec["source"]
         request.attributes.source.address.socket_address.port_value = 40000
