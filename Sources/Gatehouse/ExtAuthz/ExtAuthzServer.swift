@@ -65,16 +65,9 @@ struct ExtAuthzServer {
     /// connections and answers a graceful stop with GOAWAY.
     private static func configureHTTP2(_ channel: any Channel, context: ExtAuthzContext, idleTimeout: TimeAmount, drainTimeout: TimeAmount) throws {
         let sync = channel.pipeline.syncOperations
-        let manager = NIOHTTP2ServerConnectionManagementHandler(
-            eventLoop: channel.eventLoop,
-            configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: drainTimeout, keepalive: nil))
-        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: HTTP2ServerSetup.maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: HTTP2ServerSetup.headerListCeiling(maxHeaderBytes: context.maxHeaderBytes)),
-        ]
+        let manager = HTTP2ServerSetup.connectionManager(channel, idleTimeout: idleTimeout, drainTimeout: drainTimeout)
         _ = try sync.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: .init(), streamDelegate: manager.http2StreamDelegate
+            mode: .server, connectionConfiguration: HTTP2ServerSetup.connectionConfiguration(maxHeaderBytes: context.maxHeaderBytes), streamConfiguration: .init(), streamDelegate: manager.http2StreamDelegate
         ) { stream in
             stream.eventLoop.makeCompletedFuture {
                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())

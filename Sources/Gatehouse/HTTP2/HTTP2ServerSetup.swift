@@ -28,16 +28,28 @@ struct HTTP2ServerSetup {
         max(4 * maxHeaderBytes, 64 << 10)
     }
 
-    func configure(_ channel: any Channel) throws {
-        let sync = channel.pipeline.syncOperations
-        let manager = NIOHTTP2ServerConnectionManagementHandler(
-            eventLoop: channel.eventLoop,
-            configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: drainTimeout, keepalive: nil))
+    /// Gatehouse's HTTP/2 settings, for every HTTP/2 listener (the client port, the ext_authz port).
+    static func connectionConfiguration(maxHeaderBytes: Int) -> NIOHTTP2Handler.ConnectionConfiguration {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: Self.maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: Self.headerListCeiling(maxHeaderBytes: maxHeaderBytes)),
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: headerListCeiling(maxHeaderBytes: maxHeaderBytes)),
         ]
+        return connection
+    }
+
+    /// Closes connections idle for `idleTimeout`, and answers a graceful stop with GOAWAY (`drainTimeout` at most).
+    static func connectionManager(_ channel: any Channel, idleTimeout: TimeAmount, drainTimeout: TimeAmount)
+        -> NIOHTTP2ServerConnectionManagementHandler
+    {
+        NIOHTTP2ServerConnectionManagementHandler(
+            eventLoop: channel.eventLoop, configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: drainTimeout, keepalive: nil))
+    }
+
+    func configure(_ channel: any Channel) throws {
+        let sync = channel.pipeline.syncOperations
+        let manager = Self.connectionManager(channel, idleTimeout: idleTimeout, drainTimeout: drainTimeout)
+        var connection = Self.connectionConfiguration(maxHeaderBytes: maxHeaderBytes)
         // Gatehouse reads every request block by its own rules, in one place (HTTP2RequestHeadReader): NIO's
         // would reset `te: Trailers`, and judge names and values a second time. NIO still checks the DATA
         // against content-length.

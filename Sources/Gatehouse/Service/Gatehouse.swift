@@ -355,43 +355,44 @@ public final class Gatehouse: Service, Sendable {
     /// `[listen] tls_cert` / `tls_key`: TLS on the client port; ALPN offers `h2` unless `[listen] http2 = false`.
     private static func serverTLS(_ listen: ListenSettings) throws -> NIOSSLContext? {
         guard let certificatePath = listen.tlsCertificatePath, let keyPath = listen.tlsKeyPath else { return nil }
-        do {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map(NIOSSLCertificateSource.certificate)
-            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
-            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-            tls.applicationProtocols = listen.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
-            if let caPath = listen.clientCAPath {
-                do {
-                    tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath))
-                } catch {
-                    throw StartError(description: "cannot load [listen] client_ca \(caPath): \(error)")
-                }
-                tls.certificateVerification = listen.clientAuth == .require ? .noHostnameVerification : .optionalVerification
-            }
-            return try NIOSSLContext(configuration: tls)
-        } catch let error as StartError {
-            throw error
-        } catch {
-            throw StartError(description: "cannot load [listen] tls_cert \(certificatePath) / tls_key \(keyPath): \(error)")
-        }
+        return try serverTLS(
+            table: "[listen]", certificatePath: certificatePath, keyPath: keyPath, alpn: listen.http2 ? ["h2", "http/1.1"] : ["http/1.1"],
+            clientCAPath: listen.clientCAPath, verification: listen.clientAuth == .require ? .noHostnameVerification : .optionalVerification)
     }
 
     /// TLS on the `[ext_authz]` port, when configured: ALPN `h2` (gRPC) and `http/1.1`; with `client_ca`, only
     /// callers with a certificate from it.
     private static func extAuthzTLS(_ settings: ExtAuthzSettings) throws -> NIOSSLContext? {
         guard let certificatePath = settings.tlsCertificatePath, let keyPath = settings.tlsKeyPath else { return nil }
+        return try serverTLS(
+            table: "[ext_authz]", certificatePath: certificatePath, keyPath: keyPath, alpn: ["h2", "http/1.1"],
+            clientCAPath: settings.clientCAPath, verification: .noHostnameVerification)
+    }
+
+    /// A listener's TLS context; with `clientCAPath`, client certificates of that CA are asked for (`verification`:
+    /// required, or optional).
+    private static func serverTLS(
+        table: String, certificatePath: String, keyPath: String, alpn: [String], clientCAPath: String?,
+        verification: CertificateVerification
+    ) throws -> NIOSSLContext {
         do {
             let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map(NIOSSLCertificateSource.certificate)
             let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
             var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-            tls.applicationProtocols = ["h2", "http/1.1"]
-            if let caPath = settings.clientCAPath {
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath))
-                tls.certificateVerification = .noHostnameVerification
+            tls.applicationProtocols = alpn
+            if let caPath = clientCAPath {
+                do {
+                    tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath))
+                } catch {
+                    throw StartError(description: "cannot load \(table) client_ca \(caPath): \(error)")
+                }
+                tls.certificateVerification = verification
             }
             return try NIOSSLContext(configuration: tls)
+        } catch let error as StartError {
+            throw error
         } catch {
-            throw StartError(description: "cannot load [ext_authz] tls_cert / tls_key / client_ca: \(error)")
+            throw StartError(description: "cannot load \(table) tls_cert \(certificatePath) / tls_key \(keyPath): \(error)")
         }
     }
 

