@@ -45,11 +45,11 @@ struct ExtAuthzTests {
         var description: String { JSONValue.object(object).compactJSON }
     }
 
-    static func call(_ port: Int, _ plan: [JSONValue]) async throws -> [String: Answer] {
+    static func call(_ port: Int, _ plan: [JSONValue], tls: [String] = []) async throws -> [String: Answer] {
         let planFile = FileManager.default.temporaryDirectory.appendingPathComponent("check-plan-\(UUID().uuidString).json")
         try JSONValue.array(plan).compactJSON.write(to: planFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: planFile) }
-        let report = try await PythonPeer.runJSON("extauthz", "check_client.py", ["--port", String(port), "--plan", "@" + planFile.path])
+        let report = try await PythonPeer.runJSON("extauthz", "check_client.py", ["--port", String(port), "--plan", "@" + planFile.path] + tls)
         return (report["calls"]?.objectValue ?? [:]).mapValues { Answer(object: $0.objectValue ?? [:]) }
     }
 
@@ -211,6 +211,32 @@ struct ExtAuthzTests {
             #expect(text.contains("gatehouse_ext_authz_checks_total{protocol=\"grpc\",result=\"deny\"} 3"))
             #expect(text.contains("gatehouse_ext_authz_checks_total{protocol=\"grpc\",result=\"invalid\"} 1"))
             #expect(text.contains("gatehouse_ext_authz_check_duration_seconds_count{protocol=\"grpc\"} 5"), "\(text)")
+        }
+    }
+
+    /// TLS on the `[ext_authz]` port with `client_ca`: a caller with a certificate of that CA is answered; one
+    /// without a certificate, or with another CA's, never gets a Check through.
+    @Test func withClientCAOnlyCallersWithItsCertificatesAreAnswered() async throws {
+        let files = try CertificateBoundTokenTests.Files()
+        defer { try? FileManager.default.removeItem(atPath: files.directory) }
+        let stranger = try CertificateBoundTokenTests.Files()
+        defer { try? FileManager.default.removeItem(atPath: stranger.directory) }
+        try await Self.run(configure: { configuration in
+            configuration.extAuthz?.tlsCertificatePath = files.server.certificate
+            configuration.extAuthz?.tlsKeyPath = files.server.key
+            configuration.extAuthz?.clientCAPath = files.ca
+        }) { _, port in
+            let plan = [Self.check("valid", headers: [("authorization", "Bearer \(Self.token())")])]
+            let trusted = try await Self.call(port, plan, tls: [
+                "--tls-ca", files.server.certificate, "--cert", files.client.certificate, "--key", files.client.key,
+            ])
+            #expect(trusted["valid"]?.allowed == true, "\(String(describing: trusted["valid"]))")
+            let anonymous = try await Self.call(port, plan, tls: ["--tls-ca", files.server.certificate])
+            #expect(anonymous["valid"]?.code == 14, "UNAVAILABLE (the handshake fails): \(String(describing: anonymous["valid"]))")
+            let foreign = try await Self.call(port, plan, tls: [
+                "--tls-ca", files.server.certificate, "--cert", stranger.client.certificate, "--key", stranger.client.key,
+            ])
+            #expect(foreign["valid"]?.code == 14, "\(String(describing: foreign["valid"]))")
         }
     }
 }

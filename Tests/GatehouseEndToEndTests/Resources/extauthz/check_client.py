@@ -8,7 +8,7 @@ grpcio: the edge cases a real Envoy would never send, and the answers read field
   {"name", "health": "<service name>"}
 Prints one JSON object {"calls": {name: answer}}, an answer being {"code": gRPC status code, "details",
 "allowed", "denied_status", "headers": [[k, v, append_action]], "remove": [...], "body", "metadata": {...}}
-or, for health, {"code", "status"}. Only 127.0.0.1.
+or, for health, {"code", "status"}. --tls-ca (with --cert/--key): over TLS. Only 127.0.0.1.
 """
 
 import argparse
@@ -79,9 +79,17 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--plan", required=True)
+    parser.add_argument("--tls-ca", help="TLS, trusting this CA (PEM)")
+    parser.add_argument("--cert", help="with --tls-ca: this client certificate (PEM)")
+    parser.add_argument("--key", help="with --cert: its key (PEM)")
     args = parser.parse_args()
     plan = json.load(open(args.plan[1:])) if args.plan.startswith("@") else json.loads(args.plan)
-    channel = grpc.insecure_channel("127.0.0.1:%d" % args.port)
+    if args.tls_ca:
+        read = lambda path: open(path, "rb").read() if path else None  # noqa: E731
+        credentials = grpc.ssl_channel_credentials(read(args.tls_ca), read(args.key), read(args.cert))
+        channel = grpc.secure_channel("127.0.0.1:%d" % args.port, credentials)
+    else:
+        channel = grpc.insecure_channel("127.0.0.1:%d" % args.port)
     results = {}
     for item in plan:
         if "health" in item:
