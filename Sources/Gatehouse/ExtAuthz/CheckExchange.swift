@@ -122,22 +122,24 @@ final class CheckExchange: ExchangeDriving {
     /// headers Envoy lists, else from `method`, `path`, `host`, `scheme`), then the regular fields, a joined
     /// token or proof split back into its values.
     static func headerBlock(of check: CheckRequest) -> Result<HPACKHeaders, HTTP2RequestHeadReader.Malformed> {
-        var pseudo: [String: String] = [":method": check.method, ":path": check.path, ":scheme": check.scheme.isEmpty ? "http" : check.scheme]
-        if !check.host.isEmpty { pseudo[":authority"] = check.host }
+        // `:method :scheme :authority :path`, in the order a block carries them.
+        var pseudo: [String?] = [check.method, check.scheme.isEmpty ? "http" : check.scheme, check.host.isEmpty ? nil : check.host, check.path]
         var fields: [(String, String)] = []
         fields.reserveCapacity(check.headers.count + 4)
         for header in check.headers {
             // NIO's header list traps on a name that is not ASCII (a CheckRequest can carry anything): refused here,
             // the reader below judges the rest of a name as the HTTP/2 door does.
             guard header.name.utf8.allSatisfy({ $0 < 0x80 }) else { return .failure(.badRequest("invalid field name")) }
-            if header.name.hasPrefix(":") {
-                guard pseudoHeaderNames.contains(header.name) else { return .failure(.badRequest("unknown pseudo-header \(header.name)")) }
-                if let described = pseudo[header.name], !described.isEmpty, described != header.value,
-                   header.name == ":method" || header.name == ":path" {
+            if header.name.utf8.first == ASCIIByte.colon {
+                guard let slot = pseudoHeaderNames.firstIndex(of: header.name) else {
+                    return .failure(.badRequest("unknown pseudo-header \(header.name)"))
+                }
+                // The request's method and path are said twice (field and header): they must agree.
+                if slot == 0 || slot == 3, let described = pseudo[slot], !described.isEmpty, described != header.value {
                     return .failure(.badRequest("\(header.name) differs from the request's \(header.name.dropFirst())"))
                 }
-                pseudo[header.name] = header.value
-            } else if singleValuedFields.contains(header.name), header.value.contains(",") {
+                pseudo[slot] = header.value
+            } else if header.value.utf8.contains(ASCIIByte.comma), singleValuedFields.contains(header.name) {
                 for part in header.value.split(separator: ",", omittingEmptySubsequences: false) {
                     fields.append((header.name, part.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))))
                 }
@@ -148,8 +150,8 @@ final class CheckExchange: ExchangeDriving {
         if check.hasValueNotUTF8 { return .failure(.badRequest("a field value that is not UTF-8")) }
         var block = HPACKHeaders()
         block.reserveCapacity(fields.count + 4)
-        for name in pseudoHeaderNames {
-            if let value = pseudo[name] { block.add(name: name, value: value) }
+        for (name, value) in zip(pseudoHeaderNames, pseudo) {
+            if let value { block.add(name: name, value: value) }
         }
         for (name, value) in fields { block.add(name: name, value: value) }
         return .success(block)

@@ -123,11 +123,16 @@ extension CheckRequest {
         }
         headers = rawHeaders ?? mapHeaders
         // A map has one entry per key (Envoy joins repeated fields): a key twice is no CheckRequest Envoy sends,
-        // and which of them would be meant is anybody's guess.
-        var names = Set<String>()
-        for header in headers {
-            guard !header.name.isEmpty else { throw ProtobufReader.Malformed("a header without a name") }
-            guard names.insert(header.name).inserted else { throw ProtobufReader.Malformed("header \(header.name) twice") }
+        // and which of them would be meant is anybody's guess. (A typical request has a dozen: compared pairwise,
+        // a set only past 32.)
+        if headers.contains(where: { $0.name.isEmpty }) { throw ProtobufReader.Malformed("a header without a name") }
+        if headers.count <= 32 {
+            for (index, header) in headers.enumerated() where headers[..<index].contains(where: { $0.name == header.name }) {
+                throw ProtobufReader.Malformed("header \(header.name) twice")
+            }
+        } else {
+            var names = Set<String>()
+            for header in headers where !names.insert(header.name).inserted { throw ProtobufReader.Malformed("header \(header.name) twice") }
         }
     }
 
@@ -140,7 +145,7 @@ extension CheckRequest {
         while let (number, type) = try reader.nextField() {
             if number == 1 {
                 try ProtobufReader.expect(type, .lengthDelimited, field: "header key")
-                header.name = try reader.readString().lowercased()
+                header.name = HTTP2FieldName.lowercased(try reader.readString())
             } else if number == valueField {
                 try ProtobufReader.expect(type, .lengthDelimited, field: "header value")
                 header.value = try reader.readString()

@@ -48,10 +48,20 @@ struct ProtobufWriter {
         writeBytesField(field, value.utf8, always: always)
     }
 
-    /// A nested message, written by `body` (present even when empty: its presence may mean something).
+    /// A nested message, written by `body` (present even when empty: its presence may mean something). Written in
+    /// place: a one-byte length is reserved and widened only for a message of 128 bytes or more.
     mutating func writeMessageField(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
-        var nested = ProtobufWriter(reservingCapacity: 64)
-        body(&nested)
-        writeBytesField(field, nested.bytes, always: true)
+        writeKey(field, .lengthDelimited)
+        let lengthAt = bytes.count
+        bytes.append(0)
+        body(&self)
+        let length = bytes.count - lengthAt - 1
+        if length < 0x80 {
+            bytes[lengthAt] = UInt8(length)
+        } else {
+            var varint = ProtobufWriter(reservingCapacity: 5)
+            varint.writeVarint(UInt64(length))
+            bytes.replaceSubrange(lengthAt...lengthAt, with: varint.bytes)
+        }
     }
 }
