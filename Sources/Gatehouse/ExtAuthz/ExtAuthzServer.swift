@@ -5,8 +5,8 @@ import NIOPosix
 import NIOSSL
 
 /// The `[ext_authz]` listener: HTTP/2 (gRPC, and Envoy's HTTP protocol over an h2 cluster) when a connection
-/// opens with the preface or ALPN chose `h2`, HTTP/1.1 otherwise (Envoy's HTTP protocol). Each request is an
-/// `ExtAuthzHandler`. Its connections drain like the client port's at a graceful stop.
+/// opens with the preface or ALPN chose `h2` (`ExtAuthzHTTP2Handler`), HTTP/1.1 otherwise (`ExtAuthzHTTP1Handler`,
+/// Envoy's HTTP protocol); both answer through `ExtAuthzResponder`. Its connections drain like the client port's.
 struct ExtAuthzServer {
     let context: ExtAuthzContext
     let tls: NIOSSLContext?
@@ -58,22 +58,25 @@ struct ExtAuthzServer {
     private static func configureHTTP1(_ channel: any Channel, context: ExtAuthzContext) throws {
         let sync = channel.pipeline.syncOperations
         try sync.configureHTTPServerPipeline(withErrorHandling: true)
-        try sync.addHandler(ExtAuthzHandler(context: context))
+        try sync.addHandler(ExtAuthzHTTP1Handler(context: context))
     }
 
-    /// NIO's stream multiplexer: a Check is one small exchange; the connection manager closes idle
-    /// connections and answers a graceful stop with GOAWAY.
+    /// Frame by frame, as on the client port (`HTTP2ServerSetup`): NIO's codec and flood defences, the guard that
+    /// closes what NIO gives up on, Gatehouse's stream table, and the manager for idle connections and graceful stops.
     private static func configureHTTP2(_ channel: any Channel, context: ExtAuthzContext, idleTimeout: TimeAmount, drainTimeout: TimeAmount) throws {
         let sync = channel.pipeline.syncOperations
         let manager = HTTP2ServerSetup.connectionManager(channel, idleTimeout: idleTimeout, drainTimeout: drainTimeout)
-        _ = try sync.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: HTTP2ServerSetup.connectionConfiguration(maxHeaderBytes: context.maxHeaderBytes), streamConfiguration: .init(), streamDelegate: manager.http2StreamDelegate
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                try stream.pipeline.syncOperations.addHandler(ExtAuthzHandler(context: context))
-            }
-        }
+        let connectionGuard = HTTP2ConnectionGuard(drainTimeout: drainTimeout)
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.targetWindowSize = HTTP2ServerSetup.targetWindow
+        try sync.addHandler(connectionGuard)
+        try sync.addHandler(NIOHTTP2Handler(
+            mode: .server, connectionConfiguration: HTTP2ServerSetup.connectionConfiguration(maxHeaderBytes: context.maxHeaderBytes),
+            streamConfiguration: stream))
+        try sync.addHandler(ExtAuthzHTTP2Handler(
+            context: context, eventLoop: channel.eventLoop, connectionGuard: connectionGuard, manager: manager.http2StreamDelegate))
         try sync.addHandler(manager)
+        // As on the client port: NIO's handler swallows the channelActive the protocol selector fires next.
+        try sync.context(handlerType: NIOHTTP2Handler.self).fireChannelActive()
     }
 }

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHTTP1
 
 /// gRPC's length-prefixed message (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): a
 /// compressed flag, a 4-byte big-endian length, the message. Unary calls only: exactly one message.
@@ -34,5 +35,13 @@ enum GRPCMessageFraming {
         case "n": return .nanoseconds(amount)
         default: return nil
         }
+    }
+
+    /// A gRPC response's trailers: `grpc-status`, and `grpc-message` percent-encoded when there is one.
+    static func trailers(status: Int, message: String?) -> HTTPHeaders {
+        var trailers = HTTPHeaders()
+        trailers.add(name: "grpc-status", value: String(status))
+        if let message { trailers.add(name: "grpc-message", value: GRPCRefusal.percentEncoded(message)) }
+        return trailers
     }
 }

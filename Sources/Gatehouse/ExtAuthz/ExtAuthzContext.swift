@@ -1,0 +1,15 @@
+/// What every Check on the `[ext_authz]` port is answered with: the services of the moment (a reload applies to
+/// the next Check), the doors' header limit, where Envoy's HTTP protocol puts the original path, readiness for
+/// the health check, and the Check metrics.
+struct ExtAuthzContext: Sendable {
+    let handle: ServicesHandle
+    let maxHeaderBytes: Int
+    /// `[ext_authz] http_path_prefix`, without a trailing slash ("" for "/").
+    let httpPathPrefix: String
+    /// What `/readyz` would say (200: true).
+    let isReady: @Sendable () -> Bool
+    let metrics: ExtAuthzMetrics
+
+    /// A CheckRequest larger than this is refused unread (INVALID_ARGUMENT).
+    static let maxCheckRequestBytes = 1 << 20
+}

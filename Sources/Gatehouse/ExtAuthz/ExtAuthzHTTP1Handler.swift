@@ -1,0 +1,75 @@
+import NIOCore
+import NIOHTTP1
+
+/// The `[ext_authz]` port's HTTP/1.1 door (Envoy's HTTP protocol over an HTTP/1.1 cluster), behind NIO's HTTP/1
+/// server pipeline: a request's parts in, `ExtAuthzResponder`'s answer out.
+final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let responder: ExtAuthzResponder
+    private var head: HTTPRequestHead?
+    private var body: ByteBuffer?
+    private var bodyTooLarge = false
+    private var startedAt = NIODeadline.now()
+
+    init(context: ExtAuthzContext) {
+        self.responder = ExtAuthzResponder(context: context)
+    }
+
+    func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = nil
+            bodyTooLarge = false
+            startedAt = .now()
+        case .body(var part):
+            guard !bodyTooLarge else { return }
+            if (body?.readableBytes ?? 0) + part.readableBytes > ExtAuthzContext.maxCheckRequestBytes {
+                bodyTooLarge = true
+                body = nil
+            } else if body == nil {
+                body = part
+            } else {
+                body!.writeBuffer(&part)
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let request = ExtAuthzResponder.Request(
+                method: head.method, uri: head.uri, headers: head.headers, body: body, bodyTooLarge: bodyTooLarge,
+                peerIP: channelContext.channel.remoteAddress?.ipAddress ?? "", startedAt: startedAt)
+            let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
+            responder.respond(to: request, on: channelContext.eventLoop).whenSuccess { answer in
+                let (handler, channelContext) = loopBound.value
+                handler.write(answer, version: head.version, context: channelContext)
+            }
+        }
+    }
+
+    private func write(_ answer: ExtAuthzResponder.Answer, version: HTTPVersion, context channelContext: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        var status = HTTPResponseStatus.ok
+        var body: ByteBuffer?
+        var trailers: HTTPHeaders?
+        switch answer {
+        case .grpc(let message, let code, let statusMessage):
+            headers.add(name: "content-type", value: "application/grpc")
+            body = message.map { GRPCMessageFraming.frame($0, allocator: channelContext.channel.allocator) }
+            trailers = GRPCMessageFraming.trailers(status: code, message: statusMessage)
+        case .http(let httpStatus, let httpHeaders, let text):
+            status = httpStatus
+            headers = httpHeaders
+            headers.replaceOrAdd(name: "content-length", value: String(text.utf8.count))
+            if !text.isEmpty {
+                var buffer = channelContext.channel.allocator.buffer(capacity: text.utf8.count)
+                buffer.writeString(text)
+                body = buffer
+            }
+        }
+        channelContext.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
+        if let body { channelContext.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        channelContext.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+    }
+}

@@ -1,0 +1,182 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+
+/// The `[ext_authz]` port's HTTP/2 door, frame by frame like the client port's (`HTTP2ServerConnectionHandler`): no
+/// stream multiplexer, so a Check costs no channel, pipeline or HTTP/1 parts of its own. Each stream's HEADERS and
+/// DATA are gathered (a CheckRequest is small: at most `ExtAuthzContext.maxCheckRequestBytes`), handed to
+/// `ExtAuthzResponder` once the stream ends, and its answer written as frames: HEADERS, DATA, trailers. The streams
+/// answered in one read go out with one flush; the receive windows are topped up as DATA is taken.
+final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// A stream whose request has not ended yet.
+    private struct Gathering {
+        var headers: HPACKHeaders
+        var body: ByteBuffer?
+        var bodyTooLarge = false
+        var window = InboundFlowWindow(target: HTTP2ServerSetup.targetWindow)
+        let startedAt: NIODeadline
+    }
+
+    private let responder: ExtAuthzResponder
+    private let connectionGuard: HTTP2ConnectionGuard
+    private let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+    private let output: HTTP2FrameOutput
+    private var gathering: [HTTP2StreamID: Gathering] = [:]
+    /// Streams NIO reported open (the manager hears only of those).
+    private var openStreamIDs = Set<HTTP2StreamID>()
+    private var peerIP = ""
+
+    init(
+        context: ExtAuthzContext, eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard,
+        manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+    ) {
+        self.responder = ExtAuthzResponder(context: context)
+        self.connectionGuard = connectionGuard
+        self.manager = manager
+        self.output = HTTP2FrameOutput(eventLoop: eventLoop, targetWindow: HTTP2ServerSetup.targetWindow)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        output.attach(context)
+        peerIP = context.channel.remoteAddress?.ipAddress ?? ""
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        output.attach(nil)
+        gathering.removeAll()
+    }
+
+    // MARK: - Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        output.readBegan()
+        let frame = unwrapInboundIn(data)
+        let id = frame.streamID
+        guard id != .rootStream else {
+            context.fireChannelRead(data)  // PING acknowledgements: the manager's
+            return
+        }
+        switch frame.payload {
+        case .headers(let headers):
+            // A stream's first HEADERS opens it; a second is its trailer section, which ends it (NIO checks that).
+            let stream = gathering.removeValue(forKey: id) ?? Gathering(headers: headers.headers, startedAt: .now())
+            if headers.endStream { respond(id, stream, context: context) } else { gathering[id] = stream }
+        case .data(let data):
+            guard var stream = gathering.removeValue(forKey: id), case .byteBuffer(var buffer) = data.data else { return }
+            if !stream.bodyTooLarge {
+                if (stream.body?.readableBytes ?? 0) + buffer.readableBytes > ExtAuthzContext.maxCheckRequestBytes {
+                    stream.bodyTooLarge = true
+                    stream.body = nil
+                } else if stream.body == nil {
+                    stream.body = buffer
+                } else {
+                    stream.body!.writeBuffer(&buffer)
+                }
+            }
+            if data.endStream { respond(id, stream, context: context) } else { gathering[id] = stream }
+        case .rstStream:
+            gathering[id] = nil
+        default:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        output.readEnded()
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case let created as NIOHTTP2StreamCreatedEvent:
+            openStreamIDs.insert(created.streamID)
+            connectionGuard.openStreams += 1
+            connectionGuard.lastStreamID = max(connectionGuard.lastStreamID, created.streamID)
+            manager.streamCreated(created.streamID, channel: context.channel)
+            return
+        case let closed as StreamClosedEvent:
+            gathering[closed.streamID] = nil
+            guard openStreamIDs.remove(closed.streamID) != nil else { return }
+            connectionGuard.openStreams -= 1
+            manager.streamClosed(closed.streamID, channel: context.channel)
+            connectionGuard.streamClosed()
+            return
+        case let window as NIOHTTP2WindowUpdatedEvent:
+            // The connection's window is topped up by the output; a stream still sending its request gets its own.
+            if let (stream, size) = output.windowUpdated(window), let increment = gathering[stream]?.window.windowChanged(to: size) {
+                output.sendWindowUpdate(stream, increment)
+            }
+        default:
+            break
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// NIO reports stream errors (it resets the stream) and connection errors (GOAWAY; the guard closes).
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {}
+
+    // MARK: - The answer
+
+    private func respond(_ id: HTTP2StreamID, _ stream: Gathering, context: ChannelHandlerContext) {
+        var method: HTTPMethod?
+        var path: String?
+        var authority: String?
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(stream.headers.count)
+        for (name, value, _) in stream.headers {
+            switch name {
+            case ":method": method = HTTPMethod(rawValue: value)
+            case ":path": path = value
+            case ":authority": authority = value
+            default: if name.utf8.first != ASCIIByte.colon { headers.add(name: name, value: value) }
+            }
+        }
+        guard let method, let path else {
+            output.write(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError)), promise: nil)
+            output.flushSoon()
+            return
+        }
+        if let authority, !headers.contains(name: "host") { headers.add(name: "host", value: authority) }
+        let request = ExtAuthzResponder.Request(
+            method: method, uri: path, headers: headers, body: stream.body, bodyTooLarge: stream.bodyTooLarge, peerIP: peerIP,
+            startedAt: stream.startedAt)
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        responder.respond(to: request, on: context.eventLoop).whenSuccess { answer in
+            loopBound.value.write(answer, on: id)
+        }
+    }
+
+    private func write(_ answer: ExtAuthzResponder.Answer, on id: HTTP2StreamID) {
+        switch answer {
+        case .grpc(let message, let status, let statusMessage):
+            let head: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+            output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: head))), promise: nil)
+            if let message {
+                let framed = GRPCMessageFraming.frame(message, allocator: ByteBufferAllocator())
+                output.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(framed)))), promise: nil)
+            }
+            let trailers = HPACKHeaders(httpHeaders: GRPCMessageFraming.trailers(status: status, message: statusMessage), normalizeHTTPHeaders: true)
+            output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))), promise: nil)
+        case .http(let status, let headers, let body):
+            var fields = HPACKHeaders()
+            fields.reserveCapacity(headers.count + 2)
+            fields.add(name: ":status", value: String(status.code))
+            for (name, value) in headers {
+                let lowered = HTTP2FieldName.lowercased(name)
+                if !HTTP2FieldName.isConnectionSpecific(lowered), lowered != "content-length" { fields.add(name: lowered, value: value) }
+            }
+            fields.add(name: "content-length", value: String(body.utf8.count))
+            output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: fields, endStream: body.isEmpty))), promise: nil)
+            if !body.isEmpty {
+                var buffer = ByteBufferAllocator().buffer(capacity: body.utf8.count)
+                buffer.writeString(body)
+                output.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
+            }
+        }
+        output.flushSoon()
+    }
+}

@@ -1,0 +1,157 @@
+import NIOCore
+import NIOHTTP1
+
+/// One request on the `[ext_authz]` port, whichever HTTP it came by (`ExtAuthzHTTP1Handler`, `ExtAuthzHTTP2Handler`):
+/// gRPC `envoy.service.auth.v3.Authorization/Check` and `grpc.health.v1.Health/Check`, or the HTTP protocol (Envoy's
+/// `http_service`) for any other request. The decision is the core's (`CheckExchange`); this reads the call and puts
+/// the verdict in the protocol's form.
+struct ExtAuthzResponder {
+    static let checkMethod = "/envoy.service.auth.v3.Authorization/Check"
+    static let healthMethod = "/grpc.health.v1.Health/Check"
+
+    /// A request as the doors hand it over.
+    struct Request {
+        var method: HTTPMethod
+        var uri: String
+        /// The regular fields, `host` included (an HTTP/2 request's `:authority`).
+        var headers: HTTPHeaders
+        var body: ByteBuffer?
+        /// The body went past `ExtAuthzContext.maxCheckRequestBytes` and was dropped.
+        var bodyTooLarge: Bool
+        /// The caller's address (Envoy's).
+        var peerIP: String
+        var startedAt: NIODeadline
+    }
+
+    /// What the door writes back.
+    enum Answer {
+        /// A gRPC response: 200, `content-type: application/grpc`, the message if any, then `grpc-status` (and
+        /// `grpc-message`) trailers.
+        case grpc(message: [UInt8]?, status: Int, statusMessage: String?)
+        case http(status: HTTPResponseStatus, headers: HTTPHeaders, body: String)
+    }
+
+    let context: ExtAuthzContext
+
+    func respond(to request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+        let isGRPC = request.headers.first(name: "content-type")?.lowercased().hasPrefix("application/grpc") == true
+        guard isGRPC, request.method == .POST else { return answerHTTPProtocol(request, on: eventLoop) }
+        switch request.uri {
+        case Self.checkMethod: return answerCheck(request, on: eventLoop)
+        case Self.healthMethod: return eventLoop.makeSucceededFuture(answerHealth(request))
+        default: return eventLoop.makeSucceededFuture(.grpc(message: nil, status: 12, statusMessage: "unknown method \(request.uri)"))
+        }
+    }
+
+    // MARK: - gRPC
+
+    private func answerCheck(_ request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+        let check: CheckRequest
+        do {
+            guard !request.bodyTooLarge else { throw ProtobufReader.Malformed("CheckRequest over \(ExtAuthzContext.maxCheckRequestBytes) bytes") }
+            guard let body = request.body, let message = GRPCMessageFraming.singleMessage(in: body) else {
+                throw ProtobufReader.Malformed("not one uncompressed message")
+            }
+            check = try CheckRequest(decoding: message[...])
+        } catch {
+            context.metrics.checked(protocol: "grpc", .invalid, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
+            return eventLoop.makeSucceededFuture(.grpc(message: nil, status: 3, statusMessage: "invalid CheckRequest: \(error)"))  // INVALID_ARGUMENT
+        }
+        let verdict = CheckExchange.judge(
+            check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
+            deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_grpc", on: eventLoop)
+        let metrics = context.metrics
+        return verdict.map { verdict in
+            metrics.checked(protocol: "grpc", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
+            return .grpc(message: CheckResponseEncoding.encode(verdict), status: 0, statusMessage: nil)
+        }
+    }
+
+    /// grpc.health.v1: SERVING (1) exactly when `/readyz` answers 200, else NOT_SERVING (2); for the whole
+    /// server ("") and for the Authorization service, NOT_FOUND for any other.
+    private func answerHealth(_ request: Request) -> Answer {
+        var service = ""
+        do {
+            guard let body = request.body, let message = GRPCMessageFraming.singleMessage(in: body) else {
+                throw ProtobufReader.Malformed("not one message")
+            }
+            var reader = ProtobufReader(message[...])
+            while let (number, type) = try reader.nextField() {
+                if number == 1, type == .lengthDelimited { service = try reader.readString() } else { try reader.skip(type) }
+            }
+        } catch {
+            return .grpc(message: nil, status: 3, statusMessage: "invalid HealthCheckRequest: \(error)")
+        }
+        guard service.isEmpty || service == "envoy.service.auth.v3.Authorization" else {
+            return .grpc(message: nil, status: 5, statusMessage: "unknown service \(service)")  // NOT_FOUND
+        }
+        var writer = ProtobufWriter(reservingCapacity: 2)
+        writer.writeVarintField(1, context.isReady() ? 1 : 2)
+        return .grpc(message: writer.bytes, status: 0, statusMessage: nil)
+    }
+
+    // MARK: - The HTTP protocol
+
+    /// Envoy's `http_service`: the original method, `<http_path_prefix><original path>`, Host, Content-Length,
+    /// Authorization and the `allowed_headers`. 200 allows (with the identity headers); anything else denies.
+    private func answerHTTPProtocol(_ request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+        let prefix = context.httpPathPrefix
+        guard request.uri.hasPrefix(prefix), request.uri.dropFirst(prefix.count).first == "/" else {
+            return eventLoop.makeSucceededFuture(Self.httpAnswer(.deny(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"))))
+        }
+        var check = CheckRequest()
+        check.method = request.method.rawValue
+        check.path = String(request.uri.dropFirst(prefix.count))
+        // The original client, when Envoy passes it on (`allowed_headers` x-forwarded-for); else Envoy itself.
+        check.sourceAddress = request.headers[canonicalForm: "x-forwarded-for"].last.map(String.init) ?? request.peerIP
+        check.scheme = request.headers.first(name: "x-forwarded-proto") ?? "http"
+        for (name, value) in request.headers {
+            let lowered = HTTP2FieldName.lowercased(name)
+            guard !HeaderHygiene.isHopByHop(lowered, nominated: []), lowered != "content-length" else { continue }
+            if lowered == "host" {
+                check.host = value
+                continue
+            }
+            check.headers.append(CheckRequest.Header(name: lowered, value: value))
+        }
+        let verdict = CheckExchange.judge(
+            check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
+            deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_http", on: eventLoop)
+        let metrics = context.metrics
+        return verdict.map { verdict in
+            metrics.checked(protocol: "http", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
+            return Self.httpAnswer(verdict)
+        }
+    }
+
+    private static func httpAnswer(_ verdict: CheckVerdict) -> Answer {
+        switch verdict {
+        case .allow(let allowance):
+            var headers = HTTPHeaders()
+            for (name, value) in allowance.headersToSet { headers.add(name: name, value: value) }
+            // Envoy's HTTP protocol removes these from the request on a 200 (after it sets the ones above).
+            if !allowance.headersToRemove.isEmpty {
+                headers.add(name: "x-envoy-auth-headers-to-remove", value: allowance.headersToRemove.joined(separator: ","))
+            }
+            return .http(status: .ok, headers: headers, body: "")
+        case .deny(let response):
+            return .http(status: response.status, headers: response.headers, body: response.body)
+        }
+    }
+
+    /// Decided before the caller gives up (it would read a timeout as a failure): at 4/5 of its deadline, from
+    /// gRPC's `grpc-timeout` or the `x-envoy-expected-rq-timeout-ms` Envoy sends with both protocols.
+    static func deadline(_ headers: HTTPHeaders, startedAt: NIODeadline) -> NIODeadline? {
+        let grpc = GRPCMessageFraming.timeout(headers.first(name: "grpc-timeout"))
+        let envoy = headers.first(name: "x-envoy-expected-rq-timeout-ms").flatMap { Int64($0) }.map { TimeAmount.milliseconds($0) }
+        guard let timeout = [grpc, envoy].compactMap({ $0 }).min() else { return nil }
+        return startedAt + .nanoseconds(timeout.nanoseconds * 4 / 5)
+    }
+}
+
+extension CheckVerdict {
+    var result: ExtAuthzMetrics.Result {
+        if case .allow = self { return .allow }
+        return .deny
+    }
+}
