@@ -20,7 +20,7 @@ final class CheckExchange: ExchangeDriving {
 
     /// Fields Envoy joins with "," when the client sent them more than once: a token or a proof can hold no
     /// comma, so a comma means several, and several are refused as on the doors.
-    private static let singleValuedFields: Set<String> = ["authorization", "dpop"]
+    private static let singleValuedFields = ["authorization", "dpop"]
     /// The pseudo-headers of a request Envoy describes, in the order a block carries them.
     private static let pseudoHeaderNames = [":method", ":scheme", ":authority", ":path"]
 
@@ -139,7 +139,7 @@ final class CheckExchange: ExchangeDriving {
                     return .failure(.badRequest("\(header.name) differs from the request's \(header.name.dropFirst())"))
                 }
                 pseudo[slot] = header.value
-            } else if header.value.utf8.contains(ASCIIByte.comma), singleValuedFields.contains(header.name) {
+            } else if singleValuedFields.contains(where: { $0 == header.name }), header.value.utf8.contains(ASCIIByte.comma) {
                 for part in header.value.split(separator: ",", omittingEmptySubsequences: false) {
                     fields.append((header.name, part.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))))
                 }
