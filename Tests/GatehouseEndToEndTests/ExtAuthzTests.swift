@@ -239,5 +239,37 @@ struct ExtAuthzTests {
             #expect(foreign["valid"]?.code == 14, "\(String(describing: foreign["valid"]))")
         }
     }
+
+    /// Checks of one gateway connection repeating a token take the doors' fast path (`RecentToken`), which is still
+    /// judged each time: another route's requirements, and a sign-out in between, refuse it.
+    @Test func aTokenRepeatedOnTheGatewaysConnectionIsStillJudgedEachTime() async throws {
+        try await Self.run(configure: { configuration in
+            var admin = RouteSettings(match: .prefix("/admin"))
+            admin.scopes = ["admin"]
+            configuration.routes = [admin]
+            configuration.verification.cacheSize = 0  // no shared cache: a hit can only be the connection's fast path
+        }) { env, port in
+            let token = TestSigner.ec.token(claims: Claims.valid(extra: ["jti": .string("repeated-on-the-connection")]))
+            let authorization = [("authorization", "Bearer \(token)")]
+            let answers = try await Self.call(port, [
+                Self.check("first", headers: authorization),
+                Self.check("again", headers: authorization),
+                Self.check("admin", path: "/admin/users", headers: authorization),
+                .object(["name": .string("signout"), "signout": .object([
+                    "url": .string("http://127.0.0.1:\(env.port)/.gatehouse/signout"), "token": .string(token),
+                ])]),
+                Self.check("afterSignOut", headers: authorization),
+            ])
+            #expect(answers["first"]?.allowed == true && answers["again"]?.allowed == true, "\(answers)")
+            #expect(answers["admin"]?.deniedStatus == 403 && answers["admin"]?.reason == "insufficient_scope", "\(String(describing: answers["admin"]))")
+            #expect(answers["signout"]?.object["status"]?.integerValue == 200)
+            #expect(answers["afterSignOut"]?.deniedStatus == 401 && answers["afterSignOut"]?.reason == "revoked",
+                    "\(String(describing: answers["afterSignOut"]))")
+            // Verified twice (the first Check, and the sign-out on another connection); the three later Checks of
+            // the gateway's connection took the token it remembered, and were still refused where they had to be.
+            let counts = try await VerifyCacheCounts.read(env)
+            #expect(counts.misses == 2 && counts.hits == 3, "\(counts)")
+        }
+    }
 }
 

@@ -473,8 +473,8 @@ private func claimsSubject(_ request: TestUpstream.Received) -> String? {
     return (try? StrictJSON.parse(decoded))?.objectValue?["sub"]?.stringValue
 }
 
-/// `gatehouse_verify_cache_total` from the admin port's `/metrics`.
-private struct VerifyCacheCounts {
+/// `gatehouse_verify_cache_total` from the admin port's `/metrics` (RecentTokenTests, ExtAuthzTests).
+struct VerifyCacheCounts {
     var hits: Int
     var misses: Int
 

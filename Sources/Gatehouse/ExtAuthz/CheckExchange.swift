@@ -12,6 +12,9 @@ import NIOHTTP1
 final class CheckExchange: ExchangeDriving {
     var core: ExchangeStateMachine
     private let services: ProxyServices
+    /// The caller's connection's last verified token (`RecentToken`): a gateway repeating a user's token on its
+    /// connection takes the doors' fast path.
+    private let tokenMemory: ConnectionTokenMemory?
     private let promise: EventLoopPromise<CheckVerdict>
     private var deadline: Scheduled<Void>?
     private var isDone = false
@@ -24,8 +27,9 @@ final class CheckExchange: ExchangeDriving {
     /// The pseudo-headers of a request Envoy describes, in the order a block carries them.
     private static let pseudoHeaderNames = [":method", ":scheme", ":authority", ":path"]
 
-    private init(services: ProxyServices, eventLoop: any EventLoop, via: String) {
+    private init(services: ProxyServices, tokenMemory: ConnectionTokenMemory?, eventLoop: any EventLoop, via: String) {
         self.services = services
+        self.tokenMemory = tokenMemory
         self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: eventLoop, via: via)
         self.promise = eventLoop.makePromise(of: CheckVerdict.self)
     }
@@ -33,9 +37,10 @@ final class CheckExchange: ExchangeDriving {
     /// Judges a Check. `deadline`: the caller's (gRPC `grpc-timeout`); a decision still pending then is a 503,
     /// never an allowance.
     static func judge(
-        _ check: CheckRequest, services: ProxyServices, maxHeaderBytes: Int, deadline: NIODeadline?, via: String, on eventLoop: any EventLoop
+        _ check: CheckRequest, services: ProxyServices, maxHeaderBytes: Int, deadline: NIODeadline?, via: String,
+        tokenMemory: ConnectionTokenMemory? = nil, on eventLoop: any EventLoop
     ) -> EventLoopFuture<CheckVerdict> {
-        let exchange = CheckExchange(services: services, eventLoop: eventLoop, via: via)
+        let exchange = CheckExchange(services: services, tokenMemory: tokenMemory, eventLoop: eventLoop, via: via)
         exchange.start(check, maxHeaderBytes: maxHeaderBytes, deadline: deadline)
         return exchange.promise.futureResult
     }
@@ -72,7 +77,7 @@ final class CheckExchange: ExchangeDriving {
         let certificate = check.sourceCertificate.isEmpty
             ? nil : ForwardedClientCertificate.thumbprint(ofPEM: check.sourceCertificate.removingPercentEncoding ?? "")
         performCoreAction(core.receivedHead(
-            head, clientIP: check.sourceAddress, certificateThumbprint: certificate, services: services, recent: nil))
+            head, clientIP: check.sourceAddress, certificateThumbprint: certificate, services: services, recent: tokenMemory?.recent))
         if !isDone { performCoreAction(core.receivedEnd()) }
     }
 
@@ -90,8 +95,10 @@ final class CheckExchange: ExchangeDriving {
             }
             finish(.deny(response))
         case .forward(let admission, _):
-            guard let request = core.exchange?.request else { return }
-            services.metrics.request(routeAuth: core.exchange?.routeAuth ?? "none", outcome: .forwarded)
+            guard let exchange = core.exchange else { return }
+            let request = exchange.request
+            if case .verified(let identity) = admission { tokenMemory?.remember(exchange, identity: identity, identityFields: nil) }
+            services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
             finish(.allow(services.upstreamHead.checkAllowance(request, admission: admission)))
         case .awaitDecision, .awaitAnswer:
             awaitOutcome(of: action)

@@ -12,6 +12,7 @@ final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
     private var body: ByteBuffer?
     private var bodyTooLarge = false
     private var startedAt = NIODeadline.now()
+    private let tokenMemory = ConnectionTokenMemory()
 
     init(context: ExtAuthzContext) {
         self.responder = ExtAuthzResponder(context: context)
@@ -41,7 +42,7 @@ final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
                 method: head.method, uri: head.uri, headers: head.headers, body: body, bodyTooLarge: bodyTooLarge,
                 peerIP: channelContext.channel.remoteAddress?.ipAddress ?? "", startedAt: startedAt)
             let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
-            responder.respond(to: request, on: channelContext.eventLoop).whenSuccess { answer in
+            responder.respond(to: request, tokenMemory: tokenMemory, on: channelContext.eventLoop).whenSuccess { answer in
                 let (handler, channelContext) = loopBound.value
                 handler.write(answer, version: head.version, context: channelContext)
             }

@@ -29,6 +29,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     /// Streams NIO reported open (the manager hears only of those).
     private var openStreamIDs = Set<HTTP2StreamID>()
     private var peerIP = ""
+    private let tokenMemory = ConnectionTokenMemory()
 
     init(
         context: ExtAuthzContext, eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard,
@@ -145,7 +146,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
             method: method, uri: path, headers: headers, body: stream.body, bodyTooLarge: stream.bodyTooLarge, peerIP: peerIP,
             startedAt: stream.startedAt)
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        responder.respond(to: request, on: context.eventLoop).whenSuccess { answer in
+        responder.respond(to: request, tokenMemory: tokenMemory, on: context.eventLoop).whenSuccess { answer in
             loopBound.value.write(answer, on: id)
         }
     }

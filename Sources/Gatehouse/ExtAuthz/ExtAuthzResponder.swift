@@ -33,11 +33,12 @@ struct ExtAuthzResponder {
 
     let context: ExtAuthzContext
 
-    func respond(to request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+    /// - Parameter tokenMemory: the connection's last verified token (the doors' fast path for a repeated token).
+    func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
         let isGRPC = request.headers.first(name: "content-type")?.lowercased().hasPrefix("application/grpc") == true
-        guard isGRPC, request.method == .POST else { return answerHTTPProtocol(request, on: eventLoop) }
+        guard isGRPC, request.method == .POST else { return answerHTTPProtocol(request, tokenMemory: tokenMemory, on: eventLoop) }
         switch request.uri {
-        case Self.checkMethod: return answerCheck(request, on: eventLoop)
+        case Self.checkMethod: return answerCheck(request, tokenMemory: tokenMemory, on: eventLoop)
         case Self.healthMethod: return eventLoop.makeSucceededFuture(answerHealth(request))
         default: return eventLoop.makeSucceededFuture(.grpc(message: nil, status: 12, statusMessage: "unknown method \(request.uri)"))
         }
@@ -45,7 +46,7 @@ struct ExtAuthzResponder {
 
     // MARK: - gRPC
 
-    private func answerCheck(_ request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+    private func answerCheck(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
         let check: CheckRequest
         do {
             guard !request.bodyTooLarge else { throw ProtobufReader.Malformed("CheckRequest over \(ExtAuthzContext.maxCheckRequestBytes) bytes") }
@@ -59,7 +60,8 @@ struct ExtAuthzResponder {
         }
         let verdict = CheckExchange.judge(
             check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
-            deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_grpc", on: eventLoop)
+            deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_grpc", tokenMemory: tokenMemory,
+            on: eventLoop)
         let metrics = context.metrics
         return verdict.map { verdict in
             metrics.checked(protocol: "grpc", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
@@ -94,7 +96,9 @@ struct ExtAuthzResponder {
 
     /// Envoy's `http_service`: the original method, `<http_path_prefix><original path>`, Host, Content-Length,
     /// Authorization and the `allowed_headers`. 200 allows (with the identity headers); anything else denies.
-    private func answerHTTPProtocol(_ request: Request, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+    private func answerHTTPProtocol(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop)
+        -> EventLoopFuture<Answer>
+    {
         let prefix = context.httpPathPrefix
         guard request.uri.hasPrefix(prefix), request.uri.dropFirst(prefix.count).first == "/" else {
             return eventLoop.makeSucceededFuture(Self.httpAnswer(.deny(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"))))
@@ -116,7 +120,8 @@ struct ExtAuthzResponder {
         }
         let verdict = CheckExchange.judge(
             check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
-            deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_http", on: eventLoop)
+            deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_http", tokenMemory: tokenMemory,
+            on: eventLoop)
         let metrics = context.metrics
         return verdict.map { verdict in
             metrics.checked(protocol: "http", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)

@@ -6,6 +6,7 @@ grpcio: the edge cases a real Envoy would never send, and the answers read field
                      "source": "1.2.3.4", "certificate": "...", "timeout": seconds}}
   {"name", "raw": "<hex of the request message>"}            (a CheckRequest's bytes, however broken)
   {"name", "health": "<service name>"}
+  {"name", "signout": {"url", "token"}}                        (a POST to Gatehouse's sign-out, between Checks)
 Prints one JSON object {"calls": {name: answer}}, an answer being {"code": gRPC status code, "details",
 "allowed", "denied_status", "headers": [[k, v, append_action]], "remove": [...], "body", "metadata": {...}}
 or, for health, {"code", "status"}. --tls-ca (with --cert/--key): over TLS. Only 127.0.0.1.
@@ -14,6 +15,7 @@ or, for health, {"code", "status"}. --tls-ca (with --cert/--key): over TLS. Only
 import argparse
 import json
 import sys
+import urllib.request
 
 import grpc
 from envoy.service.auth.v3 import external_auth_pb2
@@ -92,6 +94,13 @@ def main():
         channel = grpc.insecure_channel("127.0.0.1:%d" % args.port)
     results = {}
     for item in plan:
+        if "signout" in item:
+            # Between two Checks on the same connection: a sign-out on Gatehouse's client port.
+            http = urllib.request.Request(item["signout"]["url"], data=b"", method="POST",
+                                          headers={"Authorization": "Bearer " + item["signout"]["token"]})
+            with urllib.request.urlopen(http, timeout=5) as answer:
+                results[item["name"]] = {"status": answer.status}
+            continue
         if "health" in item:
             code, details, response = call(channel, HEALTH, health_request(item["health"]), 5)
             status = response[1] if response and len(response) >= 2 else 0
