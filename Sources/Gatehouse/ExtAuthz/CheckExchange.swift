@@ -15,7 +15,9 @@ final class CheckExchange: ExchangeDriving {
     /// The caller's connection's last verified token (`RecentToken`): a gateway repeating a user's token on its
     /// connection takes the doors' fast path.
     private let tokenMemory: ConnectionTokenMemory?
-    private let promise: EventLoopPromise<CheckVerdict>
+    /// Made only for a decision that has to wait (a key refetch, an introspection call): most are decided at once.
+    private var promise: EventLoopPromise<CheckVerdict>?
+    private var verdict: CheckVerdict?
     private var deadline: Scheduled<Void>?
     private var isDone = false
     /// The client's request is a gRPC call (its refusal reaches it as grpc-status and grpc-message).
@@ -31,7 +33,12 @@ final class CheckExchange: ExchangeDriving {
         self.services = services
         self.tokenMemory = tokenMemory
         self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: eventLoop, via: via)
-        self.promise = eventLoop.makePromise(of: CheckVerdict.self)
+    }
+
+    /// A verdict now, or once the decision it waits on has come.
+    enum Judged {
+        case now(CheckVerdict)
+        case later(EventLoopFuture<CheckVerdict>)
     }
 
     /// Judges a Check. `deadline`: the caller's (gRPC `grpc-timeout`); a decision still pending then is a 503,
@@ -39,10 +46,13 @@ final class CheckExchange: ExchangeDriving {
     static func judge(
         _ check: CheckRequest, services: ProxyServices, maxHeaderBytes: Int, deadline: NIODeadline?, via: String,
         tokenMemory: ConnectionTokenMemory? = nil, on eventLoop: any EventLoop
-    ) -> EventLoopFuture<CheckVerdict> {
+    ) -> Judged {
         let exchange = CheckExchange(services: services, tokenMemory: tokenMemory, eventLoop: eventLoop, via: via)
         exchange.start(check, maxHeaderBytes: maxHeaderBytes, deadline: deadline)
-        return exchange.promise.futureResult
+        if let verdict = exchange.verdict { return .now(verdict) }
+        let promise = eventLoop.makePromise(of: CheckVerdict.self)
+        exchange.promise = promise
+        return .later(promise.futureResult)
     }
 
     var coreHasRequest: Bool { !isDone }
@@ -72,7 +82,7 @@ final class CheckExchange: ExchangeDriving {
             return
         }
         if let deadline {
-            self.deadline = core.eventLoop.scheduleTask(deadline: deadline) { [self] in deadlinePassed() }
+            self.deadline = core.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.deadlinePassed() }
         }
         let certificate = check.sourceCertificate.isEmpty
             ? nil : ForwardedClientCertificate.thumbprint(ofPEM: check.sourceCertificate.removingPercentEncoding ?? "")
@@ -122,7 +132,7 @@ final class CheckExchange: ExchangeDriving {
         guard !isDone else { return }
         isDone = true
         deadline?.cancel()
-        promise.succeed(verdict)
+        if let promise { promise.succeed(verdict) } else { self.verdict = verdict }
     }
 
     /// The request's header block as an HTTP/2 client would have sent it: the pseudo-headers (from the

@@ -41,10 +41,8 @@ final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
             let request = ExtAuthzResponder.Request(
                 method: head.method, uri: head.uri, headers: head.headers, body: body, bodyTooLarge: bodyTooLarge,
                 peerIP: channelContext.channel.remoteAddress?.ipAddress ?? "", startedAt: startedAt)
-            let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
-            responder.respond(to: request, tokenMemory: tokenMemory, on: channelContext.eventLoop).whenSuccess { answer in
-                let (handler, channelContext) = loopBound.value
-                handler.write(answer, version: head.version, context: channelContext)
+            responder.respond(to: request, tokenMemory: tokenMemory, on: channelContext.eventLoop).whenAnswered { answer in
+                self.write(answer, version: head.version, context: channelContext)
             }
         }
     }

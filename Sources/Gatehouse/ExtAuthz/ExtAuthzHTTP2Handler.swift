@@ -29,6 +29,10 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     /// Streams NIO reported open (the manager hears only of those).
     private var openStreamIDs = Set<HTTP2StreamID>()
     private var peerIP = ""
+    private var allocator = ByteBufferAllocator()
+    /// Every gRPC answer's head, and the trailers of a successful call.
+    private static let grpcHead: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+    private static let grpcOK: HPACKHeaders = ["grpc-status": "0"]
     private let tokenMemory = ConnectionTokenMemory()
 
     init(
@@ -43,6 +47,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         output.attach(context)
+        allocator = context.channel.allocator
         peerIP = context.channel.remoteAddress?.ipAddress ?? ""
     }
 
@@ -145,22 +150,24 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
         let request = ExtAuthzResponder.Request(
             method: method, uri: path, headers: headers, body: stream.body, bodyTooLarge: stream.bodyTooLarge, peerIP: peerIP,
             startedAt: stream.startedAt)
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        responder.respond(to: request, tokenMemory: tokenMemory, on: context.eventLoop).whenSuccess { answer in
-            loopBound.value.write(answer, on: id)
+        responder.respond(to: request, tokenMemory: tokenMemory, on: context.eventLoop).whenAnswered { answer in
+            self.write(answer, on: id)
         }
     }
 
     private func write(_ answer: ExtAuthzResponder.Answer, on id: HTTP2StreamID) {
         switch answer {
         case .grpc(let message, let status, let statusMessage):
-            let head: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
-            output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: head))), promise: nil)
+            output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.grpcHead))), promise: nil)
             if let message {
-                let framed = GRPCMessageFraming.frame(message, allocator: ByteBufferAllocator())
+                let framed = GRPCMessageFraming.frame(message, allocator: allocator)
                 output.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(framed)))), promise: nil)
             }
-            let trailers = HPACKHeaders(httpHeaders: GRPCMessageFraming.trailers(status: status, message: statusMessage), normalizeHTTPHeaders: true)
+            var trailers = Self.grpcOK
+            if status != 0 {
+                trailers = ["grpc-status": String(status)]
+                if let statusMessage { trailers.add(name: "grpc-message", value: GRPCRefusal.percentEncoded(statusMessage)) }
+            }
             output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))), promise: nil)
         case .http(let status, let headers, let body):
             var fields = HPACKHeaders()
@@ -173,7 +180,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
             fields.add(name: "content-length", value: String(body.utf8.count))
             output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: fields, endStream: body.isEmpty))), promise: nil)
             if !body.isEmpty {
-                var buffer = ByteBufferAllocator().buffer(capacity: body.utf8.count)
+                var buffer = allocator.buffer(capacity: body.utf8.count)
                 buffer.writeString(body)
                 output.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)
             }

@@ -19,17 +19,19 @@ struct ExtAuthzMetrics: Sendable {
             .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
             .milliseconds(250), .milliseconds(500), .seconds(1),
         ]
+        let checksName = MetricNameDescriptor(
+            namespace: "gatehouse", subsystem: "ext_authz", metricName: "checks", unitName: "total",
+            helpText: "Envoy ext_authz Checks answered, by protocol and result")
+        let durationName = MetricNameDescriptor(
+            namespace: "gatehouse", subsystem: "ext_authz", metricName: "check_duration", unitName: "seconds",
+            helpText: "From a Check's arrival to its answer")
         for protocolName in ["grpc", "http"] {
             var byResult: [Result: Counter] = [:]
             for result in Result.allCases {
-                byResult[result] = registry.makeCounter(
-                    name: "gatehouse_ext_authz_checks_total", labels: [("protocol", protocolName), ("result", result.rawValue)],
-                    help: "Envoy ext_authz Checks answered, by protocol and result")
+                byResult[result] = registry.makeCounter(descriptor: checksName, labels: [("protocol", protocolName), ("result", result.rawValue)])
             }
             checks[protocolName] = byResult
-            durations[protocolName] = registry.makeDurationHistogram(
-                name: "gatehouse_ext_authz_check_duration_seconds", labels: [("protocol", protocolName)], buckets: buckets,
-                help: "From a Check's arrival to its answer")
+            durations[protocolName] = registry.makeDurationHistogram(descriptor: durationName, labels: [("protocol", protocolName)], buckets: buckets)
         }
         self.checks = checks
         self.durations = durations

@@ -31,22 +31,36 @@ struct ExtAuthzResponder {
         case http(status: HTTPResponseStatus, headers: HTTPHeaders, body: String)
     }
 
+    /// An answer now, or once the Check's decision has come (`CheckExchange.Judged`).
+    enum Outcome {
+        case now(Answer)
+        case later(EventLoopFuture<Answer>)
+
+        /// Hands the answer to `write`, at once when it is there.
+        func whenAnswered(_ write: @escaping (Answer) -> Void) {
+            switch self {
+            case .now(let answer): write(answer)
+            case .later(let future): future.assumeIsolated().whenSuccess(write)
+            }
+        }
+    }
+
     let context: ExtAuthzContext
 
     /// - Parameter tokenMemory: the connection's last verified token (the doors' fast path for a repeated token).
-    func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+    func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> Outcome {
         let isGRPC = request.headers.first(name: "content-type")?.lowercased().hasPrefix("application/grpc") == true
         guard isGRPC, request.method == .POST else { return answerHTTPProtocol(request, tokenMemory: tokenMemory, on: eventLoop) }
         switch request.uri {
         case Self.checkMethod: return answerCheck(request, tokenMemory: tokenMemory, on: eventLoop)
-        case Self.healthMethod: return eventLoop.makeSucceededFuture(answerHealth(request))
-        default: return eventLoop.makeSucceededFuture(.grpc(message: nil, status: 12, statusMessage: "unknown method \(request.uri)"))
+        case Self.healthMethod: return .now(answerHealth(request))
+        default: return .now(.grpc(message: nil, status: 12, statusMessage: "unknown method \(request.uri)"))
         }
     }
 
     // MARK: - gRPC
 
-    private func answerCheck(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventLoopFuture<Answer> {
+    private func answerCheck(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> Outcome {
         let check: CheckRequest
         do {
             guard !request.bodyTooLarge else { throw ProtobufReader.Malformed("CheckRequest over \(ExtAuthzContext.maxCheckRequestBytes) bytes") }
@@ -56,16 +70,20 @@ struct ExtAuthzResponder {
             check = try CheckRequest(decoding: message[...])
         } catch {
             context.metrics.checked(protocol: "grpc", .invalid, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
-            return eventLoop.makeSucceededFuture(.grpc(message: nil, status: 3, statusMessage: "invalid CheckRequest: \(error)"))  // INVALID_ARGUMENT
+            return .now(.grpc(message: nil, status: 3, statusMessage: "invalid CheckRequest: \(error)"))  // INVALID_ARGUMENT
         }
         let verdict = CheckExchange.judge(
             check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
             deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_grpc", tokenMemory: tokenMemory,
             on: eventLoop)
         let metrics = context.metrics
-        return verdict.map { verdict in
+        let answer = { @Sendable (verdict: CheckVerdict) -> Answer in
             metrics.checked(protocol: "grpc", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
             return .grpc(message: CheckResponseEncoding.encode(verdict), status: 0, statusMessage: nil)
+        }
+        switch verdict {
+        case .now(let verdict): return .now(answer(verdict))
+        case .later(let future): return .later(future.map(answer))
         }
     }
 
@@ -96,12 +114,10 @@ struct ExtAuthzResponder {
 
     /// Envoy's `http_service`: the original method, `<http_path_prefix><original path>`, Host, Content-Length,
     /// Authorization and the `allowed_headers`. 200 allows (with the identity headers); anything else denies.
-    private func answerHTTPProtocol(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop)
-        -> EventLoopFuture<Answer>
-    {
+    private func answerHTTPProtocol(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> Outcome {
         let prefix = context.httpPathPrefix
         guard request.uri.hasPrefix(prefix), request.uri.dropFirst(prefix.count).first == "/" else {
-            return eventLoop.makeSucceededFuture(Self.httpAnswer(.deny(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"))))
+            return .now(Self.httpAnswer(.deny(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"))))
         }
         var check = CheckRequest()
         check.method = request.method.rawValue
@@ -123,9 +139,13 @@ struct ExtAuthzResponder {
             deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_http", tokenMemory: tokenMemory,
             on: eventLoop)
         let metrics = context.metrics
-        return verdict.map { verdict in
+        let answer = { @Sendable (verdict: CheckVerdict) -> Answer in
             metrics.checked(protocol: "http", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
             return Self.httpAnswer(verdict)
+        }
+        switch verdict {
+        case .now(let verdict): return .now(answer(verdict))
+        case .later(let future): return .later(future.map(answer))
         }
     }
 
