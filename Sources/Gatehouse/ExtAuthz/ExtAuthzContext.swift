@@ -10,6 +10,7 @@ struct ExtAuthzContext: Sendable {
     let isReady: @Sendable () -> Bool
     let metrics: ExtAuthzMetrics
 
-    /// A CheckRequest larger than this is refused unread (INVALID_ARGUMENT).
-    static let maxCheckRequestBytes = 1 << 20
+    /// A CheckRequest larger than this is refused unread (INVALID_ARGUMENT). Envoy's is a request head (a few KiB;
+    /// Gatehouse reads no body); the bound is what one stream may hold, 100 streams a connection.
+    static let maxCheckRequestBytes = 256 << 10
 }

@@ -112,8 +112,10 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
             connectionGuard.streamClosed()
             return
         case let window as NIOHTTP2WindowUpdatedEvent:
-            // The connection's window is topped up by the output; a stream still sending its request gets its own.
-            if let (stream, size) = output.windowUpdated(window), let increment = gathering[stream]?.window.windowChanged(to: size) {
+            // The connection's window is topped up by the output; a stream still sending its request gets its own, until
+            // the request is over the bound (then it may send no more than its window: the bytes are dropped anyway).
+            if let (stream, size) = output.windowUpdated(window), gathering[stream]?.bodyTooLarge == false,
+               let increment = gathering[stream]?.window.windowChanged(to: size) {
                 output.sendWindowUpdate(stream, increment)
             }
         default:
