@@ -40,14 +40,14 @@ final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
             self.head = nil
             let request = ExtAuthzResponder.Request(
                 method: head.method, uri: head.uri, headers: head.headers, body: body, bodyTooLarge: bodyTooLarge,
-                peerIP: channelContext.channel.remoteAddress?.ipAddress ?? "", startedAt: startedAt)
+                peerIP: channelContext.channel.remoteAddress?.ipAddress ?? "", startedAt: startedAt, isHTTP2: false)
             responder.respond(to: request, tokenMemory: tokenMemory, on: channelContext.eventLoop).whenAnswered { answer in
-                self.write(answer, version: head.version, context: channelContext)
+                self.write(answer, version: head.version, keepAlive: head.isKeepAlive, context: channelContext)
             }
         }
     }
 
-    private func write(_ answer: ExtAuthzResponder.Answer, version: HTTPVersion, context channelContext: ChannelHandlerContext) {
+    private func write(_ answer: ExtAuthzResponder.Answer, version: HTTPVersion, keepAlive: Bool, context channelContext: ChannelHandlerContext) {
         var headers = HTTPHeaders()
         var status = HTTPResponseStatus.ok
         var body: ByteBuffer?
@@ -69,6 +69,8 @@ final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
         }
         channelContext.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
         if let body { channelContext.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        channelContext.writeAndFlush(wrapOutboundOut(.end(trailers)), promise: nil)
+        let written = channelContext.writeAndFlush(wrapOutboundOut(.end(trailers)))
+        // A caller that asked for `Connection: close` (or HTTP/1.0 without keep-alive) has its connection closed after the answer.
+        if !keepAlive { written.assumeIsolated().whenComplete { _ in channelContext.close(promise: nil) } }
     }
 }

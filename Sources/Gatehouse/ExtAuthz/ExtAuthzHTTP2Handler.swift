@@ -151,13 +151,14 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
         if let authority, !headers.contains(name: "host") { headers.add(name: "host", value: authority) }
         let request = ExtAuthzResponder.Request(
             method: method, uri: path, headers: headers, body: stream.body, bodyTooLarge: stream.bodyTooLarge, peerIP: peerIP,
-            startedAt: stream.startedAt)
+            startedAt: stream.startedAt, isHTTP2: true)
         responder.respond(to: request, tokenMemory: tokenMemory, on: context.eventLoop).whenAnswered { answer in
-            self.write(answer, on: id)
+            self.write(answer, on: id, isHEAD: method == .HEAD)
         }
     }
 
-    private func write(_ answer: ExtAuthzResponder.Answer, on id: HTTP2StreamID) {
+    /// - Parameter isHEAD: the answer to a HEAD has no body (its content-length says what a GET's would be).
+    private func write(_ answer: ExtAuthzResponder.Answer, on id: HTTP2StreamID, isHEAD: Bool) {
         switch answer {
         case .grpc(let message, let status, let statusMessage):
             output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.grpcHead))), promise: nil)
@@ -180,8 +181,8 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
                 if !HTTP2FieldName.isConnectionSpecific(lowered), lowered != "content-length" { fields.add(name: lowered, value: value) }
             }
             fields.add(name: "content-length", value: String(body.utf8.count))
-            output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: fields, endStream: body.isEmpty))), promise: nil)
-            if !body.isEmpty {
+            output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: fields, endStream: body.isEmpty || isHEAD))), promise: nil)
+            if !body.isEmpty && !isHEAD {
                 var buffer = allocator.buffer(capacity: body.utf8.count)
                 buffer.writeString(body)
                 output.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(buffer), endStream: true))), promise: nil)

@@ -21,6 +21,8 @@ struct ExtAuthzResponder {
         /// The caller's address (Envoy's).
         var peerIP: String
         var startedAt: NIODeadline
+        /// Came over HTTP/2 (gRPC needs it).
+        var isHTTP2: Bool
     }
 
     /// What the door writes back.
@@ -49,13 +51,14 @@ struct ExtAuthzResponder {
 
     /// - Parameter tokenMemory: the connection's last verified token (the doors' fast path for a repeated token).
     func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> Outcome {
-        let isGRPC = request.headers.first(name: "content-type")?.lowercased().hasPrefix("application/grpc") == true
-        guard isGRPC, request.method == .POST else { return answerHTTPProtocol(request, tokenMemory: tokenMemory, on: eventLoop) }
-        switch request.uri {
-        case Self.checkMethod: return answerCheck(request, tokenMemory: tokenMemory, on: eventLoop)
-        case Self.healthMethod: return .now(answerHealth(request))
-        default: return .now(.grpc(message: nil, status: 12, statusMessage: "unknown method \(request.uri)"))
-        }
+        // A gRPC answer is HTTP 200, which Envoy's HTTP protocol reads as "allow": so only the two methods' own calls
+        // get one (HTTP/2, POST, exactly their path, gRPC's content-type and `te: trailers`, which Envoy's HTTP
+        // protocol never passes on). Anything else is the HTTP protocol, judged by the core.
+        guard request.isHTTP2, request.method == .POST, request.uri == Self.checkMethod || request.uri == Self.healthMethod,
+              request.headers.first(name: "te")?.utf8.elementsEqualIgnoringASCIICase("trailers".utf8) == true,
+              request.headers.first(name: "content-type")?.utf8.starts(with: "application/grpc".utf8) == true
+        else { return answerHTTPProtocol(request, tokenMemory: tokenMemory, on: eventLoop) }
+        return request.uri == Self.checkMethod ? answerCheck(request, tokenMemory: tokenMemory, on: eventLoop) : .now(answerHealth(request))
     }
 
     // MARK: - gRPC
@@ -122,8 +125,9 @@ struct ExtAuthzResponder {
         var check = CheckRequest()
         check.method = request.method.rawValue
         check.path = String(request.uri.dropFirst(prefix.count))
-        // The original client, when Envoy passes it on (`allowed_headers` x-forwarded-for); else Envoy itself.
-        check.sourceAddress = request.headers[canonicalForm: "x-forwarded-for"].last.map(String.init) ?? request.peerIP
+        // Envoy's address: a trust decision (`trusted_proxies`) is never made on a header the client may have written
+        // (X-Forwarded-For is Envoy's to append only with use_remote_address), so the failure log names Envoy here.
+        check.sourceAddress = request.peerIP
         check.scheme = request.headers.first(name: "x-forwarded-proto") ?? "http"
         for (name, value) in request.headers {
             let lowered = HTTP2FieldName.lowercased(name)
@@ -166,11 +170,13 @@ struct ExtAuthzResponder {
 
     /// Decided before the caller gives up (it would read a timeout as a failure): at 4/5 of its deadline, from
     /// gRPC's `grpc-timeout` or the `x-envoy-expected-rq-timeout-ms` Envoy sends with both protocols.
+    /// A caller's timeout counts up to an hour (a larger one, or a negative one, is read as an hour or as none).
     static func deadline(_ headers: HTTPHeaders, startedAt: NIODeadline) -> NIODeadline? {
         let grpc = GRPCMessageFraming.timeout(headers.first(name: "grpc-timeout"))
         let envoy = headers.first(name: "x-envoy-expected-rq-timeout-ms").flatMap { Int64($0) }.map { TimeAmount.milliseconds($0) }
-        guard let timeout = [grpc, envoy].compactMap({ $0 }).min() else { return nil }
-        return startedAt + .nanoseconds(timeout.nanoseconds * 4 / 5)
+        guard let timeout = [grpc, envoy].compactMap({ $0 }).filter({ $0.nanoseconds >= 0 }).min() else { return nil }
+        let bounded = min(timeout, .hours(1))  // no overflow below: at most 3.6e12 ns x 4
+        return startedAt + .nanoseconds(bounded.nanoseconds / 5 * 4)
     }
 }
 

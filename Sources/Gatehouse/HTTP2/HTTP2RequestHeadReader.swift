@@ -76,7 +76,10 @@ enum HTTP2RequestHeadReader {
                     method = RequestMethods.method(value)
                 case ":scheme" where !scheme: scheme = true
                 case ":path" where path == nil && !value.isEmpty: path = value
-                case ":authority" where authority == nil: authority = value
+                case ":authority" where authority == nil:
+                    // A host name is ASCII (RFC 3986 §3.2.2); a byte above 0x7F has been made U+FFFD by now (H20).
+                    guard value.utf8.allSatisfy({ $0 < 0x80 }) else { return .failure(.badRequest("invalid :authority")) }
+                    authority = value
                 default: return .failure(.reset("unknown, repeated or empty pseudo-header field \(name)"))
                 }
                 continue
