@@ -292,6 +292,11 @@ struct ExtAuthzTests {
                     + "TE: trailers\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
                 #expect(RawHTTP.statuses(raw) == [401], "\(path) over the HTTP protocol: \(raw.prefix(300))")
             }
+            // A client's X-Forwarded-For is no ground for trust: the caller is the connection's peer.
+            let forwarded = RawHTTP.exchange(port: port, "GET /v1/xff HTTP/1.1\r\nHost: api.test\r\nX-Forwarded-For: 10.9.9.9\r\n"
+                + "X-Request-Id: xff-check\r\nConnection: close\r\n\r\n")
+            #expect(RawHTTP.statuses(forwarded) == [401])
+            #expect(env.failureLog.first { $0["request_id"] == .string("xff-check") }?["client_ip"] == .string("127.0.0.1"), "\(env.failureLogLines)")
             // The gRPC calls themselves still work, and the process is alive.
             let answers = try await Self.call(port, [.object(["name": .string("health"), "health": .string("")])])
             #expect(answers["health"]?.object["status"]?.integerValue == 1)
