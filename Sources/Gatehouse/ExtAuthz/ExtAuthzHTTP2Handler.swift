@@ -68,6 +68,11 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
         }
         switch frame.payload {
         case .headers(let headers):
+            if gathering[id] == nil, connectionGuard.refusesNewStream(id) {
+                output.write(HTTP2Frame(streamID: id, payload: .rstStream(.refusedStream)), promise: nil)
+                output.flushSoon()
+                return
+            }
             // A stream's first HEADERS opens it; a second is its trailer section, which ends it (NIO checks that).
             let stream = gathering.removeValue(forKey: id) ?? Gathering(headers: headers.headers, startedAt: .now())
             if headers.endStream { respond(id, stream, context: context) } else { gathering[id] = stream }

@@ -34,6 +34,9 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
     var openStreams = 0
     /// The highest stream NIO reported open.
     var lastStreamID = HTTP2StreamID.rootStream
+    /// The last stream an error GOAWAY named once rewritten: should NIO, which thinks it named 2^31-1, take a new
+    /// stream while earlier ones finish, the stream handlers refuse any above this (RFC 9113 §6.8).
+    private(set) var announcedLastStreamID: HTTP2StreamID?
 
     // The outbound frame being read: its header so far, then how much payload is left.
     private var header: [UInt8] = []
@@ -88,6 +91,11 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
     func flush(context: ChannelHandlerContext) {
         context.flush()
         if closeAfterFlush { close(context) }
+    }
+
+    /// A stream above the last one the error GOAWAY named: refused (REFUSED_STREAM), never processed.
+    func refusesNewStream(_ id: HTTP2StreamID) -> Bool {
+        announcedLastStreamID.map { id > $0 } ?? false
     }
 
     func streamClosed() {
@@ -147,6 +155,7 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
         let named = (UInt32(payload[0]) << 24 | UInt32(payload[1]) << 16 | UInt32(payload[2]) << 8 | UInt32(payload[3])) & 0x7FFF_FFFF
         let errorCode = UInt32(payload[4]) << 24 | UInt32(payload[5]) << 16 | UInt32(payload[6]) << 8 | UInt32(payload[7])
         guard named == 0x7FFF_FFFF, errorCode != 0 else { return nil }
+        announcedLastStreamID = lastStreamID
         return UInt32(Int32(lastStreamID))
     }
 

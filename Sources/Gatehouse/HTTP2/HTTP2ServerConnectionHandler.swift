@@ -84,6 +84,10 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         }
         if let stream = streams[frame.streamID] {
             stream.received(frame.payload)
+        } else if case .headers = frame.payload, connectionGuard.refusesNewStream(frame.streamID) {
+            // After the GOAWAY that named an earlier stream: not processed, so the client may send it again elsewhere.
+            output.write(HTTP2Frame(streamID: frame.streamID, payload: .rstStream(.refusedStream)), promise: nil)
+            output.flushSoon()
         } else if case .headers = frame.payload, let shared = sharedConnection {
             let stream = HTTP2ServerStream(
                 id: frame.streamID, connection: self, exchangeConnection: shared, targetWindow: targetWindow, idleTimeout: idleTimeout,
