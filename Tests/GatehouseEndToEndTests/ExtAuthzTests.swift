@@ -303,5 +303,31 @@ struct ExtAuthzTests {
             #expect(env.upstream.requestCount == 0)
         }
     }
+
+    /// Found in review: a caller that stalls mid-request held a stream (HTTP/2) or a connection (HTTP/1.1) of the
+    /// ext_authz port for ever. Both are given up after `idle_timeout`.
+    @Test func aCallerThatStallsMidRequestIsCutAfterTheIdleTimeout() async throws {
+        try await Self.run(configure: { $0.listen.idleTimeout = .seconds(1) }) { _, port in
+            let started = ContinuousClock.now
+            let raw = RawHTTP.exchange(port: port, "GET /v1/orders HTTP/1.1\r\nHost: api.test\r\n", timeout: .seconds(6))
+            let elapsed = ContinuousClock.now - started
+            #expect(RawHTTP.statuses(raw).isEmpty && elapsed < .seconds(4), "HTTP/1.1 closed after \(elapsed): \(raw)")
+
+            // HTTP/2: a Check's HEADERS without END_STREAM, then nothing (requests.py against the ext_authz port).
+            let headers: [(String, String)] = [(":method", "POST"), (":scheme", "http"), (":authority", "gatehouse"),
+                                               (":path", ExtAuthzResponder.checkMethod), ("content-type", "application/grpc"),
+                                               ("te", "trailers")]
+            let plan = JSONValue.array([.object([
+                "name": .string("stalled"), "open": .bool(true),
+                "headers": .array(headers.map { .array([.string($0.0), .string($0.1)]) }),
+            ])])
+            let planFile = FileManager.default.temporaryDirectory.appendingPathComponent("stall-\(UUID().uuidString).json")
+            try plan.compactJSON.write(to: planFile, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: planFile) }
+            let report = try await PythonPeer.runJSON("h2", "requests.py", ["--port", String(port), "--plan", "@" + planFile.path])
+            let stalled = report["requests"]?.objectValue?["stalled"]?.objectValue ?? [:]
+            #expect(stalled["rst_code"]?.integerValue == 8, "reset (CANCEL) after the idle timeout: \(report)")
+        }
+    }
 }
 

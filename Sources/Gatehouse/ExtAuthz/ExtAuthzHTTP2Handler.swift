@@ -25,6 +25,10 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     private let connectionGuard: HTTP2ConnectionGuard
     private let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
     private let output: HTTP2FrameOutput
+    private let eventLoop: any EventLoop
+    /// A stream must have sent its whole request within this (`[listen] idle_timeout`), or it is reset.
+    private let idleTimeout: TimeAmount
+    private var timer = WakeTimer()
     private var gathering: [HTTP2StreamID: Gathering] = [:]
     /// Streams NIO reported open (the manager hears only of those).
     private var openStreamIDs = Set<HTTP2StreamID>()
@@ -36,9 +40,11 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     private let tokenMemory = ConnectionTokenMemory()
 
     init(
-        context: ExtAuthzContext, eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard,
+        context: ExtAuthzContext, eventLoop: any EventLoop, idleTimeout: TimeAmount, connectionGuard: HTTP2ConnectionGuard,
         manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
     ) {
+        self.eventLoop = eventLoop
+        self.idleTimeout = idleTimeout
         self.responder = ExtAuthzResponder(context: context)
         self.connectionGuard = connectionGuard
         self.manager = manager
@@ -52,8 +58,31 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        timer.cancel()
         output.attach(nil)
         gathering.removeAll()
+    }
+
+    /// Streams that have not sent their whole request within `idle_timeout` of their HEADERS are reset (a slow or
+    /// stalled caller holds no stream, nor the connection, for ever).
+    private func wakeForStalledStreams(from startedAt: NIODeadline) {
+        timer.wake(at: startedAt + idleTimeout, on: eventLoop) { [weak self] in self?.resetStalledStreams() }
+    }
+
+    private func resetStalledStreams() {
+        timer.fired()
+        let now = NIODeadline.now()
+        var next: NIODeadline?
+        for (id, stream) in gathering {
+            if stream.startedAt + idleTimeout <= now {
+                gathering[id] = nil
+                output.write(HTTP2Frame(streamID: id, payload: .rstStream(.cancel)), promise: nil)
+                output.flushSoon()
+            } else {
+                next = min(next ?? stream.startedAt, stream.startedAt)
+            }
+        }
+        if let next { wakeForStalledStreams(from: next) }
     }
 
     // MARK: - Inbound
@@ -75,7 +104,12 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
             }
             // A stream's first HEADERS opens it; a second is its trailer section, which ends it (NIO checks that).
             let stream = gathering.removeValue(forKey: id) ?? Gathering(headers: headers.headers, startedAt: .now())
-            if headers.endStream { respond(id, stream, context: context) } else { gathering[id] = stream }
+            if headers.endStream {
+                respond(id, stream, context: context)
+            } else {
+                if gathering.isEmpty { wakeForStalledStreams(from: stream.startedAt) }
+                gathering[id] = stream
+            }
         case .data(let data):
             guard var stream = gathering.removeValue(forKey: id), case .byteBuffer(var buffer) = data.data else { return }
             if !stream.bodyTooLarge {

@@ -38,7 +38,7 @@ struct ExtAuthzServer {
                     let configure = { (selected: ProtocolSelector.Selected, channel: any Channel) throws in
                         switch selected {
                         case .http2: try Self.configureHTTP2(channel, context: context, idleTimeout: idleTimeout, drainTimeout: drainTimeout)
-                        case .http1: try Self.configureHTTP1(channel, context: context)
+                        case .http1: try Self.configureHTTP1(channel, context: context, idleTimeout: idleTimeout)
                         }
                         try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
                     }
@@ -55,8 +55,11 @@ struct ExtAuthzServer {
         return (channel, quiesce)
     }
 
-    private static func configureHTTP1(_ channel: any Channel, context: ExtAuthzContext) throws {
+    private static func configureHTTP1(_ channel: any Channel, context: ExtAuthzContext, idleTimeout: TimeAmount) throws {
         let sync = channel.pipeline.syncOperations
+        // A connection that sends nothing for `idle_timeout` (between requests, or in the middle of one) is closed.
+        try sync.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+        try sync.addHandler(IdleConnectionCloser())
         try sync.configureHTTPServerPipeline(withErrorHandling: true)
         try sync.addHandler(ExtAuthzHTTP1Handler(context: context))
     }
@@ -74,7 +77,8 @@ struct ExtAuthzServer {
             mode: .server, connectionConfiguration: HTTP2ServerSetup.connectionConfiguration(maxHeaderBytes: context.maxHeaderBytes),
             streamConfiguration: stream))
         try sync.addHandler(ExtAuthzHTTP2Handler(
-            context: context, eventLoop: channel.eventLoop, connectionGuard: connectionGuard, manager: manager.http2StreamDelegate))
+            context: context, eventLoop: channel.eventLoop, idleTimeout: idleTimeout, connectionGuard: connectionGuard,
+            manager: manager.http2StreamDelegate))
         try sync.addHandler(manager)
         // As on the client port: NIO's handler swallows the channelActive the protocol selector fires next.
         try sync.context(handlerType: NIOHTTP2Handler.self).fireChannelActive()

@@ -3,7 +3,8 @@ each request's header block is sent exactly as planned (pseudo-header fields inc
 then its body and its trailer section if it has them.
 
 --plan is a JSON list (or @FILE holding it) of {"name", "headers": [[name, value], ...], "body": str (optional),
-"trailers": [[name, value], ...] (optional), "latin1": true (optional)}. Names and values are
+"trailers": [[name, value], ...] (optional), "latin1": true (optional), "open": true (optional: no
+END_STREAM, nothing more)}. Names and values are
 sent as the UTF-8 of the strings given, so "\\u0001" is the byte 0x01; with "latin1" the values are
 sent as Latin-1 instead, so "\\u00e9" is the single byte 0xE9 (bytes that are not UTF-8). A header
 block larger than 16 KiB goes as HEADERS and CONTINUATION frames.
@@ -48,7 +49,8 @@ def main():
         headers = [(name.encode(), value.encode(encoding)) for name, value in request["headers"]]
         body = request.get("body")
         trailers = request.get("trailers")
-        ends_with_headers = body is None and trailers is None
+        # "open": true leaves the stream open after its HEADERS (a caller that stalls mid-request).
+        ends_with_headers = body is None and trailers is None and not request.get("open")
         frames = h2peer.headers_frames(peer, stream, headers, end_stream=ends_with_headers)
         if body is not None:
             frames += h2peer.frame(h2peer.DATA, h2peer.END_STREAM if trailers is None else 0, stream, body.encode())
