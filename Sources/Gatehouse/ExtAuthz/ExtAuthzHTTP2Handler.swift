@@ -23,15 +23,14 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
 
     private let responder: ExtAuthzResponder
     private let connectionGuard: HTTP2ConnectionGuard
-    private let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+    /// Streams NIO reported open, told to the guard and the manager.
+    private var openStreams: HTTP2OpenStreams
     private let output: HTTP2FrameOutput
     private let eventLoop: any EventLoop
     /// A stream must have sent its whole request within this (`[listen] idle_timeout`), or it is reset.
     private let idleTimeout: TimeAmount
     private var timer = WakeTimer()
     private var gathering: [HTTP2StreamID: Gathering] = [:]
-    /// Streams NIO reported open (the manager hears only of those).
-    private var openStreamIDs = Set<HTTP2StreamID>()
     private var peerIP = ""
     private var allocator = ByteBufferAllocator()
     /// Every gRPC answer's head, and the trailers of a successful call.
@@ -47,7 +46,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
         self.idleTimeout = idleTimeout
         self.responder = ExtAuthzResponder(context: context)
         self.connectionGuard = connectionGuard
-        self.manager = manager
+        self.openStreams = HTTP2OpenStreams(connectionGuard: connectionGuard, manager: manager)
         self.output = HTTP2FrameOutput(eventLoop: eventLoop, targetWindow: HTTP2ServerSetup.targetWindow)
     }
 
@@ -138,17 +137,11 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case let created as NIOHTTP2StreamCreatedEvent:
-            openStreamIDs.insert(created.streamID)
-            connectionGuard.openStreams += 1
-            connectionGuard.lastStreamID = max(connectionGuard.lastStreamID, created.streamID)
-            manager.streamCreated(created.streamID, channel: context.channel)
+            openStreams.opened(created.streamID, channel: context.channel)
             return
         case let closed as StreamClosedEvent:
             gathering[closed.streamID] = nil
-            guard openStreamIDs.remove(closed.streamID) != nil else { return }
-            connectionGuard.openStreams -= 1
-            manager.streamClosed(closed.streamID, channel: context.channel)
-            connectionGuard.streamClosed()
+            openStreams.closed(closed.streamID, channel: context.channel)
             return
         case let window as NIOHTTP2WindowUpdatedEvent:
             // The connection's window is topped up by the output; a stream still sending its request gets its own, until

@@ -79,14 +79,8 @@ struct ExtAuthzResponder {
             check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
             deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_grpc", tokenMemory: tokenMemory,
             on: eventLoop)
-        let metrics = context.metrics
-        let answer = { @Sendable (verdict: CheckVerdict) -> Answer in
-            metrics.checked(protocol: "grpc", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
-            return .grpc(message: CheckResponseEncoding.encode(verdict), status: 0, statusMessage: nil)
-        }
-        switch verdict {
-        case .now(let verdict): return .now(answer(verdict))
-        case .later(let future): return .later(future.map(answer))
+        return answered(verdict, protocol: "grpc", startedAt: request.startedAt) {
+            .grpc(message: CheckResponseEncoding.encode($0), status: 0, statusMessage: nil)
         }
     }
 
@@ -142,10 +136,18 @@ struct ExtAuthzResponder {
             check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
             deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_http", tokenMemory: tokenMemory,
             on: eventLoop)
+        return answered(verdict, protocol: "http", startedAt: request.startedAt, Self.httpAnswer)
+    }
+
+    /// The verdict in the protocol's form (`form`), counted with its duration, now or when it comes.
+    private func answered(
+        _ verdict: CheckExchange.Judged, protocol protocolName: String, startedAt: NIODeadline,
+        _ form: @escaping @Sendable (CheckVerdict) -> Answer
+    ) -> Outcome {
         let metrics = context.metrics
         let answer = { @Sendable (verdict: CheckVerdict) -> Answer in
-            metrics.checked(protocol: "http", verdict.result, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
-            return Self.httpAnswer(verdict)
+            metrics.checked(protocol: protocolName, verdict.result, nanoseconds: (NIODeadline.now() - startedAt).nanoseconds)
+            return form(verdict)
         }
         switch verdict {
         case .now(let verdict): return .now(answer(verdict))

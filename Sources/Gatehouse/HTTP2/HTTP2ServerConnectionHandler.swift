@@ -12,11 +12,8 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
 
     private let exchangeConnection: (ClientPeer) -> StreamExchange.Connection
     private let connectionGuard: HTTP2ConnectionGuard
-    /// Told of streams as they open and close (its idle timer, its graceful stop).
-    private let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
-    /// Streams NIO reported open: a stream refused on its first frame is reported closed without
-    /// having been reported open, and must not reach the manager (it asserts on that).
-    private var openStreamIDs = Set<HTTP2StreamID>()
+    /// Streams NIO reported open, told to the guard and the manager.
+    private var openStreams: HTTP2OpenStreams
     private let targetWindow: Int
     private let idleTimeout: TimeAmount
     private let maxHeaderBytes: Int
@@ -37,7 +34,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         exchangeConnection: @escaping (ClientPeer) -> StreamExchange.Connection
     ) {
         self.eventLoop = eventLoop
-        self.manager = manager
+        self.openStreams = HTTP2OpenStreams(connectionGuard: connectionGuard, manager: manager)
         self.connectionGuard = connectionGuard
         self.targetWindow = targetWindow
         self.idleTimeout = idleTimeout
@@ -116,17 +113,11 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case let created as NIOHTTP2StreamCreatedEvent:
-            openStreamIDs.insert(created.streamID)
-            connectionGuard.openStreams += 1
-            connectionGuard.lastStreamID = max(connectionGuard.lastStreamID, created.streamID)
-            manager.streamCreated(created.streamID, channel: context.channel)
+            openStreams.opened(created.streamID, channel: context.channel)
             return
         case let closed as StreamClosedEvent:
             if let stream = streams.removeValue(forKey: closed.streamID) { stream.closed() }
-            guard openStreamIDs.remove(closed.streamID) != nil else { return }
-            connectionGuard.openStreams -= 1
-            manager.streamClosed(closed.streamID, channel: context.channel)
-            connectionGuard.streamClosed()
+            openStreams.closed(closed.streamID, channel: context.channel)
             return
         case let window as NIOHTTP2WindowUpdatedEvent:
             if let (stream, size) = output.windowUpdated(window) { streams[stream]?.windowChanged(to: size) }
