@@ -13,18 +13,13 @@ enum CheckVerdict: Sendable {
 /// any the client sent), the client's fields the doors would not forward (identity spellings, the token when
 /// `forward_token = false`, the DPoP proof, an untrusted client-certificate header), and the verified
 /// identity for Envoy's RBAC and access logs (`dynamic_metadata`, namespace `gatehouse`).
-struct CheckAllowance: Sendable, Equatable {
+struct CheckAllowance: Sendable {
     var headersToSet: [(String, String)] = []
     var headersToRemove: [String] = []
     var metadata: [(String, MetadataValue)] = []
 
-    enum MetadataValue: Sendable, Equatable {
+    enum MetadataValue: Sendable {
         case string(String)
         case list([String])
-    }
-
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.headersToSet.elementsEqual(rhs.headersToSet, by: ==) && lhs.headersToRemove == rhs.headersToRemove
-            && lhs.metadata.elementsEqual(rhs.metadata, by: ==)
     }
 }

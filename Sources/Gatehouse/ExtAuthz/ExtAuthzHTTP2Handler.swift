@@ -198,11 +198,8 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
                 let framed = GRPCMessageFraming.frame(message, allocator: allocator)
                 output.write(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(framed)))), promise: nil)
             }
-            var trailers = Self.grpcOK
-            if status != 0 {
-                trailers = ["grpc-status": String(status)]
-                if let statusMessage { trailers.add(name: "grpc-message", value: GRPCRefusal.percentEncoded(statusMessage)) }
-            }
+            let trailers = status == 0
+                ? Self.grpcOK : HPACKHeaders(httpHeaders: GRPCMessageFraming.trailers(status: status, message: statusMessage), normalizeHTTPHeaders: false)
             output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: trailers, endStream: true))), promise: nil)
         case .http(let status, let headers, let body):
             var fields = HPACKHeaders()

@@ -6,14 +6,8 @@ extension UpstreamRequestHead {
     /// sets: Envoy removes after it sets, so the name would not reach the upstream at all), the DPoP token as
     /// `Bearer`, and the identity as metadata. Hop-by-hop fields, `X-Forwarded-*` and the request id are
     /// Envoy's own to write.
-    /// Every identity header Gatehouse may send, lower case: each provider's and `[headers]`' names, and its own.
-    var emittableIdentityHeaderNames: [String] {
-        var names = ["x-auth-provider", "x-auth-claims", "x-auth-guest", "x-auth-cnf-jkt", "x-auth-cnf-x5t-s256"]
-        for mappings in headerMappings {
-            for mapping in mappings where !names.contains(mapping.name.lowercased()) { names.append(mapping.name.lowercased()) }
-        }
-        return names
-    }
+    /// The identity headers Gatehouse sets of its own, beside the configured ones (`IdentityHeaderNames.lowercasedNames`).
+    private static let ownIdentityHeaderNames = ["x-auth-provider", "x-auth-claims", "x-auth-guest", "x-auth-cnf-jkt", "x-auth-cnf-x5t-s256"]
 
     func checkAllowance(_ request: Request, admission: Gatekeeper.Admission) -> CheckAllowance {
         var allowance = CheckAllowance()
@@ -36,9 +30,10 @@ extension UpstreamRequestHead {
         }
         // Envoy sets only what Gatehouse returns: every identity header Gatehouse could set and did not is removed
         // too, whether the Check listed it or not (Envoy's HTTP protocol lists only `allowed_headers`).
-        for name in emittableIdentityHeaderNames
-        where !allowance.headersToSet.contains(where: { $0.0 == name }) && !allowance.headersToRemove.contains(name) {
-            allowance.headersToRemove.append(name)
+        for names in [Self.ownIdentityHeaderNames, identityHeaderNames.lowercasedNames] {
+            for name in names where !allowance.headersToSet.contains(where: { $0.0 == name }) && !allowance.headersToRemove.contains(name) {
+                allowance.headersToRemove.append(name)
+            }
         }
         if case .verified(let identity) = admission {
             allowance.metadata.append(("provider", .string(identity.providerName)))

@@ -6,15 +6,21 @@
 public struct IdentityHeaderNames: Sendable {
     /// Configured names, folded, as bytes.
     private let foldedNames: [[UInt8]]
+    /// The configured names in lower case, once each: what Gatehouse may set besides its own (`x-auth-provider`, …).
+    let lowercasedNames: [String]
 
     /// - Parameter mappings: every identity header mapping: `[headers]` and every provider's `[provider.headers]`.
     public init(mappings: [HeaderMapping]) {
         var folded: [[UInt8]] = []
+        var lowercased: [String] = []
         for mapping in mappings {
             let name = mapping.name.utf8.map(ASCIIByte.foldedHeaderNameByte)
             if !folded.contains(name) { folded.append(name) }
+            let lower = mapping.name.lowercased()
+            if !lowercased.contains(lower) { lowercased.append(lower) }
         }
         foldedNames = folded
+        lowercasedNames = lowercased
     }
 
     /// Whether an incoming header of this name must be removed before identity headers are added.
