@@ -329,5 +329,42 @@ struct ExtAuthzTests {
             #expect(stalled["rst_code"]?.integerValue == 8, "reset (CANCEL) after the idle timeout: \(report)")
         }
     }
-}
 
+    /// The port reads an HTTP/2 request's head by the client port's rules (`HTTP2RequestHeadReader`; NIO's own
+    /// validation is off on both): what RFC 9113 makes malformed resets the stream, what the doors refuse is a 400,
+    /// for the HTTP protocol and for a gRPC call alike.
+    @Test func anHTTP2RequestHeadIsReadByTheClientPortsRules() async throws {
+        try await Self.run { env, port in
+            func http(_ extra: [(String, String)], authority: String = "api.test") -> [(String, String)] {
+                [(":method", "GET"), (":scheme", "http"), (":authority", authority), (":path", "/v1/orders")] + extra
+            }
+            let call: [(String, String)] = [
+                (":method", "POST"), (":scheme", "http"), (":authority", "gatehouse"), (":path", ExtAuthzResponder.healthMethod),
+                ("content-type", "application/grpc"), ("te", "trailers"),
+            ]
+            let answers = try await HTTP2IntakeTests.send([
+                .init(name: "no-token", headers: http([])),
+                .init(name: "te-any-case", headers: http([("te", "Trailers")])),
+                .init(name: "host-differs", headers: http([("host", "evil.test")])),
+                .init(name: "padded-value", headers: http([("x-note", " padded")])),
+                .init(name: "connection-specific", headers: http([("connection", "close")])),
+                .init(name: "upper-case-name", headers: http([("X-Note", "a")])),
+                .init(name: "pseudo-after-regular", headers: [(":method", "GET"), (":scheme", "http"), ("accept", "*/*"), (":path", "/v1/orders")]),
+                .init(name: "call-padded-value", headers: call + [("grpc-timeout", "1S ")], body: "\u{0}\u{0}\u{0}\u{0}\u{0}"),
+                .init(name: "call", headers: call, body: "\u{0}\u{0}\u{0}\u{0}\u{0}"),
+            ], to: env, port: port)
+            // The HTTP protocol's denial of a request without a token; `te: Trailers` as on the client port.
+            #expect(answers["no-token"]?.status == 401, "\(String(describing: answers["no-token"]))")
+            #expect(answers["te-any-case"]?.status == 401, "\(String(describing: answers["te-any-case"]))")
+            for name in ["host-differs", "padded-value", "call-padded-value"] {
+                HTTP2IntakeTests.expectRefusedAtIntake(answers[name], name)
+            }
+            #expect(answers["host-differs"]?.body.contains(":authority and host differ") == true, "\(String(describing: answers["host-differs"]))")
+            for name in ["connection-specific", "upper-case-name", "pseudo-after-regular"] {
+                #expect(answers[name]?.resetCode == 1 && answers[name]?.status == nil, "\(name): \(String(describing: answers[name]))")
+            }
+            #expect(answers["call"]?.status == 200 && answers["call"]?.value("grpc-status") == "0", "\(String(describing: answers["call"]))")
+            #expect(env.upstream.requestCount == 0)
+        }
+    }
+}

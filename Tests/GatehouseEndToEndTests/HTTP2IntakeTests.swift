@@ -50,12 +50,15 @@ struct HTTP2IntakeTests {
     }
 
     /// Sends each request on its own stream of one connection, one after the other.
-    static func send(_ requests: [Sent], to env: TestEnvironment) async throws -> [String: Answer] {
-        try await sendReporting(requests, to: env).answers
+    /// - Parameter port: another of its ports than the client port (the ext_authz port).
+    static func send(_ requests: [Sent], to env: TestEnvironment, port: Int? = nil) async throws -> [String: Answer] {
+        try await sendReporting(requests, to: env, port: port).answers
     }
 
     /// `send`, with the connection's fate (requests.py's summary: `goaway`, `error_code`, `goaway_last_stream`, `closed`).
-    static func sendReporting(_ requests: [Sent], to env: TestEnvironment) async throws -> (answers: [String: Answer], connection: [String: JSONValue]) {
+    static func sendReporting(
+        _ requests: [Sent], to env: TestEnvironment, port: Int? = nil
+    ) async throws -> (answers: [String: Answer], connection: [String: JSONValue]) {
         func pairs(_ fields: [(String, String)]) -> JSONValue { .array(fields.map { .array([.string($0.0), .string($0.1)]) }) }
         let plan = JSONValue.array(requests.map { request in
             var object: [String: JSONValue] = ["name": .string(request.name), "headers": pairs(request.headers)]
@@ -68,7 +71,7 @@ struct HTTP2IntakeTests {
         let planFile = FileManager.default.temporaryDirectory.appendingPathComponent("h2-plan-\(UUID().uuidString).json")
         try plan.compactJSON.write(to: planFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: planFile) }
-        let report = try await PythonPeer.runJSON("h2", "requests.py", ["--port", String(env.port), "--plan", "@" + planFile.path])
+        let report = try await PythonPeer.runJSON("h2", "requests.py", ["--port", String(port ?? env.port), "--plan", "@" + planFile.path])
         var answers: [String: Answer] = [:]
         for (name, value) in report["requests"]?.objectValue ?? [:] {
             let object = value.objectValue ?? [:]

@@ -135,7 +135,7 @@ struct ExchangeStateMachine {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
         services.metrics.request(routeAuth: "none", outcome: .badRequest)
-        return answer(LocalResponse.plain(status, status == .badRequest ? "malformed request: \(reason)" : reason))
+        return answer(LocalResponse.malformedRequest(reason, status: status))
     }
 
     /// Body bytes that arrived before the upstream leg has the request; kept for it (or a sign-out).

@@ -19,6 +19,11 @@ struct LocalResponse {
         Self(status: status, headers: ["Content-Type": "application/json"], body: body)
     }
 
+    /// 400 (or 431) for a request head the doors refuse, saying which rule it broke.
+    static func malformedRequest(_ reason: String, status: HTTPResponseStatus = .badRequest) -> Self {
+        plain(status, status == .badRequest ? "malformed request: \(reason)" : reason)
+    }
+
     /// 401 / 403 / 503 for a failed authentication (`AuthErrorResponse`).
     static func refusal(_ failure: AuthFailure, requestID: String, retryAfterSeconds: Int) -> Self {
         let (status, headers, body) = AuthErrorResponse.make(failure, requestID: requestID, retryAfterSeconds: retryAfterSeconds)

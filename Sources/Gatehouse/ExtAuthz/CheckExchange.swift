@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import NIOHPACK
 import NIOHTTP1
 
 /// One Check: the third way into the request core, beside the two doors. The `CheckRequest` is read into a
@@ -58,7 +57,7 @@ final class CheckExchange: ExchangeDriving {
     var coreHasRequest: Bool { !isDone }
 
     private func start(_ check: CheckRequest, maxHeaderBytes: Int, deadline: NIODeadline?) {
-        let block: HPACKHeaders
+        let block: [(String, String)]
         switch Self.headerBlock(of: check) {
         case .success(let built): block = built
         case .failure(let malformed):
@@ -66,7 +65,7 @@ final class CheckExchange: ExchangeDriving {
             return
         }
         let head: HTTPRequestHead
-        switch HTTP2RequestHeadReader.read(block, endStream: true, maxHeaderBytes: maxHeaderBytes) {
+        switch HTTP2RequestHeadReader.read(fields: block, count: block.count, endStream: true, maxHeaderBytes: maxHeaderBytes) {
         case .success(let read):
             head = read.head
             isGRPCRequest = GRPCRefusal.isGRPC(head.headers)
@@ -138,15 +137,14 @@ final class CheckExchange: ExchangeDriving {
     /// The request's header block as an HTTP/2 client would have sent it: the pseudo-headers (from the
     /// headers Envoy lists, else from `method`, `path`, `host`, `scheme`), then the regular fields, a joined
     /// token or proof split back into its values.
-    static func headerBlock(of check: CheckRequest) -> Result<HPACKHeaders, HTTP2RequestHeadReader.Malformed> {
+    static func headerBlock(of check: CheckRequest) -> Result<[(String, String)], HTTP2RequestHeadReader.Malformed> {
         // `:method :scheme :authority :path`, in the order a block carries them.
         var pseudo: [String?] = [check.method, check.scheme.isEmpty ? "http" : check.scheme, check.host.isEmpty ? nil : check.host, check.path]
+        // The pseudo-headers' slots first (those left out are dropped at the end), then the regular fields.
         var fields: [(String, String)] = []
         fields.reserveCapacity(check.headers.count + 4)
+        for name in pseudoHeaderNames { fields.append((name, "")) }
         for header in check.headers {
-            // NIO's header list traps on a name that is not ASCII (a CheckRequest can carry anything): refused here,
-            // the reader below judges the rest of a name as the HTTP/2 door does.
-            guard header.name.utf8.allSatisfy({ $0 < 0x80 }) else { return .failure(.badRequest("invalid field name")) }
             if header.name.utf8.first == ASCIIByte.colon {
                 guard let slot = pseudoHeaderNames.firstIndex(of: header.name) else {
                     return .failure(.badRequest("unknown pseudo-header \(header.name)"))
@@ -156,7 +154,7 @@ final class CheckExchange: ExchangeDriving {
                     return .failure(.badRequest("\(header.name) differs from the request's \(header.name.dropFirst())"))
                 }
                 pseudo[slot] = header.value
-            } else if singleValuedFields.contains(where: { $0 == header.name }), header.value.utf8.contains(ASCIIByte.comma) {
+            } else if singleValuedFields.contains(where: { $0 == header.name }), StringBytes.contains(ASCIIByte.comma, in: header.value) {
                 for part in header.value.split(separator: ",", omittingEmptySubsequences: false) {
                     fields.append((header.name, part.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))))
                 }
@@ -165,12 +163,9 @@ final class CheckExchange: ExchangeDriving {
             }
         }
         if check.hasValueNotUTF8 { return .failure(.badRequest("a field value that is not UTF-8")) }
-        var block = HPACKHeaders()
-        block.reserveCapacity(fields.count + 4)
-        for (name, value) in zip(pseudoHeaderNames, pseudo) {
-            if let value { block.add(name: name, value: value) }
+        for slot in pseudo.indices.reversed() {
+            if let value = pseudo[slot] { fields[slot].1 = value } else { fields.remove(at: slot) }
         }
-        for (name, value) in fields { block.add(name: name, value: value) }
-        return .success(block)
+        return .success(fields)
     }
 }

@@ -152,7 +152,7 @@ extension CheckRequest {
             } else if number == rawValueField {
                 try ProtobufReader.expect(type, .lengthDelimited, field: "header raw_value")
                 let raw = try reader.readLengthDelimited()
-                if let text = String(validating: raw, as: UTF8.self) {
+                if let text = StringBytes.string(validatingUTF8: raw) {
                     if !raw.isEmpty { header.value = text }
                 } else {
                     notUTF8 = true

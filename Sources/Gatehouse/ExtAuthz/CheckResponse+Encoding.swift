@@ -34,7 +34,7 @@ enum CheckResponseEncoding {
                 var seen: Set<String> = []
                 for (name, value) in response.headers {
                     // A name's first value replaces what Envoy would put there; a second (two challenges) is added.
-                    writeHeaderOption(2, name, value, overwrite: seen.insert(name.lowercased()).inserted, into: &denied)
+                    writeHeaderOption(2, name, value, overwrite: seen.insert(HTTP2FieldName.lowercased(name)).inserted, into: &denied)
                 }
                 denied.writeStringField(3, response.body)
             }

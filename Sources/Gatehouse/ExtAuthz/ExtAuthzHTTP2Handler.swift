@@ -15,6 +15,8 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     /// A stream whose request has not ended yet.
     private struct Gathering {
         var headers: HPACKHeaders
+        /// The HEADERS frame ended the stream (a request without a body).
+        var headersEndedStream: Bool
         var body: ByteBuffer?
         var bodyTooLarge = false
         var window = InboundFlowWindow(target: HTTP2ServerSetup.targetWindow)
@@ -102,7 +104,8 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
                 return
             }
             // A stream's first HEADERS opens it; a second is its trailer section, which ends it (NIO checks that).
-            let stream = gathering.removeValue(forKey: id) ?? Gathering(headers: headers.headers, startedAt: .now())
+            let stream = gathering.removeValue(forKey: id)
+                ?? Gathering(headers: headers.headers, headersEndedStream: headers.endStream, startedAt: .now())
             if headers.endStream {
                 respond(id, stream, context: context)
             } else {
@@ -135,14 +138,8 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // As on the client port: NIO's stream events end here, the most frequent first.
         switch event {
-        case let created as NIOHTTP2StreamCreatedEvent:
-            openStreams.opened(created.streamID, channel: context.channel)
-            return
-        case let closed as StreamClosedEvent:
-            gathering[closed.streamID] = nil
-            openStreams.closed(closed.streamID, channel: context.channel)
-            return
         case let window as NIOHTTP2WindowUpdatedEvent:
             // The connection's window is topped up by the output; a stream still sending its request gets its own, until
             // the request is over the bound (then it may send no more than its window: the bytes are dropped anyway).
@@ -150,10 +147,14 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
                let increment = gathering[stream]?.window.windowChanged(to: size) {
                 output.sendWindowUpdate(stream, increment)
             }
+        case let created as NIOHTTP2StreamCreatedEvent:
+            openStreams.opened(created.streamID, channel: context.channel)
+        case let closed as StreamClosedEvent:
+            gathering[closed.streamID] = nil
+            openStreams.closed(closed.streamID, channel: context.channel)
         default:
-            break
+            context.fireUserInboundEventTriggered(event)
         }
-        context.fireUserInboundEventTriggered(event)
     }
 
     /// NIO reports stream errors (it resets the stream) and connection errors (GOAWAY; the guard closes).
@@ -161,31 +162,27 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
 
     // MARK: - The answer
 
+    /// The request's head is read by the client port's rules (`HTTP2RequestHeadReader`; NIO's own validation is off on
+    /// this port as on that one): what RFC 9113 makes malformed resets the stream, what the doors refuse is a 400 (431).
     private func respond(_ id: HTTP2StreamID, _ stream: Gathering, context: ChannelHandlerContext) {
-        var method: HTTPMethod?
-        var path: String?
-        var authority: String?
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(stream.headers.count)
-        for (name, value, _) in stream.headers {
-            switch name {
-            case ":method": method = HTTPMethod(rawValue: value)
-            case ":path": path = value
-            case ":authority": authority = value
-            default: if name.utf8.first != ASCIIByte.colon { headers.add(name: name, value: value) }
-            }
-        }
-        guard let method, let path else {
+        let head: HTTPRequestHead
+        switch HTTP2RequestHeadReader.read(stream.headers, endStream: stream.headersEndedStream, maxHeaderBytes: responder.context.maxHeaderBytes) {
+        case .success(let read):
+            head = read.head
+        case .failure(let malformed) where malformed.answer == .reset:
             output.write(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError)), promise: nil)
             output.flushSoon()
             return
+        case .failure(let malformed):
+            let refusal = LocalResponse.malformedRequest(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
+            write(.http(status: refusal.status, headers: refusal.headers, body: refusal.body), on: id, isHEAD: false)
+            return
         }
-        if let authority, !headers.contains(name: "host") { headers.add(name: "host", value: authority) }
         let request = ExtAuthzResponder.Request(
-            method: method, uri: path, headers: headers, body: stream.body, bodyTooLarge: stream.bodyTooLarge, peerIP: peerIP,
+            method: head.method, uri: head.uri, headers: head.headers, body: stream.body, bodyTooLarge: stream.bodyTooLarge, peerIP: peerIP,
             startedAt: stream.startedAt, isHTTP2: true)
         responder.respond(to: request, tokenMemory: tokenMemory, on: context.eventLoop).whenAnswered { answer in
-            self.write(answer, on: id, isHEAD: method == .HEAD)
+            self.write(answer, on: id, isHEAD: head.method == .HEAD)
         }
     }
 

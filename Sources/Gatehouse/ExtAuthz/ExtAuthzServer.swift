@@ -73,9 +73,12 @@ struct ExtAuthzServer {
         var stream = NIOHTTP2Handler.StreamConfiguration()
         stream.targetWindowSize = HTTP2ServerSetup.targetWindow
         try sync.addHandler(connectionGuard)
-        try sync.addHandler(NIOHTTP2Handler(
-            mode: .server, connectionConfiguration: HTTP2ServerSetup.connectionConfiguration(maxHeaderBytes: context.maxHeaderBytes),
-            streamConfiguration: stream))
+        try sync.addHandler(HTTP2WriteCoalescer())
+        var connection = HTTP2ServerSetup.connectionConfiguration(maxHeaderBytes: context.maxHeaderBytes)
+        // Every request block is read by the client port's reader (`ExtAuthzHTTP2Handler.respond`), as there: NIO would
+        // judge it a second time, and its own answers' too.
+        connection.headerBlockValidation = .disabled
+        try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream))
         try sync.addHandler(ExtAuthzHTTP2Handler(
             context: context, eventLoop: channel.eventLoop, idleTimeout: idleTimeout, connectionGuard: connectionGuard,
             manager: manager.http2StreamDelegate))

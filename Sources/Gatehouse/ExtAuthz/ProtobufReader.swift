@@ -62,7 +62,7 @@ struct ProtobufReader {
 
     mutating func readString() throws(Malformed) -> String {
         let raw = try readLengthDelimited()
-        guard let text = String(validating: raw, as: UTF8.self) else { throw Malformed("string that is not UTF-8") }
+        guard let text = StringBytes.string(validatingUTF8: raw) else { throw Malformed("string that is not UTF-8") }
         return text
     }
 

@@ -11,14 +11,12 @@ extension UpstreamRequestHead {
 
     func checkAllowance(_ request: Request, admission: Gatekeeper.Admission) -> CheckAllowance {
         var allowance = CheckAllowance()
-        var identityHeaders = HTTPHeaders()
-        addIdentityHeaders(for: admission, to: &identityHeaders)
-        for (name, value) in identityHeaders { allowance.headersToSet.append((name.lowercased(), value)) }
+        forEachAdmissionHeader(admission) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
         let nominated = HeaderHygiene.connectionNominations(request.head.headers)
         for (name, value) in request.head.headers {
             switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
             case .identity, .token, .untrustedCertificate, .proof:
-                let lowered = name.lowercased()
+                let lowered = HTTP2FieldName.lowercased(name)
                 if !allowance.headersToSet.contains(where: { $0.0 == lowered }) && !allowance.headersToRemove.contains(lowered) {
                     allowance.headersToRemove.append(lowered)
                 }

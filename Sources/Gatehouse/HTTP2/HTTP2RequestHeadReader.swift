@@ -51,6 +51,13 @@ enum HTTP2RequestHeadReader {
     }
 
     static func read(_ block: HPACKHeaders, endStream: Bool, maxHeaderBytes: Int) -> Result<Head, Malformed> {
+        read(fields: block.lazy.map { ($0.name, $0.value) }, count: block.count, endStream: endStream, maxHeaderBytes: maxHeaderBytes)
+    }
+
+    /// A block as name-value pairs in the order they came (a block made of an ext_authz CheckRequest), `count` of them.
+    static func read<Fields: Sequence<(String, String)>>(
+        fields block: Fields, count: Int, endStream: Bool, maxHeaderBytes: Int
+    ) -> Result<Head, Malformed> {
         var method: HTTPMethod?
         var methodSeen = false
         var scheme = false
@@ -63,8 +70,8 @@ enum HTTP2RequestHeadReader {
         var sectionBytes = 0
         // One list, built once: the host's slot first (filled below), then the regular fields as they come.
         var headers: [(String, String)] = [("host", "")]
-        headers.reserveCapacity(block.count + 2)
-        for (name, value, _) in block {
+        headers.reserveCapacity(count + 2)
+        for (name, value) in block {
             sectionBytes += name.utf8.count + value.utf8.count + 4
             if sectionBytes > maxHeaderBytes { return .failure(.tooLarge) }
             if name.utf8.first == ASCIIByte.colon {
@@ -78,7 +85,7 @@ enum HTTP2RequestHeadReader {
                 case ":path" where path == nil && !value.isEmpty: path = value
                 case ":authority" where authority == nil:
                     // A host name is ASCII (RFC 3986 §3.2.2); a byte above 0x7F has been made U+FFFD by now (H20).
-                    guard value.utf8.allSatisfy({ $0 < 0x80 }) else { return .failure(.badRequest("invalid :authority")) }
+                    guard StringBytes.isASCII(value) else { return .failure(.badRequest("invalid :authority")) }
                     authority = value
                 default: return .failure(.reset("unknown, repeated or empty pseudo-header field \(name)"))
                 }
@@ -155,31 +162,34 @@ enum HTTP2RequestHeadReader {
     /// HTAB at either end (RFC 9113 §8.2.1: HTTP/2 has no OWS to trim), and UTF-8 above 0x7F. NUL, CR and
     /// LF make the message malformed (RFC 9113 §8.2.1): the stream is reset, as NIO did.
     private static func checkValue(_ value: String, of name: String) -> Malformed? {
-        let bytes = value.utf8
-        if let first = bytes.first, ASCIIByte.isOptionalWhitespace(first) { return .badRequest("invalid value in field \(name)") }
-        if let last = bytes.last, ASCIIByte.isOptionalWhitespace(last) { return .badRequest("invalid value in field \(name)") }
-        var nonASCII = false
-        for byte in bytes where byte < 0x20 || byte >= 0x7F {
-            if byte == 0 || byte == ASCIIByte.carriageReturn || byte == ASCIIByte.lineFeed { return .reset("NUL, CR or LF in field \(name)") }
-            if byte >= 0x80 {
-                nonASCII = true
-            } else if byte != ASCIIByte.tab {
-                return .badRequest("invalid value in field \(name)")
+        StringBytes.withBytes(of: value) { bytes in
+            if let first = bytes.first, ASCIIByte.isOptionalWhitespace(first) { return .badRequest("invalid value in field \(name)") }
+            if let last = bytes.last, ASCIIByte.isOptionalWhitespace(last) { return .badRequest("invalid value in field \(name)") }
+            var nonASCII = false
+            for byte in bytes where byte < 0x20 || byte >= 0x7F {
+                if byte == 0 || byte == ASCIIByte.carriageReturn || byte == ASCIIByte.lineFeed { return .reset("NUL, CR or LF in field \(name)") }
+                if byte >= 0x80 {
+                    nonASCII = true
+                } else if byte != ASCIIByte.tab {
+                    return .badRequest("invalid value in field \(name)")
+                }
             }
+            if nonASCII, !FieldValueUTF8.isAccepted(bytes) { return .badRequest("field \(name) is not UTF-8") }
+            return nil
         }
-        if nonASCII, !FieldValueUTF8.isAccepted(bytes) { return .badRequest("field \(name) is not UTF-8") }
-        return nil
     }
 
     /// Pseudo-header values hold no control byte, space or DEL (the request line they become has no room
     /// for them); bytes above 0x7F are left to the target's own rules.
     private static func isPseudoHeaderValue(_ value: String) -> Bool {
-        !value.utf8.contains { $0 <= 0x20 || $0 == 0x7F }
+        StringBytes.withBytes(of: value) { !$0.contains { $0 <= 0x20 || $0 == 0x7F } }
     }
 
     /// RFC 9110 token, lower case (RFC 9113 §8.2.1), not empty.
     private static func isLowerCaseToken(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { ASCIIByte.isTokenByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+        StringBytes.withBytes(of: name) { bytes in
+            !bytes.isEmpty && bytes.allSatisfy { ASCIIByte.isTokenByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+        }
     }
 
     /// 1 to 18 digits (the HTTP/1.1 parser's rule: no sign, no list, no overflow) as plain digits.

@@ -67,6 +67,7 @@ struct HTTP2ServerSetup {
         let connectionGuard = HTTP2ConnectionGuard(drainTimeout: drainTimeout)
         let tokenMemory = ConnectionTokenMemory()
         try sync.addHandler(connectionGuard)
+        try sync.addHandler(HTTP2WriteCoalescer())
         try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream))
         // Before the manager: it hears of streams through its delegate, for the streams NIO reported open.
         try sync.addHandler(HTTP2ServerConnectionHandler(

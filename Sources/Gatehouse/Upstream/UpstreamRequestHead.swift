@@ -185,29 +185,27 @@ struct UpstreamRequestHead {
 
     /// What Gatehouse vouches for, after the client's fields.
     private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Gatekeeper.Admission, into sink: inout Sink) {
-        switch admission {
-        case .verified(let identity): forEachIdentityHeader(identity) { sink.add($0, $1) }
-        case .guest: sink.add("X-Auth-Guest", "true")
-        case .anonymous: break
-        }
+        forEachAdmissionHeader(admission) { sink.add($0, $1) }
     }
 
     /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or
     /// `X-Auth-Guest` for a guest; nothing for a public route. The answer of `/.gatehouse/check`.
     func addIdentityHeaders(for admission: Gatekeeper.Admission, to headers: inout HTTPHeaders) {
+        forEachAdmissionHeader(admission) { headers.add(name: $0, value: $1) }
+    }
+
+    /// The identity headers of an admission, in the order they are written.
+    func forEachAdmissionHeader(_ admission: Gatekeeper.Admission, _ body: (String, String) -> Void) {
         switch admission {
-        case .anonymous:
-            break
-        case .guest:
-            headers.add(name: "X-Auth-Guest", value: "true")
-        case .verified(let identity):
-            forEachIdentityHeader(identity) { headers.add(name: $0, value: $1) }
+        case .verified(let identity): forEachIdentityHeader(identity, body)
+        case .guest: body("X-Auth-Guest", "true")
+        case .anonymous: break
         }
     }
 
     func forEachIdentityHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
         for mapping in headerMappings[identity.providerIndex] {
-            let claim: JSONValue? = mapping.claimPath.contains(".")
+            let claim: JSONValue? = StringBytes.contains(ASCIIByte.dot, in: mapping.claimPath)
                 ? JSONValue.object(identity.claims).value(atPath: mapping.claimPath)
                 : identity.claims[mapping.claimPath]
             if let claim, let value = HeaderValueEncoding.encode(claim) {

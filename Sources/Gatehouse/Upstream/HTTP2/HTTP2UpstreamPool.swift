@@ -71,6 +71,7 @@ final class HTTP2UpstreamPool {
                     if let tls = target.tls {
                         try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
                     }
+                    try sync.addHandler(HTTP2WriteCoalescer())
                     // Frame by frame, no stream multiplexer: the upstream opens no streams of its own.
                     try sync.addHandler(NIOHTTP2Handler(mode: .client))
                     try sync.addHandler(HTTP2UpstreamConnection(channel: channel, isTLS: isTLS))
