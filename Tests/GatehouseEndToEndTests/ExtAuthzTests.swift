@@ -367,4 +367,29 @@ struct ExtAuthzTests {
             #expect(env.upstream.requestCount == 0)
         }
     }
+
+    /// `[ext_authz] forward_token = false`: an allow removes the token from the request (an authorizer only has no
+    /// `[upstream]` to say it); unset, `[upstream] forward_token` decides (true by default). Applied on reload.
+    @Test func forwardTokenFalseRemovesTheTokenFromAnAllowedRequest() async throws {
+        try await Self.run(configure: { $0.extAuthz?.forwardToken = false }) { env, port in
+            func removesToken(_ name: String) async throws -> Bool {
+                let answers = try await Self.call(port, [Self.check(name, headers: [("authorization", "Bearer \(Self.token())")])])
+                let answer = try #require(answers[name])
+                #expect(answer.allowed == true, "\(answer)")
+                return answer.remove.contains("authorization")
+            }
+            let withheld = try await removesToken("withheld")
+            #expect(withheld)
+            var unset = env.gatehouse.configuration
+            unset.extAuthz?.forwardToken = nil
+            #expect(await env.gatehouse.reload(unset).isEmpty, "forward_token needs no restart")
+            let kept = try await removesToken("kept")
+            #expect(!kept)
+            var upstreamSaysNo = unset
+            upstreamSaysNo.upstream.forwardToken = false
+            #expect(await env.gatehouse.reload(upstreamSaysNo).isEmpty)
+            let asUpstream = try await removesToken("as-upstream")
+            #expect(asUpstream)
+        }
+    }
 }

@@ -22,6 +22,7 @@ extension ConfigurationDecoder {
         if table.contains("client_ca"), !table.contains("tls_cert") {
             table.report("client_ca", "needs tls_cert and tls_key (client certificates come with TLS)")
         }
+        settings?.forwardToken = table.bool("forward_token")
         table.finish()
         return settings
     }

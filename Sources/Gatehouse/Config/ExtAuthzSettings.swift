@@ -8,6 +8,9 @@ public struct ExtAuthzSettings: Sendable, Equatable {
     public var tlsKeyPath: String?
     /// Only callers with a certificate from this CA (needs TLS).
     public var clientCAPath: String?
+    /// Whether an allowed request keeps its token for the upstream (`Authorization`, the `token_header`); nil: as
+    /// `[upstream] forward_token`. Applied on reload.
+    public var forwardToken: Bool?
 
     public init(address: SocketAddressSetting) {
         self.address = address

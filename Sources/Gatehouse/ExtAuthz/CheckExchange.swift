@@ -108,7 +108,7 @@ final class CheckExchange: ExchangeDriving {
             let request = exchange.request
             if case .verified(let identity) = admission { tokenMemory?.remember(exchange, identity: identity, identityFields: nil) }
             services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
-            finish(.allow(services.upstreamHead.checkAllowance(request, admission: admission)))
+            finish(.allow(services.checkHead.checkAllowance(request, admission: admission)))
         case .awaitDecision, .awaitAnswer:
             awaitOutcome(of: action)
         case .readBody, .retry, .none:

@@ -289,19 +289,23 @@ public final class Gatehouse: Service, Sendable {
                 metrics: metrics))
         let routes = RouteTable(configuration.routes)
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
+        let upstreamHead = UpstreamRequestHead(
+            identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
+            headerMappings: providers.map(\.headerMappings),
+            forwardClaimsJSON: configuration.headers.forwardClaimsJSON,
+            forwardToken: configuration.upstream.forwardToken,
+            tokenHeaderName: configuration.verification.tokenHeader,
+            forwardedCertificate: Self.forwardedCertificate(configuration.listen))
+        var checkHead = upstreamHead
+        checkHead.forwardToken = configuration.extAuthz?.forwardToken ?? configuration.upstream.forwardToken
         return ProxyServices(
             gatekeeper: Gatekeeper(
                 routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher(),
                 revocations: revocations.list, senderConstraints: senderConstraints(configuration),
                 providerNames: configuration.providers.map(\.name)),
             routes: routes,
-            upstreamHead: UpstreamRequestHead(
-                identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
-                headerMappings: providers.map(\.headerMappings),
-                forwardClaimsJSON: configuration.headers.forwardClaimsJSON,
-                forwardToken: configuration.upstream.forwardToken,
-                tokenHeaderName: configuration.verification.tokenHeader,
-                forwardedCertificate: Self.forwardedCertificate(configuration.listen)),
+            upstreamHead: upstreamHead,
+            checkHead: checkHead,
             failureLog: failureLog,
             revocations: revocations,
             tokenRevoker: ProviderTokenRevoker(
@@ -511,7 +515,9 @@ public final class Gatehouse: Service, Sendable {
         var needRestart: [String] = []
         if new.listen != old.listen { needRestart.append("[listen]") }
         if new.admin != old.admin { needRestart.append("[admin]") }
-        if new.extAuthz != old.extAuthz { needRestart.append("[ext_authz]") }
+        var port = new.extAuthz
+        port?.forwardToken = old.extAuthz?.forwardToken  // applied below
+        if port != old.extAuthz { needRestart.append("[ext_authz]") }
         if new.upstream.url != old.upstream.url || new.upstream.connectTimeout != old.upstream.connectTimeout
             || new.upstream.protocolVersion != old.upstream.protocolVersion || new.upstream.caFile != old.upstream.caFile
         {
@@ -527,6 +533,7 @@ public final class Gatehouse: Service, Sendable {
         applied.listen = old.listen
         applied.admin = old.admin
         applied.extAuthz = old.extAuthz
+        if new.extAuthz != nil { applied.extAuthz?.forwardToken = new.extAuthz?.forwardToken }
         applied.upstream.url = old.upstream.url
         applied.upstream.connectTimeout = old.upstream.connectTimeout
         applied.upstream.protocolVersion = old.upstream.protocolVersion

@@ -7,6 +7,8 @@ final class ProxyServices: Sendable {
     let gatekeeper: Gatekeeper
     let routes: RouteTable
     let upstreamHead: UpstreamRequestHead
+    /// What an allowed Check changes in the request: `upstreamHead`'s rules, with `[ext_authz] forward_token`.
+    let checkHead: UpstreamRequestHead
     let failureLog: FailureLog
     /// Sign-outs: applied here, written to the store, shared with the other replicas.
     let revocations: RevocationService
@@ -25,13 +27,14 @@ final class ProxyServices: Sendable {
     private let upstreamProtocolErrors = RateLimitedReport()
 
     init(
-        gatekeeper: Gatekeeper, routes: RouteTable, upstreamHead: UpstreamRequestHead, failureLog: FailureLog,
+        gatekeeper: Gatekeeper, routes: RouteTable, upstreamHead: UpstreamRequestHead, checkHead: UpstreamRequestHead, failureLog: FailureLog,
         revocations: RevocationService, tokenRevoker: ProviderTokenRevoker, metrics: GatehouseMetrics, responseTimeout: TimeAmount,
         idleTimeout: TimeAmount, verification: VerificationSettings, scheme: String, retryAfterSeconds: Int, logger: Logger
     ) {
         self.gatekeeper = gatekeeper
         self.routes = routes
         self.upstreamHead = upstreamHead
+        self.checkHead = checkHead
         self.failureLog = failureLog
         self.revocations = revocations
         self.tokenRevoker = tokenRevoker

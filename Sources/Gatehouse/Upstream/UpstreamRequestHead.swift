@@ -9,7 +9,7 @@ struct UpstreamRequestHead {
     let identityHeaderNames: IdentityHeaderNames
     let headerMappings: [[HeaderMapping]]  // per provider index
     let forwardClaimsJSON: Bool
-    let forwardToken: Bool
+    var forwardToken: Bool
     let tokenHeaderName: String?
     /// `[listen] client_cert_header`: forwarded only from the trusted proxies that may set it.
     var forwardedCertificate: ForwardedClientCertificate? = nil

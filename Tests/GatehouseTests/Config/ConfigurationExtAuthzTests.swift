@@ -27,8 +27,11 @@ struct ConfigurationExtAuthzTests {
             tls_cert = "/etc/tls.crt"
             tls_key = "/etc/tls.key"
             client_ca = "/etc/envoy-ca.pem"
+            forward_token = false
 
             """))
+        #expect(settings.forwardToken == nil, "unset: as [upstream] forward_token")
+        #expect(full.extAuthz?.forwardToken == false)
         #expect(full.extAuthz?.httpPathPrefix == "/ext-authz")
         #expect(full.extAuthz?.clientCAPath == "/etc/envoy-ca.pem")
         #expect(full.summary.hasSuffix(", ext_authz 0.0.0.0:9191 (TLS)"), "\(full.summary)")
@@ -58,6 +61,7 @@ struct ConfigurationExtAuthzTests {
         Case(ConfigFixture.minimal("[ext_authz]\naddress = \"127.0.0.1:9191\"\ntls_cert = \"/a\"\n"), "ext_authz.tls_key", "required"),
         Case(ConfigFixture.minimal("[ext_authz]\naddress = \"127.0.0.1:9191\"\nclient_ca = \"/a\"\n"), "ext_authz.client_ca", "needs tls_cert"),
         Case(ConfigFixture.minimal("[ext_authz]\naddress = \"127.0.0.1:9191\"\nport = 1\n"), "ext_authz.port", "unknown"),
+        Case(ConfigFixture.minimal("[ext_authz]\naddress = \"127.0.0.1:9191\"\nforward_token = \"no\"\n"), "ext_authz.forward_token", "boolean"),
         Case(ConfigFixture.minimal("[ext_authz]\naddress = \"0.0.0.0:9901\"\n"), "ext_authz.address", "admin.address"),
         Case(ConfigFixture.minimal("[ext_authz]\naddress = \"127.0.0.1:8080\"\n"), "ext_authz.address", "listen.address"),
     ])
