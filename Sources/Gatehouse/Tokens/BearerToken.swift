@@ -93,8 +93,15 @@ extension String.UTF8View {
     /// ASCII case-insensitive comparison without allocating lowered copies.
     func elementsEqualIgnoringASCIICase(_ other: String.UTF8View) -> Bool {
         guard count == other.count else { return false }
-        return zip(self, other).allSatisfy { lhs, rhs in
-            lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (lhs | 0x20) >= UInt8(ascii: "a") && (lhs | 0x20) <= UInt8(ascii: "z"))
+        // Over the two buffers (a zip of the views' iterators showed in profiles).
+        return StringBytes.withBytes(of: String(self)) { lhs in
+            StringBytes.withBytes(of: String(other)) { rhs in
+                for index in 0..<lhs.count where lhs[index] != rhs[index] {
+                    let folded = lhs[index] | 0x20
+                    guard folded == rhs[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
+                }
+                return true
+            }
         }
     }
 }
