@@ -256,21 +256,36 @@ struct FrontDoorTableTests {
         fields += headers(.core, testCase)
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: testCase.method), uri: target(.core, testCase),
                                    headers: HTTPHeaders(fields))
-        var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false)
         core.readBegan()
-        var pending = [core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil), core.receivedEnd(), core.readEnded()]
+        // Each event's records counted and logged as a door's driver does (`ExchangeDriving.performRecords`).
+        func recorded(_ action: ExchangeStateMachine.Action) -> ExchangeStateMachine.Action {
+            services.record(core.takeRecords())
+            return action
+        }
+        var pending = [recorded(core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil, now: .now()))]
+        pending.append(recorded(core.receivedEnd()))
+        pending.append(recorded(core.readEnded()))
         while !pending.isEmpty {
             switch pending.removeFirst() {
             case .none, .readBody, .retry:
                 continue
+            case .decide(let request, let recent, let generation):
+                let decision = request.decide(recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())
+                pending.append(recorded(core.decided(decision, generation: generation, now: .now())))
+            case .signOut(let endpoint, let identity, let request, let body, let generation):
+                let answer = SignOutResponder(services: request.services).respond(
+                    endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
+                    on: MultiThreadedEventLoopGroup.singleton.next())
+                pending.append(recorded(core.answered(try await answer.get(), generation: generation)))
             case .awaitDecision(let future, let generation):
                 do {
-                    pending.append(core.decided(try await future.get(), generation: generation))
+                    pending.append(recorded(core.decided(try await future.get(), generation: generation, now: .now())))
                 } catch {
-                    pending.append(core.decisionFailed(generation: generation))
+                    pending.append(recorded(core.decisionFailed(generation: generation, now: .now())))
                 }
             case .awaitAnswer(let future, let generation):
-                pending.append(core.answered(try await future.get(), generation: generation))
+                pending.append(recorded(core.answered(try await future.get(), generation: generation)))
             case .send(let response):
                 let json = try? StrictJSON.parse(Array(response.body.utf8)).objectValue
                 let body = core.exchange?.isHEAD == true ? 0 : response.body.utf8.count
@@ -308,9 +323,15 @@ struct FrontDoorTableTests {
             func admitted(_ method: String) async throws -> ExchangeStateMachine {
                 let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: "/v1/retry",
                                            headers: HTTPHeaders([("host", "127.0.0.1"), ("authorization", "Bearer \(token)")]))
-                var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: MultiThreadedEventLoopGroup.singleton.next())
-                var action = core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil)
-                if case .awaitDecision(let future, let generation) = action { action = core.decided(try await future.get(), generation: generation) }
+                var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false)
+                var action = core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil, now: .now())
+                if case .decide(let request, let recent, let generation) = action {
+                    let decision = request.decide(recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())
+                    action = core.decided(decision, generation: generation, now: .now())
+                }
+                if case .awaitDecision(let future, let generation) = action {
+                    action = core.decided(try await future.get(), generation: generation, now: .now())
+                }
                 if case .none = action { action = core.receivedEnd() }
                 guard case .forward = action else {
                     Issue.record("\(method) was not forwarded: \(action)")

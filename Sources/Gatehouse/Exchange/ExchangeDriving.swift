@@ -1,26 +1,49 @@
+import Foundation
 import NIOCore
+import NIOHTTP1
 
-/// A front door driving the request core: what it shares beyond the core itself, the waiting on
-/// a pending decision or sign-out (both doors hand the outcome back the same way).
+/// A door driving the request core: what every driver does alike with the core's actions. It counts and logs what
+/// the core recorded, asks the gatekeeper, signs out, and waits on either; the door's own actions (sending,
+/// forwarding, reading) are its own.
 protocol ExchangeDriving: AnyObject {
     var core: ExchangeStateMachine { get set }
     /// The core still has the door's request: not forwarded, answered or given up since (nor the client gone).
     var coreHasRequest: Bool { get }
-    /// Performs what the core answered to a pending future's outcome.
+    /// The configuration the door's requests are judged with (a request keeps the one it started with).
+    var services: ProxyServices { get }
+    /// The door's event loop: the core's futures complete on it.
+    var coreEventLoop: any EventLoop { get }
+    /// Performs an action of the core (the door's `perform`, which starts with `performRecords`).
     func performCoreAction(_ action: ExchangeStateMachine.Action)
 }
 
 extension ExchangeDriving {
-    /// Reports what the future of an `awaitDecision` or `awaitAnswer` action brings to the core,
-    /// on the connection's event loop, unless the request is gone by then.
-    func awaitOutcome(of action: ExchangeStateMachine.Action) {
+    /// Counts and logs what the core recorded during the event that returned the action being performed: the first
+    /// thing a door's `perform` does, so nothing the core saw is lost whichever action follows.
+    func performRecords() {
+        let records = core.takeRecords()
+        if !records.isEmpty { (core.exchange?.services ?? services).record(records) }
+    }
+
+    /// Performs the decision actions every door shares: asking the gatekeeper (most answers come at once), a
+    /// sign-out, and waiting on a pending decision or answer; the outcome goes back to the core, and its action
+    /// to the door, on the door's event loop, unless the request is gone by then.
+    func performDecisionAction(_ action: ExchangeStateMachine.Action) {
         switch action {
+        case .decide(let request, let recent, let generation):
+            let decision = request.decide(recent: recent, now: Date(), on: coreEventLoop)
+            performCoreAction(core.decided(decision, generation: generation, now: .now()))
+        case .signOut(let endpoint, let identity, let request, let body, let generation):
+            let answer = SignOutResponder(services: request.services).respond(
+                endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
+                on: coreEventLoop)
+            performDecisionAction(.awaitAnswer(answer, generation: generation))
         case .awaitDecision(let future, let generation):
             future.assumeIsolated().whenComplete { result in
                 guard self.coreHasRequest else { return }
                 switch result {
-                case .success(let decision): self.performCoreAction(self.core.decided(decision, generation: generation))
-                case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation))
+                case .success(let decision): self.performCoreAction(self.core.decided(decision, generation: generation, now: .now()))
+                case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))
                 }
             }
         case .awaitAnswer(let future, let generation):

@@ -49,9 +49,9 @@ final class ExchangeRequest {
 
     /// Asks the gatekeeper. A sign-out may be repeated with a signed-out token (a retry after a 503);
     /// signing out everywhere again would move the subject's cut-off, so a revoked token may not.
-    func decide(recent: VerifiedIdentity?, on eventLoop: any EventLoop) -> Gatekeeper.Decision {
+    func decide(recent: VerifiedIdentity?, now: Date, on eventLoop: any EventLoop) -> Gatekeeper.Decision {
         services.gatekeeper.decide(
-            request.head, path: request.target.path, rule: rule, token: token, evidence: evidence, now: Int64(Date().timeIntervalSince1970),
+            request.head, path: request.target.path, rule: rule, token: token, evidence: evidence, now: Int64(now.timeIntervalSince1970),
             acceptingRevoked: endpoint == .signout, recent: recent, on: eventLoop)
     }
 }

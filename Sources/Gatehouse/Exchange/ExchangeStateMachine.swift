@@ -1,15 +1,15 @@
 import NIOCore
-import Prometheus
 import NIOHTTP1
 
-/// The life of one request up to its answer or its upstream leg, the same for both front doors: a
-/// door reports what arrived (a head, body, the end, the end of a read, a decision that was
-/// pending) and performs the action it gets back (send an answer, open the upstream leg, wait for a
-/// future, read more). Routing, verification, own endpoints, sign-out, the gRPC form of a refusal,
-/// the failure log and the request metrics are decided here, once; the doors only frame.
+/// The life of one request up to its answer or its upstream leg, the same for every door: a door
+/// reports what arrived (a head, body, the end, the end of a read, a decision, with the time) and
+/// performs the action it gets back (ask the gatekeeper, sign out, send an answer, open the upstream
+/// leg, wait for a future, read more). Routing, own endpoints, sign-out, the gRPC form of a refusal,
+/// what is counted and what goes to the failure log are decided here, once; the doors only frame.
 ///
-/// Lives on the connection's event loop, one per request in flight (an HTTP/1.1 connection reuses
-/// its one for the next request; an HTTP/2 stream has its own).
+/// No I/O: no event loop, no clock, no metric or log call. Time comes in with the events; what is to be
+/// counted or logged is left in `records` for the driver (`ExchangeDriving`). One per request in flight
+/// (an HTTP/1.1 connection reuses its one for the next request; an HTTP/2 stream has its own).
 struct ExchangeStateMachine {
     enum State {
         case awaitingHead
@@ -30,7 +30,12 @@ struct ExchangeStateMachine {
 
     enum Action {
         case none
-        /// Report the outcome through `decided(_:generation:)` (a failed future: `decisionFailed(generation:)`).
+        /// Ask the gatekeeper about the request (`ExchangeRequest.decide`), `recent` being the connection's last verified
+        /// token's identity when the request presents it; report through `decided(_:generation:now:)`.
+        case decide(ExchangeRequest, recent: VerifiedIdentity?, generation: Int)
+        /// Apply a sign-out (`SignOutResponder`) with the body read; report its answer through `answered(_:generation:)`.
+        case signOut(OwnEndpoint, VerifiedIdentity, ExchangeRequest, body: [UInt8], generation: Int)
+        /// Report the outcome through `decided(_:generation:now:)` (a failed future: `decisionFailed(generation:now:)`).
         case awaitDecision(EventLoopFuture<Gatekeeper.Decision>, generation: Int)
         /// Report the answer through `answered(_:generation:)`.
         case awaitAnswer(EventLoopFuture<LocalResponse>, generation: Int)
@@ -51,7 +56,6 @@ struct ExchangeStateMachine {
     /// one that ended in that read is sent as one without a body. An HTTP/1.1 request says its framing in
     /// its head and goes at once (its body, if any, follows as it comes).
     let forwardsAtReadEnd: Bool
-    let eventLoop: any EventLoop
     /// Set for a Check (`CheckExchange`): said in the failure log of its refusals.
     let via: String?
     private(set) var state = State.awaitingHead
@@ -64,6 +68,8 @@ struct ExchangeStateMachine {
     private var hasRetried = false
     private var body: [ByteBuffer] = []
     private var bodyBytes = 0
+    /// What this event saw, for the driver to count and log (`takeRecords`).
+    private(set) var records = ExchangeRecords()
 
     /// A sign-out is reading its body: the door keeps reading the client.
     var isReadingBody: Bool {
@@ -71,11 +77,16 @@ struct ExchangeStateMachine {
         return false
     }
 
-    init(speaksGRPC: Bool, forwardsAtReadEnd: Bool, eventLoop: any EventLoop, via: String? = nil) {
+    init(speaksGRPC: Bool, forwardsAtReadEnd: Bool, via: String? = nil) {
         self.via = via
         self.speaksGRPC = speaksGRPC
         self.forwardsAtReadEnd = forwardsAtReadEnd
-        self.eventLoop = eventLoop
+    }
+
+    /// What was recorded since the last call, for the driver to count and log; left empty.
+    mutating func takeRecords() -> ExchangeRecords {
+        defer { records = ExchangeRecords() }
+        return records
     }
 
     /// Ready for the next request of a keep-alive connection.
@@ -110,31 +121,34 @@ struct ExchangeStateMachine {
     /// A request head. `recent` is the connection's last verified token (`RecentToken`); `certificateThumbprint`
     /// the connection's TLS client certificate (`SenderEvidence`).
     mutating func receivedHead(
-        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, services: ProxyServices, recent: RecentToken?
+        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, services: ProxyServices, recent: RecentToken?,
+        now: NIODeadline
     ) -> Action {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
         switch RequestIntake.read(
-            head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, speaksGRPC: speaksGRPC, services: services, via: via)
+            head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, speaksGRPC: speaksGRPC, services: services,
+            startedAt: now, via: via)
         {
         case .answer(let refused, let response, let outcome):
             exchange = refused
-            services.metrics.request(routeAuth: "none", outcome: outcome)
+            records.outcome = ("none", outcome)
             return answer(response)
         case .judge(let judged):
             // The fast path for forwarded requests: still checked for expiry, keys, revocation, route.
             let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, services: services) : nil
             judged.presentsRecentToken = known != nil
             exchange = judged
-            return decided(judged.decide(recent: known, on: eventLoop), generation: generation)
+            state = .waiting
+            return .decide(judged, recent: known, generation: generation)
         }
     }
 
     /// A head the door's reader refused (HTTP/2: `HTTP2RequestHeadReader`): 400, never judged.
-    mutating func receivedMalformedHead(_ reason: String, status: HTTPResponseStatus = .badRequest, services: ProxyServices) -> Action {
+    mutating func receivedMalformedHead(_ reason: String, status: HTTPResponseStatus = .badRequest) -> Action {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
-        services.metrics.request(routeAuth: "none", outcome: .badRequest)
+        records.outcome = ("none", .badRequest)
         return answer(LocalResponse.malformedRequest(reason, status: status))
     }
 
@@ -169,7 +183,7 @@ struct ExchangeStateMachine {
 
     // MARK: - Decisions
 
-    mutating func decided(_ decision: Gatekeeper.Decision, generation: Int) -> Action {
+    mutating func decided(_ decision: Gatekeeper.Decision, generation: Int, now: NIODeadline) -> Action {
         guard generation == self.generation, let exchange else { return .none }
         switch state {
         case .awaitingHead, .waiting: break
@@ -179,9 +193,7 @@ struct ExchangeStateMachine {
             state = .waiting
             return .awaitDecision(future, generation: generation)
         }
-        if exchange.rule.auth != .public {
-            exchange.services.metrics.authDuration.recordNanoseconds((NIODeadline.now() - exchange.startedAt).nanoseconds)
-        }
+        if exchange.rule.auth != .public { records.authNanoseconds = (now - exchange.startedAt).nanoseconds }
         switch decision {
         case .admit(let admission):
             if let endpoint = exchange.endpoint { return answerEndpoint(endpoint, admission, exchange) }
@@ -198,8 +210,8 @@ struct ExchangeStateMachine {
     }
 
     /// The pending decision failed (a key refetch that could not complete).
-    mutating func decisionFailed(generation: Int) -> Action {
-        decided(.reject(AuthFailure(.keysUnavailable, "key refetch failed")), generation: generation)
+    mutating func decisionFailed(generation: Int, now: NIODeadline) -> Action {
+        decided(.reject(AuthFailure(.keysUnavailable, "key refetch failed")), generation: generation, now: now)
     }
 
     /// A sign-out's answer, once the store and the provider have answered.
@@ -209,14 +221,14 @@ struct ExchangeStateMachine {
     }
 
     private mutating func reject(_ failure: AuthFailure, _ exchange: ExchangeRequest) -> Action {
-        exchange.services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
+        records.rejection = .init(failure: failure, request: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
         return answer(LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: exchange.services.retryAfterSeconds))
     }
 
     /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a
     /// rejection was counted (and logged) like any other.
     private mutating func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ exchange: ExchangeRequest) -> Action {
-        exchange.services.metrics.request(routeAuth: "none", outcome: .endpoint)
+        records.outcome = ("none", .endpoint)
         switch (endpoint, admission) {
         case (.check, _):
             var response = LocalResponse.json(.ok, "{\"allowed\":true}")
@@ -234,7 +246,7 @@ struct ExchangeStateMachine {
         }
     }
 
-    /// Applies the revocation (`SignOutResponder`) with the body read; answers when it is stored.
+    /// The revocation (`SignOutResponder`) with the body read: answered when it is stored.
     private mutating func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity) -> Action {
         guard let exchange else { return .none }
         var bytes: [UInt8] = []
@@ -242,10 +254,7 @@ struct ExchangeStateMachine {
         for buffer in body { bytes.append(contentsOf: buffer.readableBytesView) }
         body = []
         state = .waiting
-        let answer = SignOutResponder(services: exchange.services).respond(
-            endpoint, identity, token: exchange.presentedToken, body: bytes, contentType: exchange.head.headers.first(name: "content-type"),
-            on: eventLoop)
-        return .awaitAnswer(answer, generation: generation)
+        return .signOut(endpoint, identity, exchange, body: bytes, generation: generation)
     }
 
     // MARK: - The upstream leg
@@ -254,7 +263,7 @@ struct ExchangeStateMachine {
     /// DEADLINE_EXCEEDED). Not an authentication failure, so nothing in the failure log.
     mutating func upstreamFailed(_ status: HTTPResponseStatus) -> Action {
         guard let exchange else { return .none }
-        exchange.services.metrics.request(routeAuth: exchange.routeAuth, outcome: .upstreamError)
+        records.outcome = (exchange.routeAuth, .upstreamError)
         return answer(LocalResponse.upstreamFailure(status, requestID: exchange.requestID))
     }
 
@@ -277,12 +286,13 @@ struct ExchangeStateMachine {
         return upstreamFailed(.badGateway)
     }
 
-    /// The upstream's response went through whole.
-    mutating func upstreamCompleted() {
-        guard let exchange else { return }
+    /// The upstream's response went through whole: nothing more to do but count it.
+    mutating func upstreamCompleted(now: NIODeadline) -> Action {
+        guard let exchange else { return .none }
         state = .finished
-        exchange.services.metrics.upstreamDuration.recordNanoseconds((NIODeadline.now() - exchange.startedAt).nanoseconds)
-        exchange.services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
+        records.upstreamNanoseconds = (now - exchange.startedAt).nanoseconds
+        records.outcome = (exchange.routeAuth, .forwarded)
+        return .none
     }
 
     // MARK: - Actions

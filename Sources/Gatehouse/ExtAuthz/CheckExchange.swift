@@ -10,7 +10,8 @@ import NIOHTTP1
 /// `send` a denial with the answer the doors would have sent. Lives on one event loop.
 final class CheckExchange: ExchangeDriving {
     var core: ExchangeStateMachine
-    private let services: ProxyServices
+    let services: ProxyServices
+    let coreEventLoop: any EventLoop
     /// The caller's connection's last verified token (`RecentToken`): a gateway repeating a user's token on its
     /// connection takes the doors' fast path.
     private let tokenMemory: ConnectionTokenMemory?
@@ -31,7 +32,8 @@ final class CheckExchange: ExchangeDriving {
     private init(services: ProxyServices, tokenMemory: ConnectionTokenMemory?, eventLoop: any EventLoop, via: String) {
         self.services = services
         self.tokenMemory = tokenMemory
-        self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: eventLoop, via: via)
+        self.coreEventLoop = eventLoop
+        self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, via: via)
     }
 
     /// A verdict now, or once the decision it waits on has come.
@@ -61,7 +63,7 @@ final class CheckExchange: ExchangeDriving {
         switch Self.headerBlock(of: check) {
         case .success(let built): block = built
         case .failure(let malformed):
-            performCoreAction(core.receivedMalformedHead(malformed.reason, services: services))
+            performCoreAction(core.receivedMalformedHead(malformed.reason))
             return
         }
         let head: HTTPRequestHead
@@ -71,7 +73,7 @@ final class CheckExchange: ExchangeDriving {
             isGRPCRequest = GRPCRefusal.isGRPC(head.headers)
         case .failure(let malformed):
             let status: HTTPResponseStatus = malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest
-            performCoreAction(core.receivedMalformedHead(malformed.reason, status: status, services: services))
+            performCoreAction(core.receivedMalformedHead(malformed.reason, status: status))
             return
         }
         // Gatehouse's own endpoints answer on the doors only: a Check for one is refused as an unknown path.
@@ -81,16 +83,18 @@ final class CheckExchange: ExchangeDriving {
             return
         }
         if let deadline {
-            self.deadline = core.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.deadlinePassed() }
+            self.deadline = coreEventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.deadlinePassed() }
         }
         let certificate = check.sourceCertificate.isEmpty
             ? nil : ForwardedClientCertificate.thumbprint(ofPEM: check.sourceCertificate.removingPercentEncoding ?? "")
         performCoreAction(core.receivedHead(
-            head, clientIP: check.sourceAddress, certificateThumbprint: certificate, services: services, recent: tokenMemory?.recent))
+            head, clientIP: check.sourceAddress, certificateThumbprint: certificate, services: services, recent: tokenMemory?.recent,
+            now: .now()))
         if !isDone { performCoreAction(core.receivedEnd()) }
     }
 
     func performCoreAction(_ action: ExchangeStateMachine.Action) {
+        performRecords()
         guard !isDone else { return }
         switch action {
         case .send(var response):
@@ -109,8 +113,8 @@ final class CheckExchange: ExchangeDriving {
             if case .verified(let identity) = admission { tokenMemory?.remember(exchange, identity: identity, identityFields: nil) }
             services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
             finish(.allow(services.checkHead.checkAllowance(request, admission: admission)))
-        case .awaitDecision, .awaitAnswer:
-            awaitOutcome(of: action)
+        case .decide, .signOut, .awaitDecision, .awaitAnswer:
+            performDecisionAction(action)
         case .readBody, .retry, .none:
             break  // no body and no upstream leg: own endpoints are not reached through a Check
         }

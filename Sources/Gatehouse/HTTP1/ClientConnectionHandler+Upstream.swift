@@ -148,7 +148,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             exchange.connection = nil
             upstreamReusable ? pool.release(connection) : pool.discard(connection)
         }
-        core.upstreamCompleted()
+        perform(core.upstreamCompleted(now: .now()), context: context)
         // An upstream that answered before the request body ended: close rather than drain it.
         finishResponse(keepAlive: exchange.responseKeepAlive && exchange.requestEnded, context: context)
     }

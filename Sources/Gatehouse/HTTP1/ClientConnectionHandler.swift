@@ -76,7 +76,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         self.services = handle.services
         self.pool = pool
         self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
-        self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, eventLoop: pool.eventLoop)
+        self.core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -344,7 +344,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         state = .core
         perform(core.receivedHead(
             head, clientIP: peer?.ip ?? "unknown", certificateThumbprint: peer?.certificateThumbprint, services: services,
-            recent: tokenMemory.recent), context: context)
+            recent: tokenMemory.recent, now: .now()), context: context)
     }
 
     private func receivedBody(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
@@ -380,12 +380,17 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     // MARK: - The core's actions
 
     func perform(_ action: ExchangeStateMachine.Action, context: ChannelHandlerContext) {
+        performRecords()
         switch action {
         case .none:
             break
-        case .awaitDecision, .awaitAnswer:
-            if case .awaitAnswer = action { headDeadline = nil }
-            awaitOutcome(of: action)
+        case .decide, .signOut, .awaitDecision, .awaitAnswer:
+            // A sign-out's body has been read: the store's and the provider's answers are not the client's to hurry.
+            switch action {
+            case .signOut, .awaitAnswer: headDeadline = nil
+            default: break
+            }
+            performDecisionAction(action)
         case .readBody:
             // The body must arrive within the same time a request head must (slowloris).
             let deadline = NIODeadline.now() + services.idleTimeout
@@ -465,6 +470,8 @@ extension ClientConnectionHandler: ExchangeDriving {
         guard case .core = state else { return false }
         return context != nil
     }
+
+    var coreEventLoop: any EventLoop { pool.eventLoop }
 
     func performCoreAction(_ action: ExchangeStateMachine.Action) {
         guard let context else { return }

@@ -71,7 +71,7 @@ extension StreamExchange: UpstreamLegDelegate {
         deadline = nil
         state = .done
         leg.finish(completed: requestEnded)
-        core.upstreamCompleted()
+        perform(core.upstreamCompleted(now: .now()))
         // An upstream that answered before the request body ended: the stream or connection closes.
         let promise = transport.eventLoop.makePromise(of: Void.self)
         transport.writeEnd(trailers: trailers, promise: promise)

@@ -48,7 +48,7 @@ final class StreamExchange: ExchangeDriving {
         self.transport = transport
         self.services = connection.handle.services
         // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
-        self.core = ExchangeStateMachine(speaksGRPC: transport.clientVersion == nil, forwardsAtReadEnd: true, eventLoop: transport.eventLoop)
+        self.core = ExchangeStateMachine(speaksGRPC: transport.clientVersion == nil, forwardsAtReadEnd: true)
     }
 
     var request: UpstreamRequestHead.Request? { core.exchange?.request }
@@ -73,13 +73,14 @@ final class StreamExchange: ExchangeDriving {
         guard case .core = state, case .awaitingHead = core.state else { return }
         services = connection.handle.services
         perform(core.receivedHead(
-            head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services, recent: connection.tokenMemory.recent))
+            head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services, recent: connection.tokenMemory.recent,
+            now: .now()))
     }
 
     /// A head the transport's reader refused (HTTP2RequestHeadReader): 400 (431 for its size), never judged.
     func receivedMalformedHead(_ reason: String, status: HTTPResponseStatus) {
         guard case .core = state else { return }
-        perform(core.receivedMalformedHead(reason, status: status, services: services))
+        perform(core.receivedMalformedHead(reason, status: status))
     }
 
     func receivedBody(_ buffer: ByteBuffer) {
@@ -137,16 +138,19 @@ final class StreamExchange: ExchangeDriving {
         return false
     }
 
+    var coreEventLoop: any EventLoop { transport.eventLoop }
+
     func performCoreAction(_ action: ExchangeStateMachine.Action) {
         perform(action)
     }
 
     func perform(_ action: ExchangeStateMachine.Action) {
+        performRecords()
         switch action {
         case .none:
             break
-        case .awaitDecision, .awaitAnswer:
-            awaitOutcome(of: action)
+        case .decide, .signOut, .awaitDecision, .awaitAnswer:
+            performDecisionAction(action)
         case .readBody:
             armWatchdog(in: services.idleTimeout)
         case .send(let response):

@@ -267,7 +267,8 @@ public final class Gatehouse: Service, Sendable {
     }
 
     /// What every request is judged and forwarded with, from one configuration. Replaced whole on reload.
-    private func makeServices(_ configuration: Configuration) -> ProxyServices {
+    /// (Internal: the request core's tests build them without a listener.)
+    func makeServices(_ configuration: Configuration) -> ProxyServices {
         // Providers are rebuilt for their header mappings (a reload may change `[headers]`); their keys stay in the key store.
         let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
         let introspectors: [Introspector]

@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import Prometheus
 
 extension ProxyServices {
     /// What every refused request leaves behind, whichever protocol it came by: one failure-log
@@ -17,5 +18,17 @@ extension ProxyServices {
         default: .unauthorized
         }
         metrics.request(routeAuth: routeAuth, outcome: outcome)
+    }
+}
+
+extension ProxyServices {
+    /// Counts and logs what the core recorded.
+    func record(_ records: ExchangeRecords) {
+        if let nanoseconds = records.authNanoseconds { metrics.authDuration.recordNanoseconds(nanoseconds) }
+        if let rejection = records.rejection {
+            recordRejection(rejection.failure, of: rejection.request, routeAuth: rejection.routeAuth, token: rejection.token)
+        }
+        if let nanoseconds = records.upstreamNanoseconds { metrics.upstreamDuration.recordNanoseconds(nanoseconds) }
+        if let (routeAuth, outcome) = records.outcome { metrics.request(routeAuth: routeAuth, outcome: outcome) }
     }
 }
