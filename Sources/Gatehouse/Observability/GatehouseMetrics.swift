@@ -37,26 +37,25 @@ public struct GatehouseMetrics: Sendable {
         var requests: [Counter] = []
         for auth in Self.routeAuths {
             for outcome in Self.outcomes {
-                requests.append(registry.makeCounter(
-                    name: "gatehouse_requests_total", labels: [("route_auth", auth), ("outcome", outcome.rawValue)]))
+                requests.append(registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_requests_total"), labels: [("route_auth", auth), ("outcome", outcome.rawValue)]))
             }
         }
         self.requests = requests
-        cacheHits = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "hit")])
-        cacheMisses = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "miss")])
-        rejectedHits = registry.makeCounter(name: "gatehouse_verify_cache_total", labels: [("result", "rejected")])
+        cacheHits = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_verify_cache_total"), labels: [("result", "hit")])
+        cacheMisses = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_verify_cache_total"), labels: [("result", "miss")])
+        rejectedHits = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_verify_cache_total"), labels: [("result", "rejected")])
         acceptErrors = Dictionary(uniqueKeysWithValues: ["client", "admin"].map {
-            ($0, registry.makeCounter(name: "gatehouse_accept_errors_total", labels: [("listener", $0)]))
+            ($0, registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_accept_errors_total"), labels: [("listener", $0)]))
         })
-        failureLogWriteErrors = registry.makeCounter(name: "gatehouse_failure_log_write_errors_total")
+        failureLogWriteErrors = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_failure_log_write_errors_total"))
         let buckets: [Duration] = [
             .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
             .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
             .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
         ]
-        upstreamDuration = registry.makeDurationHistogram(name: "gatehouse_upstream_request_duration_seconds", buckets: buckets)
-        authDuration = registry.makeDurationHistogram(name: "gatehouse_auth_duration_seconds", buckets: buckets)
-        introspectionDuration = registry.makeDurationHistogram(name: "gatehouse_introspection_duration_seconds", buckets: buckets)
+        upstreamDuration = registry.makeDurationHistogram(descriptor: MetricHelp.descriptor("gatehouse_upstream_request_duration_seconds"), buckets: buckets)
+        authDuration = registry.makeDurationHistogram(descriptor: MetricHelp.descriptor("gatehouse_auth_duration_seconds"), buckets: buckets)
+        introspectionDuration = registry.makeDurationHistogram(descriptor: MetricHelp.descriptor("gatehouse_introspection_duration_seconds"), buckets: buckets)
     }
 
     /// - Parameter routeAuth: the matched route's `auth`, or "none" for requests answered before routing.
@@ -71,8 +70,7 @@ public struct GatehouseMetrics: Sendable {
             counter.increment()
             return
         }
-        let counter = registry.makeCounter(
-            name: "gatehouse_auth_failures_total", labels: [("reason", reason.rawValue), ("provider", key.provider)])
+        let counter = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_auth_failures_total"), labels: [("reason", reason.rawValue), ("provider", key.provider)])
         authFailures.withLockedValue { $0[key] = counter }
         counter.increment()
     }
@@ -108,10 +106,10 @@ public struct GatehouseMetrics: Sendable {
 
     func introspectionCounters(provider: String) -> IntrospectionCounters {
         func cache(_ result: String) -> Counter {
-            registry.makeCounter(name: "gatehouse_introspection_cache_total", labels: [("provider", provider), ("result", result)])
+            registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_introspection_cache_total"), labels: [("provider", provider), ("result", result)])
         }
         func calls(_ result: String) -> Counter {
-            registry.makeCounter(name: "gatehouse_introspection_calls_total", labels: [("provider", provider), ("result", result)])
+            registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_introspection_calls_total"), labels: [("provider", provider), ("result", result)])
         }
         return IntrospectionCounters(
             hits: cache("hit"), misses: cache("miss"), active: calls("active"), inactive: calls("inactive"), errors: calls("error"))
@@ -122,20 +120,19 @@ public struct GatehouseMetrics: Sendable {
     }
 
     func jwksFetch(provider: String, succeeded: Bool, keyCount: Int?) {
-        registry.makeCounter(
-            name: "gatehouse_jwks_fetches_total", labels: [("provider", provider), ("result", succeeded ? "success" : "failure")]
+        registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_jwks_fetches_total"), labels: [("provider", provider), ("result", succeeded ? "success" : "failure")]
         ).increment()
         if let keyCount {
-            registry.makeGauge(name: "gatehouse_jwks_keys", labels: [("provider", provider)]).set(Double(keyCount))
+            registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_jwks_keys"), labels: [("provider", provider)]).set(Double(keyCount))
         }
     }
 
     /// Prometheus text, with the key ages and the DPoP replay cache's size brought up to date first.
     func exposition(keyStatus: [ProviderKeyStatus], dpopReplayEntries: Int, now: Double) -> [UInt8] {
-        registry.makeGauge(name: "gatehouse_dpop_replay_entries").set(Double(dpopReplayEntries))
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_dpop_replay_entries")).set(Double(dpopReplayEntries))
         for status in keyStatus {
             let age = status.lastFetch.map { now - $0.timeIntervalSince1970 } ?? -1
-            registry.makeGauge(name: "gatehouse_jwks_age_seconds", labels: [("provider", status.provider)]).set(age)
+            registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_jwks_age_seconds"), labels: [("provider", status.provider)]).set(age)
         }
         return registry.emitToBuffer()
     }

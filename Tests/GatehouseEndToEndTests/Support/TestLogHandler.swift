@@ -13,12 +13,9 @@ struct TestLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let all = metadata.merging(explicit ?? [:]) { _, new in new }
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let fields = all.keys.sorted().map { "\($0)=\(all[$0]!)" }  // safe: keys of all
-        records.withLockedValue { $0.append(([level.rawValue + ": " + message.description] + fields).joined(separator: " ")) }
+        records.withLockedValue { $0.append(([event.level.rawValue + ": " + event.message.description] + fields).joined(separator: " ")) }
     }
 }

@@ -27,8 +27,9 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     private var maxConcurrentStreams = 100
     private var isGoingAway = false
 
-    /// Succeeds once the connection is active and NIO has written the preface: no stream may open before.
-    let activated: EventLoopPromise<HTTP2UpstreamConnection>
+    /// Succeeds once the connection is active and NIO has written the preface: no stream may open before. (Bound to
+    /// the connection's loop: the handler is not Sendable, the future's value must be.)
+    let activated: EventLoopPromise<NIOLoopBound<HTTP2UpstreamConnection>>
 
     init(channel: any Channel, isTLS: Bool) {
         self.channel = channel
@@ -47,12 +48,12 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         output.attach(context)
-        if context.channel.isActive { activated.succeed(self) }
+        if context.channel.isActive { activated.succeed(NIOLoopBound(self, eventLoop: context.eventLoop)) }
     }
 
     func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
-        activated.succeed(self)
+        activated.succeed(NIOLoopBound(self, eventLoop: context.eventLoop))
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -38,7 +38,8 @@ final class HTTP2UpstreamPool {
             let waiting = self.waiting
             self.waiting.removeAll()
             switch result {
-            case .success(let connection):
+            case .success(let bound):
+                let connection = bound.value
                 connection.pool = self
                 self.connections.append(connection)
                 // More waiters than the connection takes open the next connection as they go.
@@ -59,7 +60,7 @@ final class HTTP2UpstreamPool {
         connections.removeAll()
     }
 
-    private func connect() -> EventLoopFuture<HTTP2UpstreamConnection> {
+    private func connect() -> EventLoopFuture<NIOLoopBound<HTTP2UpstreamConnection>> {
         let target = self.target
         let isTLS = target.tls != nil
         return ClientBootstrap(group: eventLoop)
@@ -83,8 +84,8 @@ final class HTTP2UpstreamPool {
             }
             .flatMap { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.handler(type: HTTP2UpstreamConnection.self)
-                }.flatMap { $0.activated.futureResult }
+                    try channel.pipeline.syncOperations.handler(type: HTTP2UpstreamConnection.self).activated.futureResult
+                }.flatMap { $0 }
             }
     }
 }
