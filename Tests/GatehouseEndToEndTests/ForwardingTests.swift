@@ -112,6 +112,26 @@ struct ForwardingTests {
         }
     }
 
+    /// An upstream's hop-by-hop response fields (`Trailer`, `Proxy-*`, what its `Connection` names) reach no client,
+    /// whatever the upstream protocol and the door: one list for every path (`ResponseFields`, `HeaderHygiene`; found in
+    /// review: an HTTP/2 upstream's were relayed as they came).
+    @Test(arguments: [UpstreamProtocol.http1, .http2])
+    func hopByHopResponseFieldsReachNoClient(_ upstream: UpstreamProtocol) async throws {
+        try await TestEnvironment.run(upstreamHTTP2: upstream == .http2, configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
+            let http1 = try await env.request("/hop-by-hop")
+            #expect(http1.status == 200 && http1.headers.first(name: "x-kept") == "yes", "\(http1.headers)")
+            let (exitCode, dump) = try await ChildProcess.runToEnd(
+                ["/usr/bin/env", "curl", "-s", "-m", "10", "--http2-prior-knowledge", "-D", "-", "-o", "/dev/null", env.baseURL + "/hop-by-hop"])
+            try #require(exitCode == 0, "curl: \(dump)")
+            let http2 = dump.lowercased()
+            #expect(http2.hasPrefix("http/2 200") && http2.contains("x-kept: yes"), "\(dump)")
+            for name in ["trailer", "proxy-agent", "x-drop"] {
+                #expect(http1.headers.first(name: name) == nil, "\(upstream) to HTTP/1.1: \(name) in \(http1.headers)")
+                #expect(!http2.contains("\n\(name):"), "\(upstream) to HTTP/2: \(name) in \(dump)")
+            }
+        }
+    }
+
     @Test func webSocketUpgradeIsTunnelledAfterUpstream101() async throws {
         try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))

@@ -99,7 +99,7 @@ final class CheckExchange: ExchangeDriving {
         switch action {
         case .send(var response):
             // The doors write the request id on every answer; so does a denial (Envoy's own id, when it sent one).
-            if let requestID = core.exchange?.requestID { response.headers.replaceOrAdd(name: "X-Request-Id", value: requestID) }
+            if let requestID = core.exchange?.requestID { ResponseFields.setRequestID(requestID, on: &response.headers) }
             // Envoy answers a gRPC client's denial with the status mapped to grpc-status and the body as grpc-message:
             // the doors' gRPC message, `<reason>: <message>`.
             if isGRPCRequest, let message = response.grpcMessage {
@@ -127,7 +127,7 @@ final class CheckExchange: ExchangeDriving {
         let failure = AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)")
         services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
         var response = LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: services.retryAfterSeconds)
-        response.headers.replaceOrAdd(name: "X-Request-Id", value: exchange.requestID)
+        ResponseFields.setRequestID(exchange.requestID, on: &response.headers)
         finish(.deny(response))
     }
 

@@ -204,7 +204,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
             fields.add(name: ":status", value: String(status.code))
             for (name, value) in headers {
                 let lowered = HTTP2FieldName.lowercased(name)
-                if !HTTP2FieldName.isConnectionSpecific(lowered), lowered != "content-length" { fields.add(name: lowered, value: value) }
+                if ResponseFields.isWrittenOnHTTP2(lowered), lowered != "content-length" { fields.add(name: lowered, value: value) }
             }
             fields.add(name: "content-length", value: String(body.utf8.count))
             output.write(HTTP2Frame(streamID: id, payload: .headers(.init(headers: fields, endStream: body.isEmpty || isHEAD))), promise: nil)

@@ -135,9 +135,9 @@ final class HTTP2ServerStream: StreamTransport {
         fields.add(name: ":status", value: String(head.status.code))
         for (name, value) in head.headers {
             let lowered = HTTP2FieldName.lowercased(name)
-            if HTTP2FieldName.isConnectionSpecific(lowered) { continue }  // an upstream's hop-by-hop fields are gone already
+            if !ResponseFields.isWrittenOnHTTP2(lowered) { continue }  // an upstream's hop-by-hop fields are gone already
             // New on every answer: kept out of the HPACK table (it would only push out what repeats).
-            fields.add(name: lowered, value: value, indexing: lowered == "x-request-id" ? .nonIndexable : .indexable)
+            fields.add(name: lowered, value: value, indexing: lowered == ResponseFields.requestIDName ? .nonIndexable : .indexable)
         }
         if endStream {
             write(.headers(.init(headers: fields, endStream: true)), bytes: 0, promise: nil)

@@ -183,7 +183,7 @@ final class StreamExchange: ExchangeDriving {
         // HTTP/1.1 connection as on the HTTP/1.1 door; an HTTP/2 stream ends with its answer anyway.
         let closesConnection = local.closeConnection && transport.clientVersion != nil
         var headers = local.headers
-        headers.add(name: "x-request-id", value: requestID)
+        ResponseFields.setRequestID(requestID, on: &headers)
         if closesConnection { headers.add(name: "connection", value: "close") }
         if !isGRPC { headers.add(name: "content-length", value: String(local.body.utf8.count)) }
         let head = HTTPResponseHead(version: responseVersion, status: local.status, headers: headers)

@@ -189,13 +189,13 @@ final class PostgresRevocationStore: RevocationStore {
                     try await connection.query("INSERT INTO gatehouse_schema_version (version) VALUES (\(version))", logger: logger)
                     try await connection.query("COMMIT", logger: logger)
                 } catch {
-                    try? await connection.query("ROLLBACK", logger: logger)
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
                     throw error
                 }
                 logger.notice("revocation store: schema migrated", metadata: ["gatehouse.schema_version": "\(version)"])
             }
         } catch {
-            try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+            _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
             throw error
         }
         try await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)

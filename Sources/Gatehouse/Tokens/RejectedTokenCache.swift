@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 import NIOConcurrencyHelpers
 
 /// Tokens whose signature did not verify, so a client repeating a forged or corrupted token costs

@@ -174,6 +174,11 @@ final class TestUpstream: Sendable {
 
         private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
             switch head.uri {
+            case let uri where uri.hasPrefix("/hop-by-hop"):
+                // Fields no client may get from a proxy (over HTTP/2, NIO's codec drops Connection and what it names).
+                respond(context, status: .ok, body: "hop", extraHeaders: [
+                    ("Trailer", "x-checksum"), ("Proxy-Agent", "upstream"), ("Connection", "x-drop"), ("X-Drop", "1"), ("X-Kept", "yes"),
+                ], keepAlive: head.isKeepAlive)
             case let uri where uri.hasPrefix("/redirect"):
                 respond(context, status: .found, body: "", extraHeaders: [("Location", "http://169.254.169.254/latest/meta-data/")], keepAlive: head.isKeepAlive)
             case let uri where uri.hasPrefix("/slow"):

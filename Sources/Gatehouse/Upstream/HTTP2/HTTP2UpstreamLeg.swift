@@ -160,12 +160,7 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
     /// The response head: its status and fields (pseudo-header fields out), our request id in.
     private static func responseHead(_ headers: HPACKHeaders, requestID: String) -> HTTPResponseHead? {
         guard let status = status(headers), status >= 200 else { return nil }
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(headers.count)
-        for (name, value, _) in headers where !name.hasPrefix(":") && name != "x-request-id" {
-            fields.append((name, value))
-        }
-        fields.append(("x-request-id", requestID))
-        return HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: HTTPHeaders(fields))
+        return HTTPResponseHead(
+            version: .http2, status: HTTPResponseStatus(statusCode: status), headers: ResponseFields.relayed(headers, requestID: requestID))
     }
 }

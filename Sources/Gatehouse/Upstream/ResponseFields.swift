@@ -1,0 +1,33 @@
+import NIOHPACK
+import NIOHTTP1
+
+/// The head of an answer a client gets, on every path (an HTTP/1.1 or HTTP/2 upstream, either door, an ext_authz
+/// answer): an upstream's hop-by-hop fields never reach the client (`HeaderHygiene`'s list: the fixed names,
+/// `proxy-*`, what its `Connection` names; an HTTP/1.1 upstream's head is read by the same list in
+/// `UpstreamResponseHeadParser`), and every answer carries Gatehouse's request id, never the upstream's.
+enum ResponseFields {
+    static let requestIDName = "x-request-id"
+
+    /// An HTTP/2 upstream's response fields as relayed: its pseudo-header fields are not fields, its hop-by-hop ones
+    /// and its request id are dropped, Gatehouse's request id is added.
+    static func relayed(_ block: HPACKHeaders, requestID: String) -> HTTPHeaders {
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(block.count + 1)
+        for (name, value, _) in block where name.utf8.first != ASCIIByte.colon && name != requestIDName {
+            if !HeaderHygiene.isHopByHop(name, nominated: []) { fields.append((name, value)) }
+        }
+        fields.append((requestIDName, requestID))
+        return HTTPHeaders(fields)
+    }
+
+    /// Gatehouse's request id on an answer it makes itself.
+    static func setRequestID(_ requestID: String, on headers: inout HTTPHeaders) {
+        headers.replaceOrAdd(name: requestIDName, value: requestID)
+    }
+
+    /// Whether a field (its name in lower case) is written on an HTTP/2 answer: the HTTP/2 doors' last guard, by
+    /// the same list (RFC 9113 §8.2.2's connection-specific fields are among them).
+    static func isWrittenOnHTTP2(_ lowercasedName: String) -> Bool {
+        !HeaderHygiene.isHopByHop(lowercasedName, nominated: [])
+    }
+}
