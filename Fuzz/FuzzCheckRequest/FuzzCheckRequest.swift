@@ -1,5 +1,5 @@
 // libFuzzer target for the ext_authz CheckRequest reader (Fuzz/README.md): ProtobufReader, CheckRequest(decoding:),
-// and what a Check builds of it before the core judges it (CheckExchange.headerBlock, HTTP2RequestHeadReader).
+// and what a Check builds of it before the core judges it (CheckDriver.headerBlock, HTTP2RequestHeadReader).
 //
 // Input: a CheckRequest's bytes (envoy.service.auth.v3), however broken. Refusals (ProtobufReader.Malformed) are
 // expected. Besides "no crash, no hang", it checks:
@@ -40,7 +40,7 @@ public func fuzzCheckRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     expected.hasValueNotUTF8 = false  // written again, every value is text
     require(again == expected, "written again, the request reads otherwise:\n\(check)\n\(again)")
 
-    if case .success(let block) = CheckExchange.headerBlock(of: check) {
+    if case .success(let block) = CheckDriver.headerBlock(of: check) {
         require(block.contains { $0.0 == ":method" } && block.contains { $0.0 == ":path" }, "a block without :method or :path")
         _ = HTTP2RequestHeadReader.read(fields: block, count: block.count, endStream: true, maxHeaderBytes: 16384)
     }

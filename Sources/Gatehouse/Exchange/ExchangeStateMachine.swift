@@ -56,7 +56,7 @@ struct ExchangeStateMachine {
     /// one that ended in that read is sent as one without a body. An HTTP/1.1 request says its framing in
     /// its head and goes at once (its body, if any, follows as it comes).
     let forwardsAtReadEnd: Bool
-    /// Set for a Check (`CheckExchange`): said in the failure log of its refusals.
+    /// Set for a Check (`CheckDriver`): said in the failure log of its refusals.
     let via: String?
     private(set) var state = State.awaitingHead
     /// The request in hand, from its head on.

@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// One request on the `[ext_authz]` port, whichever HTTP it came by (`ExtAuthzHTTP1Handler`, `ExtAuthzHTTP2Handler`):
 /// gRPC `envoy.service.auth.v3.Authorization/Check` and `grpc.health.v1.Health/Check`, or the HTTP protocol (Envoy's
-/// `http_service`) for any other request. The decision is the core's (`CheckExchange`); this reads the call and puts
+/// `http_service`) for any other request. The decision is the core's (`CheckDriver`); this reads the call and puts
 /// the verdict in the protocol's form.
 struct ExtAuthzResponder {
     static let checkMethod = "/envoy.service.auth.v3.Authorization/Check"
@@ -33,7 +33,7 @@ struct ExtAuthzResponder {
         case http(status: HTTPResponseStatus, headers: HTTPHeaders, body: String)
     }
 
-    /// An answer now, or once the Check's decision has come (`CheckExchange.Judged`).
+    /// An answer now, or once the Check's decision has come (`CheckDriver.Judged`).
     enum Outcome {
         case now(Answer)
         case later(EventLoopFuture<Answer>)
@@ -75,7 +75,7 @@ struct ExtAuthzResponder {
             context.metrics.checked(protocol: "grpc", .invalid, nanoseconds: (NIODeadline.now() - request.startedAt).nanoseconds)
             return .now(.grpc(message: nil, status: 3, statusMessage: "invalid CheckRequest: \(error)"))  // INVALID_ARGUMENT
         }
-        let verdict = CheckExchange.judge(
+        let verdict = CheckDriver.judge(
             check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
             deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_grpc", tokenMemory: tokenMemory,
             on: eventLoop)
@@ -132,7 +132,7 @@ struct ExtAuthzResponder {
             }
             check.headers.append(CheckRequest.Header(name: lowered, value: value))
         }
-        let verdict = CheckExchange.judge(
+        let verdict = CheckDriver.judge(
             check, services: context.handle.services, maxHeaderBytes: context.maxHeaderBytes,
             deadline: Self.deadline(request.headers, startedAt: request.startedAt), via: "ext_authz_http", tokenMemory: tokenMemory,
             on: eventLoop)
@@ -141,7 +141,7 @@ struct ExtAuthzResponder {
 
     /// The verdict in the protocol's form (`form`), counted with its duration, now or when it comes.
     private func answered(
-        _ verdict: CheckExchange.Judged, protocol protocolName: String, startedAt: NIODeadline,
+        _ verdict: CheckDriver.Judged, protocol protocolName: String, startedAt: NIODeadline,
         _ form: @escaping @Sendable (CheckVerdict) -> Answer
     ) -> Outcome {
         let metrics = context.metrics

@@ -5,7 +5,7 @@ import NIOHTTP1
 /// WebSocket: authenticated like any request; tunnelled only after the upstream's own 101.
 extension ClientConnectionHandler {
     /// Passes the upstream's 101 to the client; the tunnel starts when that response ends.
-    func acceptUpgrade(_ exchange: Exchange, response: UpstreamResponseHead, context: ChannelHandlerContext) {
+    func acceptUpgrade(_ exchange: HTTP1Forward, response: UpstreamResponseHead, context: ChannelHandlerContext) {
         exchange.responseDeadline = nil
         state = .upgrading(exchange)
         let head = HTTPHeadWriter.relayedResponseHead(
@@ -15,7 +15,7 @@ extension ClientConnectionHandler {
     }
 
     /// The HTTP handlers out, raw byte relays in; bytes either side held beyond the upgrade are relayed.
-    func startTunnel(_ exchange: Exchange, context: ChannelHandlerContext) {
+    func startTunnel(_ exchange: HTTP1Forward, context: ChannelHandlerContext) {
         guard let connection = exchange.connection else { return }
         exchange.connection = nil
         connection.delegate = nil

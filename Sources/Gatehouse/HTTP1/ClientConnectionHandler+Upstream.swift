@@ -6,7 +6,7 @@ import NIOHTTP1
 
 /// The upstream half of a client connection: connect, stream, time out, answer 502/504.
 extension ClientConnectionHandler: UpstreamConnectionDelegate {
-    func connect(_ exchange: Exchange, context: ChannelHandlerContext) {
+    func connect(_ exchange: HTTP1Forward, context: ChannelHandlerContext) {
         if let connection = pool.takeIdle() {
             begin(exchange, on: connection, context: context)
             return
@@ -27,7 +27,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         }
     }
 
-    private func begin(_ exchange: Exchange, on connection: UpstreamConnection, context: ChannelHandlerContext) {
+    private func begin(_ exchange: HTTP1Forward, on connection: UpstreamConnection, context: ChannelHandlerContext) {
         guard let upstreamHead = exchange.upstreamHead else { return }
         connection.delegate = self
         exchange.connection = connection
@@ -142,7 +142,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
 
     // MARK: Completion
 
-    private func completeExchange(_ exchange: Exchange, upstreamReusable: Bool, context: ChannelHandlerContext) {
+    private func completeExchange(_ exchange: HTTP1Forward, upstreamReusable: Bool, context: ChannelHandlerContext) {
         exchange.responseDeadline = nil
         if let connection = exchange.connection {
             exchange.connection = nil
@@ -153,7 +153,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         finishResponse(keepAlive: exchange.responseKeepAlive && exchange.requestEnded, context: context)
     }
 
-    func responseTimedOut(_ exchange: Exchange) {
+    func responseTimedOut(_ exchange: HTTP1Forward) {
         guard case .forwarding(let current) = state, current === exchange, let context else { return }
         if let connection = exchange.connection {
             exchange.connection = nil
@@ -168,7 +168,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
     }
 
     /// 502 / 504, answered by the core (not an authentication failure, so nothing in the failure log).
-    func answerUpstreamFailure(_ exchange: Exchange, status: HTTPResponseStatus, context: ChannelHandlerContext) {
+    func answerUpstreamFailure(_ exchange: HTTP1Forward, status: HTTPResponseStatus, context: ChannelHandlerContext) {
         exchange.responseDeadline = nil
         if let connection = exchange.connection {
             exchange.connection = nil
@@ -181,7 +181,7 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
     /// The upstream's response head as the client gets it: hop-by-hop headers out, our request id
     /// in, framed for the client (a chunked or close-delimited body goes chunked to an HTTP/1.1
     /// client; an HTTP/1.0 client cannot take chunks, so its body ends at close).
-    private func clientResponseHead(_ response: UpstreamResponseHead, _ exchange: Exchange, allocator: ByteBufferAllocator) -> ByteBuffer {
+    private func clientResponseHead(_ response: UpstreamResponseHead, _ exchange: HTTP1Forward, allocator: ByteBufferAllocator) -> ByteBuffer {
         exchange.upstreamKeepAlive = response.keepAlive
         let clientTakesChunks = exchange.clientSpeaksHTTP11
         let framed: Bool

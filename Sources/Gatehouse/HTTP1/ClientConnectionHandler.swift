@@ -19,12 +19,12 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         /// The core has the request: intake, decision, a local answer (waiting for the request's
         /// end or the read burst's end), a sign-out.
         case core
-        case connecting(Exchange)
-        case forwarding(Exchange)
+        case connecting(HTTP1Forward)
+        case forwarding(HTTP1Forward)
         /// Answered before the request body ended: remaining body is ignored and the connection closes.
         case discarding
         /// The upstream answered 101: the tunnel is set up when that response's end arrives.
-        case upgrading(Exchange)
+        case upgrading(HTTP1Forward)
         case tunnelling
     }
 
@@ -403,7 +403,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             break  // taken where the upstream was lost (ClientConnectionHandler+Upstream)
         case .forward(let admission, let body):
             guard let admitted = core.exchange else { return }
-            let exchange = Exchange(admitted, bufferedBody: body, requestEnded: core.requestEnded)
+            let exchange = HTTP1Forward(admitted, bufferedBody: body, requestEnded: core.requestEnded)
             exchange.upstreamHead = makeUpstreamHead(admitted, admission: admission, context: context)
             connect(exchange, context: context)
         }

@@ -2,21 +2,21 @@ import NIOCore
 import NIOHTTP1
 
 /// An HTTP/1.1 client connection in front of an HTTP/2 upstream: requests in parts (Gatehouse's
-/// parser as a decoder, `HTTP1RequestDecoder`, and NIO's response encoder), one `StreamExchange` per
+/// parser as a decoder, `HTTP1RequestDecoder`, and NIO's response encoder), one `StreamDriver` per
 /// request, one request after the other, as an HTTP/2 stream's exchange is driven. A keep-alive
 /// connection must send its next head within `idle_timeout`.
 final class HTTP1PartsHandler: ChannelInboundHandler, StreamTransport {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let connection: StreamExchange.Connection
-    private var exchange: StreamExchange?
+    private let connection: StreamDriver.Connection
+    private var exchange: StreamDriver?
     private var context: ChannelHandlerContext?
     private var idleTimer: Scheduled<Void>?
     private var exchangeTimer = WakeTimer()
     let eventLoop: any EventLoop
 
-    init(connection: StreamExchange.Connection, eventLoop: any EventLoop) {
+    init(connection: StreamDriver.Connection, eventLoop: any EventLoop) {
         self.connection = connection
         self.eventLoop = eventLoop
     }
@@ -51,7 +51,7 @@ final class HTTP1PartsHandler: ChannelInboundHandler, StreamTransport {
         let part = unwrapInboundIn(data)
         if case .head = part, exchange == nil {
             idleTimer?.cancel()
-            exchange = StreamExchange(connection: connection, transport: self)
+            exchange = StreamDriver(connection: connection, transport: self)
         }
         guard let exchange else { return }
         exchange.readBegan()

@@ -10,7 +10,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    private let exchangeConnection: (ClientPeer) -> StreamExchange.Connection
+    private let exchangeConnection: (ClientPeer) -> StreamDriver.Connection
     private let connectionGuard: HTTP2ConnectionGuard
     /// Streams NIO reported open, told to the guard and the manager.
     private var openStreams: HTTP2OpenStreams
@@ -24,14 +24,14 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     /// One timer for every stream's deadlines (response timeout, idle, stalled writes).
     private var timer = WakeTimer()
     private var context: ChannelHandlerContext?
-    private var sharedConnection: StreamExchange.Connection?
+    private var sharedConnection: StreamDriver.Connection?
     let eventLoop: any EventLoop
     private(set) var allocator = ByteBufferAllocator()
 
     init(
         eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard, manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate,
         targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int,
-        exchangeConnection: @escaping (ClientPeer) -> StreamExchange.Connection
+        exchangeConnection: @escaping (ClientPeer) -> StreamDriver.Connection
     ) {
         self.eventLoop = eventLoop
         self.openStreams = HTTP2OpenStreams(connectionGuard: connectionGuard, manager: manager)

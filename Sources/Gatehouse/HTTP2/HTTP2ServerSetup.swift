@@ -6,7 +6,7 @@ import NIOHTTP2
 /// The pipeline of a client connection that speaks HTTP/2: NIO's frame codec with its flood
 /// defences (no stream multiplexer), a connection manager for graceful stops and idle connections, a
 /// guard that closes the connections NIO gives up on, and Gatehouse's frame-level connection handler,
-/// which drives the request core per stream (`HTTP2ServerConnectionHandler`, `StreamExchange`).
+/// which drives the request core per stream (`HTTP2ServerConnectionHandler`, `StreamDriver`).
 struct HTTP2ServerSetup {
     /// Streams a client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
     static let maxConcurrentStreams = 100
@@ -74,7 +74,7 @@ struct HTTP2ServerSetup {
             eventLoop: channel.eventLoop, connectionGuard: connectionGuard, manager: manager.http2StreamDelegate,
             targetWindow: Self.targetWindow, idleTimeout: idleTimeout, maxHeaderBytes: maxHeaderBytes
         ) { peer in
-            StreamExchange.Connection(handle: handle, upstream: upstream, peer: peer, tokenMemory: tokenMemory)
+            StreamDriver.Connection(handle: handle, upstream: upstream, peer: peer, tokenMemory: tokenMemory)
         })
         try sync.addHandler(manager)
         // The connection is already active: NIO's handler, added now, considers itself activated

@@ -16,7 +16,7 @@ final class HTTP2ServerStream: StreamTransport {
     /// Strong: the connection drops the stream from its table once it is closed.
     private let connection: HTTP2ServerConnectionHandler
     /// Dropped once the stream is closed (the exchange keeps its transport until it is done with it).
-    private(set) var exchange: StreamExchange?
+    private(set) var exchange: StreamDriver?
     private var flow: HTTP2StreamFlow
     private var isDelivering = false
     /// The head was refused (400): its body is not handed on.
@@ -31,14 +31,14 @@ final class HTTP2ServerStream: StreamTransport {
     /// `[listen] max_header_bytes`: the head's section, then what it leaves for the trailers.
     private var headerBytesLeft: Int
 
-    init(id: HTTP2StreamID, connection: HTTP2ServerConnectionHandler, exchangeConnection: StreamExchange.Connection,
+    init(id: HTTP2StreamID, connection: HTTP2ServerConnectionHandler, exchangeConnection: StreamDriver.Connection,
          targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int) {
         self.id = id
         self.connection = connection
         self.flow = HTTP2StreamFlow(targetWindow: targetWindow)
         self.idleTimeout = idleTimeout
         self.headerBytesLeft = maxHeaderBytes
-        self.exchange = StreamExchange(connection: exchangeConnection, transport: self)
+        self.exchange = StreamDriver(connection: exchangeConnection, transport: self)
     }
 
     var eventLoop: any EventLoop { connection.eventLoop }

@@ -65,12 +65,12 @@ struct ProxyServer {
                         let sync = channel.pipeline.syncOperations
                         guard upstreamProtocol == .http1 else {
                             // An HTTP/2 upstream: requests in parts through NIO's HTTP/1 codec, each driven by a
-                            // StreamExchange as an HTTP/2 stream's is.
+                            // StreamDriver as an HTTP/2 stream's is.
                             try sync.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeaderBytes: maxHeaderBytes)))
                             try sync.addHandler(HTTPResponseEncoder())
                             try sync.addHandler(HTTPServerPipelineHandler())
                             try sync.addHandler(HTTPServerProtocolErrorHandler())
-                            let connection = StreamExchange.Connection(
+                            let connection = StreamDriver.Connection(
                                 handle: services, upstream: legs, peer: ClientPeer(channel: channel),
                                 tokenMemory: ConnectionTokenMemory())
                             try sync.addHandler(HTTP1PartsHandler(connection: connection, eventLoop: channel.eventLoop))

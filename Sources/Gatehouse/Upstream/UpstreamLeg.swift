@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-/// The upstream half of one request forwarded for a `StreamExchange`: an HTTP/1.1 pooled
+/// The upstream half of one request forwarded for a `StreamDriver`: an HTTP/1.1 pooled
 /// connection or an HTTP/2 stream, both driven the same way and both on the stream's event loop.
 protocol UpstreamLeg: AnyObject {
     var delegate: (any UpstreamLegDelegate)? { get set }

@@ -4,7 +4,7 @@ import NIOHTTP1
 
 /// The upstream half of a stream exchange: open a leg, stream both ways with backpressure, relay
 /// trailers, answer 502/504 (gRPC: UNAVAILABLE / DEADLINE_EXCEEDED) when the upstream fails.
-extension StreamExchange: UpstreamLegDelegate {
+extension StreamDriver: UpstreamLegDelegate {
     func connect(_ admission: Gatekeeper.Admission) {
         state = .connecting
         if !responseHeadSent { armWatchdog(in: services.responseTimeout) }

@@ -3,7 +3,7 @@ import NIOHTTP1
 
 /// One request forwarded by an HTTP/1.1 client connection, from its upstream leg to its response's
 /// end (the core, `ExchangeStateMachine`, had it before). Lives on the connection's event loop.
-final class Exchange {
+final class HTTP1Forward {
     let request: UpstreamRequestHead.Request
     let rule: RouteRule
     var upstreamHead: UpstreamRequestHead.Written?

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// (`ExchangeStateMachine`: route, token, verifier, revocation, introspection, DPoP, certificate binding,
 /// requirements, failure log, metrics), and the core's action becomes a verdict: `forward` an allowance,
 /// `send` a denial with the answer the doors would have sent. Lives on one event loop.
-final class CheckExchange: ExchangeDriving {
+final class CheckDriver: ExchangeDriving {
     var core: ExchangeStateMachine
     let services: ProxyServices
     let coreEventLoop: any EventLoop
@@ -48,7 +48,7 @@ final class CheckExchange: ExchangeDriving {
         _ check: CheckRequest, services: ProxyServices, maxHeaderBytes: Int, deadline: NIODeadline?, via: String,
         tokenMemory: ConnectionTokenMemory? = nil, on eventLoop: any EventLoop
     ) -> Judged {
-        let exchange = CheckExchange(services: services, tokenMemory: tokenMemory, eventLoop: eventLoop, via: via)
+        let exchange = CheckDriver(services: services, tokenMemory: tokenMemory, eventLoop: eventLoop, via: via)
         exchange.start(check, maxHeaderBytes: maxHeaderBytes, deadline: deadline)
         if let verdict = exchange.verdict { return .now(verdict) }
         let promise = eventLoop.makePromise(of: CheckVerdict.self)

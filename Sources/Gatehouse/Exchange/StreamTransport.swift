@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-/// Where a `StreamExchange` writes its answer and asks for more of its request: one stream of a
+/// Where a `StreamDriver` writes its answer and asks for more of its request: one stream of a
 /// frame-level HTTP/2 connection (`HTTP2ServerStream`), or an HTTP/1.1 client connection behind NIO's
 /// codec in front of an HTTP/2 upstream (`HTTP1PartsHandler`). Calls come on the connection's event loop.
 protocol StreamTransport: AnyObject {

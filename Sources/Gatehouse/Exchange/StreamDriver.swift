@@ -6,7 +6,7 @@ import NIOHTTP1
 /// upstream leg with the identity headers. It frames nothing itself: its transport (`StreamTransport`)
 /// writes the core's answers and the upstream's response. A stream's failure never touches the other
 /// streams of its connection.
-final class StreamExchange: ExchangeDriving {
+final class StreamDriver: ExchangeDriving {
     enum State {
         /// The core has the request: intake, decision, a local answer or a sign-out.
         case core
@@ -156,7 +156,7 @@ final class StreamExchange: ExchangeDriving {
         case .send(let response):
             send(response)
         case .retry:
-            break  // taken where the leg failed (StreamExchange+Upstream)
+            break  // taken where the leg failed (StreamDriver+Upstream)
         case .forward(let admission, let body):
             if case .verified(let identity) = admission, let exchange = core.exchange {
                 connection.tokenMemory.remember(exchange, identity: identity, identityFields: nil)
