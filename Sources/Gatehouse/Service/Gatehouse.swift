@@ -21,28 +21,28 @@ public final class Gatehouse: Service, Sendable {
     /// The providers' keys. A reload that changes providers or `[jwks]` replaces the store,
     /// carrying over the keys of providers whose settings did not change.
     var keyStore: KeyStore { keyStores.withLockedValue { $0 } }
-    private let keyStores: NIOLockedValueBox<KeyStore>
+    let keyStores: NIOLockedValueBox<KeyStore>
     /// Each store, as it comes into service: `runBackgroundWork` starts its refresher.
-    private let keyStoreGenerations: AsyncStream<KeyStore>
-    private let newKeyStore: AsyncStream<KeyStore>.Continuation
+    let keyStoreGenerations: AsyncStream<KeyStore>
+    let newKeyStore: AsyncStream<KeyStore>.Continuation
     let revocations: RevocationService
     /// DPoP proofs accepted here, kept across reloads (`[dpop] replay_cache_size` needs a restart).
     let dpopReplay: DPoPReplayCache
     /// `[dpop] nonce_secret`, or random bytes of this process: replicas share nonces only with a configured secret.
-    private let dpopNonceSecret: [UInt8]
+    let dpopNonceSecret: [UInt8]
     /// The services new requests use (after `start()`); a reload swaps them, requests in flight keep theirs.
-    private let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
+    let servicesHandle = NIOLockedValueBox<ServicesHandle?>(nil)
     /// What the next request is judged with (after `start()`); the request core's tests drive it directly.
     var currentServices: ProxyServices? { servicesHandle.withLockedValue { $0 }?.services }
-    private let activeConfiguration: NIOLockedValueBox<Configuration>
-    private let configurationPath: String?
+    let activeConfiguration: NIOLockedValueBox<Configuration>
+    let configurationPath: String?
     /// The client port's TLS context: new connections take the current one, so a SIGHUP can
     /// swap in renewed certificates without dropping any connection.
-    private let serverTLS = NIOLockedValueBox<NIOSSLContext?>(nil)
-    private let failureLog: FailureLog
-    private let httpClient: HTTPClient
-    private let group: any EventLoopGroup
-    private let logger: Logger
+    let serverTLS = NIOLockedValueBox<NIOSSLContext?>(nil)
+    let failureLog: FailureLog
+    let httpClient: HTTPClient
+    let group: any EventLoopGroup
+    let logger: Logger
     private let running = NIOLockedValueBox<Running?>(nil)
 
     private struct Running {
@@ -127,37 +127,6 @@ public final class Gatehouse: Service, Sendable {
         self.keyStores = NIOLockedValueBox(keyStore)
         (keyStoreGenerations, newKeyStore) = AsyncStream.makeStream(of: KeyStore.self)
         newKeyStore.yield(keyStore)
-    }
-
-    private static func makeKeyStore(
-        _ configuration: Configuration, client: HTTPClient, metrics: GatehouseMetrics, logger: Logger,
-        carriedOver: [Int: (store: KeyStore, index: Int)] = [:]
-    ) -> KeyStore {
-        KeyStore(
-            providers: configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) },
-            fetcher: JWKSFetcher(client: client, timeout: configuration.jwks.fetchTimeout),
-            settings: configuration.jwks,
-            logger: logger,
-            carriedOver: carriedOver,
-            onFetch: { provider, result in
-                switch result {
-                case .success(let count): metrics.jwksFetch(provider: provider, succeeded: true, keyCount: count)
-                case .failure: metrics.jwksFetch(provider: provider, succeeded: false, keyCount: nil)
-                }
-            })
-    }
-
-    /// At least 32 bytes of secret: shorter ones would make nonces guessable offline.
-    private static func dpopNonceSecret(_ settings: DPoPSettings) throws -> [UInt8] {
-        guard let secret = settings.nonceSecret else { return (0..<32).map { _ in UInt8.random(in: 0...255) } }
-        let value: String
-        do {
-            value = try secret.resolve()
-        } catch {
-            throw StartError(description: "[dpop] nonce_secret: \(error)")
-        }
-        guard value.utf8.count >= 32 else { throw StartError(description: "[dpop] nonce_secret must be at least 32 bytes") }
-        return Array(value.utf8)
     }
 
     /// Why `start()` could not start, in words for the operator.
@@ -253,177 +222,6 @@ public final class Gatehouse: Service, Sendable {
         return try await server.bind(host: settings.address.host, port: settings.address.port, group: group)
     }
 
-    /// A failure-log line not written whole (a full disk, a file-size limit, a closed pipe): the security team
-    /// must learn that its stream has a gap. Counted in `gatehouse_failure_log_write_errors_total`, and said
-    /// in the operational log at most once per 10 s (docs/reference.md §8).
-    private static func reportFailureLogWriteError(path: String, metrics: GatehouseMetrics, logger: Logger) -> @Sendable (Int32) -> Void {
-        let report = RateLimitedReport()
-        return { error in
-            metrics.failureLogWriteError()
-            report.occurred("failure log write failed; lines are being lost", metadata: [
-                "gatehouse.failure_log": "\(path == "-" ? "stdout" : path)", "gatehouse.error": "\(String(cString: strerror(error)))",
-            ], to: logger)
-        }
-    }
-
-    /// What every request is judged and forwarded with, from one configuration. Replaced whole on reload.
-    /// (Internal: the request core's tests build them without a listener.)
-    func makeServices(_ configuration: Configuration) -> ProxyServices {
-        // Providers are rebuilt for their header mappings (a reload may change `[headers]`); their keys stay in the key store.
-        let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
-        let introspectors: [Introspector]
-        do {
-            introspectors = try Introspector.all(
-                for: keyStore.providers, client: httpClient, timeout: configuration.jwks.fetchTimeout,
-                leeway: configuration.verification.leeway.components.seconds, metrics: metrics, logger: logger)
-        } catch {
-            // Checked at start (init): only a secret that went away since gets here; its provider answers 503.
-            logger.error("introspection providers unusable", metadata: ["gatehouse.error": "\(error)"])
-            introspectors = []
-        }
-        let verifier = TokenVerifier(
-            keyStore: keyStore, verification: configuration.verification, tokenMaxBytes: configuration.listen.tokenMaxBytes,
-            onCacheLookup: { [metrics] hit in metrics.verifyCache(hit: hit) }, onRejectedHit: { [metrics] in metrics.rejectedCacheHit() },
-            introspectors: introspectors,
-            reviewers: TokenReviewer.all(
-                for: configuration.providers, providers: keyStore.providers, client: httpClient, timeout: configuration.jwks.fetchTimeout,
-                metrics: metrics))
-        let routes = RouteTable(configuration.routes)
-        let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
-        let upstreamHead = UpstreamRequestHead(
-            identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
-            headerMappings: providers.map(\.headerMappings),
-            forwardClaimsJSON: configuration.headers.forwardClaimsJSON,
-            forwardToken: configuration.upstream.forwardToken,
-            tokenHeaderName: configuration.verification.tokenHeader,
-            forwardedCertificate: Self.forwardedCertificate(configuration.listen))
-        var checkHead = upstreamHead
-        checkHead.forwardToken = configuration.extAuthz?.forwardToken ?? configuration.upstream.forwardToken
-        return ProxyServices(
-            gatekeeper: Gatekeeper(
-                routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher(),
-                revocations: revocations.list, senderConstraints: senderConstraints(configuration),
-                providerNames: configuration.providers.map(\.name)),
-            routes: routes,
-            upstreamHead: upstreamHead,
-            checkHead: checkHead,
-            failureLog: failureLog,
-            revocations: revocations,
-            tokenRevoker: ProviderTokenRevoker(
-                endpoints: ProviderTokenRevoker.endpoints(for: configuration.providers), client: httpClient,
-                timeout: configuration.jwks.fetchTimeout),
-            metrics: metrics,
-            responseTimeout: TimeAmount(configuration.upstream.timeout),
-            idleTimeout: TimeAmount(configuration.listen.idleTimeout),
-            verification: configuration.verification,
-            scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
-            retryAfterSeconds: 5,
-            logger: logger)
-    }
-
-    private func senderConstraints(_ configuration: Configuration) -> SenderConstraints {
-        let dpop = configuration.dpop
-        let revocations = self.revocations
-        var sharedReplay: (@Sendable (DPoPReplayCache.Key, Int64, any EventLoop) -> EventLoopFuture<Bool>)?
-        if revocations.sharesProofs {
-            sharedReplay = { key, expiresAt, eventLoop in revocations.claimProof(key, expiresAt: expiresAt, on: eventLoop) }
-        }
-        return SenderConstraints(
-            providerModes: configuration.providers.map(\.dpop),
-            proofLifetime: dpop.proofLifetime.components.seconds,
-            leeway: configuration.verification.leeway.components.seconds,
-            externalOrigin: dpop.externalURL,
-            listenerScheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
-            proofMaxBytes: configuration.listen.tokenMaxBytes,
-            nonces: dpop.nonce ? DPoPNonces(secret: dpopNonceSecret, lifetime: dpop.nonceLifetime.components.seconds) : nil,
-            replay: dpopReplay,
-            sharedReplay: sharedReplay,
-            forwardedCertificate: Self.forwardedCertificate(configuration.listen))
-    }
-
-    private static func forwardedCertificate(_ listen: ListenSettings) -> ForwardedClientCertificate? {
-        listen.clientCertificateHeader.map {
-            ForwardedClientCertificate(headerName: $0, format: listen.clientCertificateHeaderFormat, trustedProxies: listen.trustedProxies)
-        }
-    }
-
-    /// Re-reads the certificate and key files (renewed in place); a pair that does not load keeps the old one.
-    private func reloadCertificates(_ listen: ListenSettings) {
-        guard serverTLS.withLockedValue({ $0 }) != nil else { return }
-        do {
-            if let context = try Self.serverTLS(listen) { serverTLS.withLockedValue { $0 = context } }
-        } catch {
-            logger.error("reload: TLS certificate not replaced", metadata: ["gatehouse.error": "\(error)"])
-        }
-    }
-
-    /// `[listen] tls_cert` / `tls_key`: TLS on the client port; ALPN offers `h2` unless `[listen] http2 = false`.
-    private static func serverTLS(_ listen: ListenSettings) throws -> NIOSSLContext? {
-        guard let certificatePath = listen.tlsCertificatePath, let keyPath = listen.tlsKeyPath else { return nil }
-        return try serverTLS(
-            table: "[listen]", certificatePath: certificatePath, keyPath: keyPath, alpn: listen.http2 ? ["h2", "http/1.1"] : ["http/1.1"],
-            clientCAPath: listen.clientCAPath, verification: listen.clientAuth == .require ? .noHostnameVerification : .optionalVerification)
-    }
-
-    /// TLS on the `[ext_authz]` port, when configured: ALPN `h2` (gRPC) and `http/1.1`; with `client_ca`, only
-    /// callers with a certificate from it.
-    private static func extAuthzTLS(_ settings: ExtAuthzSettings) throws -> NIOSSLContext? {
-        guard let certificatePath = settings.tlsCertificatePath, let keyPath = settings.tlsKeyPath else { return nil }
-        return try serverTLS(
-            table: "[ext_authz]", certificatePath: certificatePath, keyPath: keyPath, alpn: ["h2", "http/1.1"],
-            clientCAPath: settings.clientCAPath, verification: .noHostnameVerification)
-    }
-
-    /// A listener's TLS context; with `clientCAPath`, client certificates of that CA are asked for (`verification`:
-    /// required, or optional).
-    private static func serverTLS(
-        table: String, certificatePath: String, keyPath: String, alpn: [String], clientCAPath: String?,
-        verification: CertificateVerification
-    ) throws -> NIOSSLContext {
-        do {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map(NIOSSLCertificateSource.certificate)
-            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
-            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-            tls.applicationProtocols = alpn
-            if let caPath = clientCAPath {
-                do {
-                    tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caPath))
-                } catch {
-                    throw StartError(description: "cannot load \(table) client_ca \(caPath): \(error)")
-                }
-                tls.certificateVerification = verification
-            }
-            return try NIOSSLContext(configuration: tls)
-        } catch let error as StartError {
-            throw error
-        } catch {
-            throw StartError(description: "cannot load \(table) tls_cert \(certificatePath) / tls_key \(keyPath): \(error)")
-        }
-    }
-
-    /// https upstreams: certificates verified against `ca_file` when given, else the system's trust store.
-    private static func upstreamTLS(_ upstream: UpstreamSettings) throws -> NIOSSLContext {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if upstream.protocolVersion == .http2 { tls.applicationProtocols = ["h2"] }
-        if let caFile = upstream.caFile {
-            do {
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
-            } catch {
-                throw StartError(description: "cannot load [upstream] ca_file \(caFile): \(error)")
-            }
-        }
-        return try NIOSSLContext(configuration: tls)
-    }
-
-    /// Cognito userinfo enrichment when any provider has `userinfo = true`.
-    private func userinfoEnricher() -> UserinfoEnricher? {
-        let endpoints = UserinfoEnricher.endpoints(for: configuration.providers)
-        guard !endpoints.isEmpty else { return nil }
-        return UserinfoEnricher(
-            client: httpClient, endpoints: endpoints, timeout: configuration.jwks.fetchTimeout,
-            capacity: max(configuration.verification.cacheSize, 1000), logger: logger)
-    }
-
     /// Fetches and refreshes keys, follows the revocation store, and writes the failure log's
     /// once-a-second summaries, until cancelled.
     public func runBackgroundWork() async {
@@ -470,116 +268,6 @@ public final class Gatehouse: Service, Sendable {
         try? await running.admin.close()
         await running.client?.pools.closeAll()
         try? await httpClient.shutdown()
-    }
-
-    /// SIGHUP: reopen the failure-log file (logrotate moved it) and re-read the configuration file.
-    private func reopenFailureLogOnHangup() async {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            await hangUp()
-        }
-    }
-
-    /// What SIGHUP does: reopen the failure-log file, then re-read the configuration file; a file
-    /// that does not validate is refused whole (every error logged) and the running configuration stays.
-    /// Returns the errors of a refused file (empty when it was applied).
-    @discardableResult
-    func hangUp() async -> [ConfigurationIssue] {
-        do {
-            try failureLog.reopen()
-        } catch {
-            logger.error("SIGHUP: cannot reopen the failure log", metadata: ["gatehouse.error": "\(error)"])
-        }
-        guard let configurationPath else { return [] }
-        do {
-            let needRestart = await reload(try Configuration.load(fromFile: configurationPath))
-            logger.notice("SIGHUP: configuration reloaded", metadata: [
-                "gatehouse.needs_restart": "\(needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ", "))",
-            ])
-            return []
-        } catch {
-            logger.error("SIGHUP: new configuration refused; the running one stays", metadata: [
-                "gatehouse.errors": "\(error.issues.map(\.description).joined(separator: "; "))",
-            ])
-            return error.issues
-        }
-    }
-
-    /// Applies a validated configuration to new requests: routes, identity headers, verification
-    /// settings, providers and `[jwks]`, upstream timeout and token forwarding. Requests in flight
-    /// finish on the old one. Providers whose settings did not change keep their keys, refresh
-    /// schedule and cooldowns; new or changed ones get their keys fetched (bounded by `fetch_timeout`)
-    /// before the swap, so their first requests do not meet a 503. Returns the sections that changed
-    /// but need a restart (listeners, upstream address, logs, revocation store): they keep their running values.
-    @discardableResult
-    public func reload(_ new: Configuration) async -> [String] {
-        let old = configuration
-        var needRestart: [String] = []
-        if new.listen != old.listen { needRestart.append("[listen]") }
-        if new.admin != old.admin { needRestart.append("[admin]") }
-        var port = new.extAuthz
-        port?.forwardToken = old.extAuthz?.forwardToken  // applied below
-        if port != old.extAuthz { needRestart.append("[ext_authz]") }
-        if new.upstream.url != old.upstream.url || new.upstream.connectTimeout != old.upstream.connectTimeout
-            || new.upstream.protocolVersion != old.upstream.protocolVersion || new.upstream.caFile != old.upstream.caFile
-        {
-            needRestart.append("[upstream] url/connect_timeout/protocol/ca_file")
-        }
-        if new.failureLog != old.failureLog { needRestart.append("[failure_log]") }
-        if new.log != old.log { needRestart.append("[log]") }
-        if new.revocation != old.revocation { needRestart.append("[revocation]") }
-        if new.dpop.nonceSecret != old.dpop.nonceSecret || new.dpop.replayCacheSize != old.dpop.replayCacheSize {
-            needRestart.append("[dpop] nonce_secret/replay_cache_size")
-        }
-        var applied = new
-        applied.listen = old.listen
-        applied.admin = old.admin
-        applied.extAuthz = old.extAuthz
-        if new.extAuthz != nil { applied.extAuthz?.forwardToken = new.extAuthz?.forwardToken }
-        applied.upstream.url = old.upstream.url
-        applied.upstream.connectTimeout = old.upstream.connectTimeout
-        applied.upstream.protocolVersion = old.upstream.protocolVersion
-        applied.upstream.caFile = old.upstream.caFile
-        applied.failureLog = old.failureLog
-        applied.log = old.log
-        applied.revocation = old.revocation
-        applied.dpop.nonceSecret = old.dpop.nonceSecret
-        applied.dpop.replayCacheSize = old.dpop.replayCacheSize
-        if applied.providers != old.providers || applied.jwks != old.jwks {
-            await replaceKeyStore(for: applied, replacing: old)
-        }
-        activeConfiguration.withLockedValue { $0 = applied }
-        servicesHandle.withLockedValue { $0 }?.replace(makeServices(applied))
-        reloadCertificates(old.listen)
-        if !needRestart.isEmpty {
-            logger.warning("reload: these changes need a restart", metadata: ["gatehouse.sections": "\(needRestart.joined(separator: ", "))"])
-        }
-        return needRestart
-    }
-
-    /// A new key store for `new`'s providers: unchanged providers (same name, same settings) are
-    /// carried over; the others are fetched once before the store goes into service.
-    private func replaceKeyStore(for new: Configuration, replacing old: Configuration) async {
-        let current = keyStore
-        var carriedOver: [Int: (store: KeyStore, index: Int)] = [:]
-        for (index, provider) in new.providers.enumerated() {
-            if let oldIndex = old.providers.firstIndex(of: provider) { carriedOver[index] = (current, oldIndex) }
-        }
-        let replacement = Self.makeKeyStore(new, client: httpClient, metrics: metrics, logger: logger, carriedOver: carriedOver)
-        // Introspection providers have no keys to fetch.
-        let fresh = new.providers.indices.filter { carriedOver[$0] == nil && new.providers[$0].type != .introspection }
-        await withTaskGroup(of: Void.self) { group in
-            for index in fresh {
-                group.addTask { await replacement.refresh(provider: index, on: self.group.next()).waitUnlessCancelled() }
-            }
-        }
-        replacement.adopt(carriedOver)  // again: what the old store learnt during the fetches above
-        keyStores.withLockedValue { $0 = replacement }
-        current.retire()
-        newKeyStore.yield(replacement)
-        logger.notice("reload: providers updated", metadata: [
-            "gatehouse.providers_kept": "\(carriedOver.keys.sorted().map { new.providers[$0].name }.joined(separator: ","))",
-            "gatehouse.providers_fetched": "\(fresh.map { new.providers[$0].name }.joined(separator: ","))",
-        ])
     }
 
     /// `Service`: serve until graceful shutdown (SIGTERM/SIGINT through the ServiceGroup), then drain.
