@@ -312,62 +312,6 @@ struct FrontDoorTableTests {
         }
     }
 
-    /// The retry rule is the core's, for both doors and both upstream protocols: an upstream leg lost
-    /// before any answer is tried once more only with the whole request still at hand, and when the
-    /// upstream refused it (any method) or closed a reused connection on it (idempotent methods); else
-    /// 502 (counted, never in the failure log).
-    @Test func theCoreRetriesAWholeRequestTheUpstreamCannotHaveActedOnOnce() async throws {
-        try await TestEnvironment.run { env in
-            let services = try #require(env.gatehouse.currentServices)
-            let token = TestSigner.ec.token(claims: Claims.valid())
-            func admitted(_ method: String) async throws -> ExchangeStateMachine {
-                let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: "/v1/retry",
-                                           headers: HTTPHeaders([("host", "127.0.0.1"), ("authorization", "Bearer \(token)")]))
-                var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false)
-                var action = core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil, now: .now())
-                if case .decide(let request, let recent, let generation) = action {
-                    let decision = request.decide(recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())
-                    action = core.decided(decision, generation: generation, now: .now())
-                }
-                if case .awaitDecision(let future, let generation) = action {
-                    action = core.decided(try await future.get(), generation: generation, now: .now())
-                }
-                if case .none = action { action = core.receivedEnd() }
-                guard case .forward = action else {
-                    Issue.record("\(method) was not forwarded: \(action)")
-                    return core
-                }
-                _ = core.receivedEnd()
-                return core
-            }
-            func isRetry(_ action: ExchangeStateMachine.Action) -> Bool {
-                if case .retry = action { return true }
-                return false
-            }
-            func status(_ action: ExchangeStateMachine.Action) -> UInt? {
-                if case .send(let response) = action { return response.status.code }
-                return nil
-            }
-            for method in ["GET", "HEAD", "PUT", "DELETE", "OPTIONS"] {
-                var core = try await admitted(method)
-                #expect(isRetry(core.upstreamLost(.closedOnReuse, replayable: true)), "\(method) is retried")
-                #expect(status(core.upstreamLost(.closedOnReuse, replayable: true)) == 502, "\(method) is retried once only")
-            }
-            for method in ["POST", "PATCH"] {
-                var core = try await admitted(method)
-                #expect(status(core.upstreamLost(.closedOnReuse, replayable: true)) == 502, "\(method) is not retried on a reused connection")
-                var refused = try await admitted(method)
-                #expect(isRetry(refused.upstreamLost(.refused, replayable: true)), "a refused \(method) was never processed")
-                #expect(status(refused.upstreamLost(.refused, replayable: true)) == 502, "\(method) is retried once only")
-            }
-            var processed = try await admitted("GET")
-            #expect(status(processed.upstreamLost(.failed, replayable: true)) == 502, "the upstream may have acted on it")
-            var streamed = try await admitted("PUT")
-            #expect(status(streamed.upstreamLost(.refused, replayable: false)) == 502, "its body was streamed, not held")
-            #expect(env.failureLog.isEmpty)
-        }
-    }
-
     /// The `test` provider's keys are in and the revocation list is read (the `down` provider never gets keys).
     static func waitForTheTestProvider(_ env: TestEnvironment) async throws {
         for _ in 0..<1000 {
