@@ -318,3 +318,10 @@ struct ExchangeStateMachine {
         return .forward(admission, bufferedBody: buffered)
     }
 }
+
+extension ExchangeStateMachine.Action {
+    var isRetry: Bool {
+        if case .retry = self { return true }
+        return false
+    }
+}

@@ -99,12 +99,10 @@ extension StreamDriver: UpstreamLegDelegate {
             return
         }
         let action = core.upstreamLost(loss, replayable: retryAdmission != nil)
-        if case .retry = action, let admission = retryAdmission {
-            connect(admission)
-            return
+        if !action.isRetry {
+            deadline = nil
+            state = .core
         }
-        deadline = nil
-        state = .core
         perform(action)
     }
 }

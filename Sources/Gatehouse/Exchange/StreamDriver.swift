@@ -156,7 +156,8 @@ final class StreamDriver: ExchangeDriving {
         case .send(let response):
             send(response)
         case .retry:
-            break  // taken where the leg failed (StreamDriver+Upstream)
+            // The same request on a new upstream leg (the core's rule said it may go again).
+            if case .forwarding = state, let admission = retryAdmission { connect(admission) }
         case .forward(let admission, let body):
             if case .verified(let identity) = admission, let exchange = core.exchange {
                 connection.tokenMemory.remember(exchange, identity: identity, identityFields: nil)

@@ -129,13 +129,11 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
             let action = core.upstreamLost(
                 connection.isReused && !connection.answered ? .closedOnReuse : .failed,
                 replayable: exchange.requestEnded && !exchange.bodyForwarded)
-            if case .retry = action {
-                connect(exchange, context: context)
-                return
+            if !action.isRetry {
+                services.logUpstreamProtocolError(connection)
+                exchange.responseDeadline = nil
+                state = .core
             }
-            services.logUpstreamProtocolError(connection)
-            exchange.responseDeadline = nil
-            state = .core
             perform(action, context: context)
         }
     }

@@ -400,7 +400,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .send(let response):
             sendLocal(response, context: context)
         case .retry:
-            break  // taken where the upstream was lost (ClientConnectionHandler+Upstream)
+            // The same request on a new upstream connection (the core's rule said it may go again).
+            if case .forwarding(let exchange) = state { connect(exchange, context: context) }
         case .forward(let admission, let body):
             guard let admitted = core.exchange else { return }
             let exchange = HTTP1Forward(admitted, bufferedBody: body, requestEnded: core.requestEnded)
