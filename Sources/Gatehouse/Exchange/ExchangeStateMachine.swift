@@ -66,6 +66,8 @@ struct ExchangeStateMachine {
     private(set) var generation = 0
     private var isInRead = false
     private var hasRetried = false
+    /// When the upstream's response head must have come (`upstreamLegStarted`).
+    private(set) var responseDeadline: NIODeadline?
     private var body: [ByteBuffer] = []
     private var bodyBytes = 0
     /// What this event saw, for the driver to count and log (`takeRecords`).
@@ -95,6 +97,7 @@ struct ExchangeStateMachine {
         exchange = nil
         requestEnded = false
         hasRetried = false
+        responseDeadline = nil
         body = []
         bodyBytes = 0
     }
@@ -284,6 +287,15 @@ struct ExchangeStateMachine {
             return .retry
         }
         return upstreamFailed(.badGateway)
+    }
+
+    /// An upstream leg has the request: its response head must come by the deadline returned, `[upstream] timeout`
+    /// after the first leg started. A retry's leg keeps the first one's: the client waits for one answer, not one per
+    /// attempt. (From the head on, the response runs as long as its bytes move: the drivers' `idle_timeout`.)
+    mutating func upstreamLegStarted(now: NIODeadline) -> NIODeadline? {
+        guard let exchange else { return nil }
+        if responseDeadline == nil { responseDeadline = now + exchange.services.responseTimeout }
+        return responseDeadline
     }
 
     /// The upstream's response went through whole: nothing more to do but count it.

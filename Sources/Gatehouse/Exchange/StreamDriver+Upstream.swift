@@ -7,7 +7,8 @@ import NIOHTTP1
 extension StreamDriver: UpstreamLegDelegate {
     func connect(_ admission: Gatekeeper.Admission) {
         state = .connecting
-        if !responseHeadSent { armWatchdog(in: services.responseTimeout) }
+        // The core's deadline for the response head: a retry's leg keeps the first one's.
+        if !responseHeadSent, let headDeadline = core.upstreamLegStarted(now: .now()) { armWatchdog(at: headDeadline) }
         connection.upstream.open(on: transport.eventLoop) { result in
             guard case .connecting = self.state else {
                 if case .success(let leg) = result { leg.finish(completed: false) }

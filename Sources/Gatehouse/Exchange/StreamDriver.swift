@@ -212,7 +212,10 @@ final class StreamDriver: ExchangeDriving {
 
     /// Sets the exchange's next deadline; the transport's timer wakes it then.
     func armWatchdog(in delay: TimeAmount) {
-        let next = NIODeadline.now() + delay
+        armWatchdog(at: NIODeadline.now() + delay)
+    }
+
+    func armWatchdog(at next: NIODeadline) {
         deadline = next
         transport.wake(at: next)
     }

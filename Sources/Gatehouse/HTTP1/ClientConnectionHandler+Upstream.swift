@@ -41,9 +41,9 @@ extension ClientConnectionHandler: UpstreamConnectionDelegate {
         exchange.bufferedBody.removeAll()
         if exchange.requestEnded { connection.writeEnd() }
         channel.flush()
-        // Set once per exchange (a retry on a fresh connection keeps it); armed on every attempt,
+        // The core's deadline (a retry on a fresh connection keeps the first one's); armed on every attempt,
         // as the watchdog may have fired while the retry was connecting.
-        let deadline = exchange.responseDeadline ?? NIODeadline.now() + services.responseTimeout
+        let deadline = core.upstreamLegStarted(now: .now()) ?? NIODeadline.now() + services.responseTimeout
         exchange.responseDeadline = deadline
         armWatchdog(for: deadline, context: context)
         if !exchange.requestEnded { armWatchdog(for: lastClientRead + services.idleTimeout, context: context) }

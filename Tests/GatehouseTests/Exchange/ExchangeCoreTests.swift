@@ -160,4 +160,24 @@ struct ExchangeCoreTests {
             #expect(streamed.takeRecords().rejection == nil)
         }
     }
+
+    /// The response head's deadline is `[upstream] timeout` after the first leg started; a retry's leg keeps it (the
+    /// client waits for one answer, not one per attempt: found while moving the rule into the core, the HTTP/2 driver
+    /// gave a retry a whole new timeout); the next request on the connection gets its own.
+    @Test func aRetryKeepsTheFirstLegsDeadline() async throws {
+        try await Self.withTestbed { testbed in
+            var core = Self.core()
+            let outcome = try await testbed.run(&core, path: "/v1/orders", token: try testbed.token())
+            #expect(outcome.isForwarded, "\(outcome.action)")
+            let started = testbed.now
+            let first = core.upstreamLegStarted(now: started)
+            #expect(first == started + testbed.services.responseTimeout)
+            #expect(core.upstreamLost(.closedOnReuse, replayable: true).isRetry)
+            #expect(core.upstreamLegStarted(now: started + .seconds(3)) == first, "the retry keeps the first leg's deadline")
+            core.reset()
+            var next = core
+            _ = try await testbed.run(&next, path: "/v1/orders", token: try testbed.token())
+            #expect(next.upstreamLegStarted(now: started + .seconds(5)) == started + .seconds(5) + testbed.services.responseTimeout)
+        }
+    }
 }
