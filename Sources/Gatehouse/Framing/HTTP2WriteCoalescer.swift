@@ -7,7 +7,8 @@ import NIOCore
 ///
 /// A write with a promise (its writer waits on it), a large buffer (a relayed DATA payload: passed on, not copied)
 /// or a file region is passed on as it is, after what was gathered before it, so the order of bytes never changes.
-/// Sits between NIO's handler and `HTTP2ConnectionGuard`, which reads the frames as they go.
+/// Sits just below NIO's handler on every HTTP/2 connection (the client and ext_authz ports, where
+/// `HTTP2ConnectionGuard` below it reads the frames as they go, and the upstream pool's).
 final class HTTP2WriteCoalescer: ChannelOutboundHandler {
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
