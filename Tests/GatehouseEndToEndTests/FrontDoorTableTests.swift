@@ -260,7 +260,7 @@ struct FrontDoorTableTests {
         core.readBegan()
         // Each event's records counted and logged as a door's driver does (`ExchangeDriving.performRecords`).
         func recorded(_ action: ExchangeStateMachine.Action) -> ExchangeStateMachine.Action {
-            services.record(core.takeRecords())
+            if let records = core.takeRecords() { services.record(records) }
             return action
         }
         var pending = [recorded(core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil, now: .now()))]

@@ -21,8 +21,7 @@ extension ExchangeDriving {
     /// Counts and logs what the core recorded during the event that returned the action being performed: the first
     /// thing a door's `perform` does, so nothing the core saw is lost whichever action follows.
     func performRecords() {
-        let records = core.takeRecords()
-        if !records.isEmpty { (core.exchange?.services ?? services).record(records) }
+        if let records = core.takeRecords() { (core.exchange?.services ?? services).record(records) }
     }
 
     /// Performs the decision actions every door shares: asking the gatekeeper (most answers come at once), a

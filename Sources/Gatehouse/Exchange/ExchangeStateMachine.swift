@@ -85,8 +85,10 @@ struct ExchangeStateMachine {
         self.forwardsAtReadEnd = forwardsAtReadEnd
     }
 
-    /// What was recorded since the last call, for the driver to count and log; left empty.
-    mutating func takeRecords() -> ExchangeRecords {
+    /// What was recorded since the last call, for the driver to count and log, and left empty; nil when nothing was
+    /// (most events: then nothing is copied).
+    mutating func takeRecords() -> ExchangeRecords? {
+        guard !records.isEmpty else { return nil }
         defer { records = ExchangeRecords() }
         return records
     }

@@ -106,8 +106,7 @@ final class CoreTestbed {
         let head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: HTTPHeaders(fields))
         var records: [ExchangeRecords] = []
         func recorded(_ action: ExchangeStateMachine.Action) -> ExchangeStateMachine.Action {
-            let taken = core.takeRecords()
-            if !taken.isEmpty { records.append(taken) }
+            if let taken = core.takeRecords() { records.append(taken) }
             return action
         }
         core.readBegan()
