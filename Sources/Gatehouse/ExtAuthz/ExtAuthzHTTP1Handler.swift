@@ -9,8 +9,7 @@ final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
 
     private let responder: ExtAuthzResponder
     private var head: HTTPRequestHead?
-    private var body: ByteBuffer?
-    private var bodyTooLarge = false
+    private var body = CheckRequestBody()
     private var startedAt = NIODeadline.now()
     private let tokenMemory = ConnectionTokenMemory()
 
@@ -22,24 +21,15 @@ final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             self.head = head
-            body = nil
-            bodyTooLarge = false
+            body = CheckRequestBody()
             startedAt = .now()
         case .body(var part):
-            guard !bodyTooLarge else { return }
-            if (body?.readableBytes ?? 0) + part.readableBytes > ExtAuthzContext.maxCheckRequestBytes {
-                bodyTooLarge = true
-                body = nil
-            } else if body == nil {
-                body = part
-            } else {
-                body!.writeBuffer(&part)
-            }
+            body.append(&part)
         case .end:
             guard let head else { return }
             self.head = nil
             let request = ExtAuthzResponder.Request(
-                method: head.method, uri: head.uri, headers: head.headers, body: body, bodyTooLarge: bodyTooLarge,
+                method: head.method, uri: head.uri, headers: head.headers, body: body.bytes, bodyTooLarge: body.isTooLarge,
                 peerIP: channelContext.channel.remoteAddress?.ipAddress ?? "", startedAt: startedAt, isHTTP2: false)
             responder.respond(to: request, tokenMemory: tokenMemory, on: channelContext.eventLoop).whenAnswered { answer in
                 self.write(answer, version: head.version, keepAlive: head.isKeepAlive, context: channelContext)

@@ -17,8 +17,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
         var headers: HPACKHeaders
         /// The HEADERS frame ended the stream (a request without a body).
         var headersEndedStream: Bool
-        var body: ByteBuffer?
-        var bodyTooLarge = false
+        var body = CheckRequestBody()
         var window = InboundFlowWindow(target: HTTP2ServerSetup.targetWindow)
         let startedAt: NIODeadline
     }
@@ -114,16 +113,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
             }
         case .data(let data):
             guard var stream = gathering.removeValue(forKey: id), case .byteBuffer(var buffer) = data.data else { return }
-            if !stream.bodyTooLarge {
-                if (stream.body?.readableBytes ?? 0) + buffer.readableBytes > ExtAuthzContext.maxCheckRequestBytes {
-                    stream.bodyTooLarge = true
-                    stream.body = nil
-                } else if stream.body == nil {
-                    stream.body = buffer
-                } else {
-                    stream.body!.writeBuffer(&buffer)
-                }
-            }
+            stream.body.append(&buffer)
             if data.endStream { respond(id, stream, context: context) } else { gathering[id] = stream }
         case .rstStream:
             gathering[id] = nil
@@ -143,7 +133,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
         case let window as NIOHTTP2WindowUpdatedEvent:
             // The connection's window is topped up by the output; a stream still sending its request gets its own, until
             // the request is over the bound (then it may send no more than its window: the bytes are dropped anyway).
-            if let (stream, size) = output.windowUpdated(window), gathering[stream]?.bodyTooLarge == false,
+            if let (stream, size) = output.windowUpdated(window), gathering[stream]?.body.isTooLarge == false,
                let increment = gathering[stream]?.window.windowChanged(to: size) {
                 output.sendWindowUpdate(stream, increment)
             }
@@ -179,7 +169,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
             return
         }
         let request = ExtAuthzResponder.Request(
-            method: head.method, uri: head.uri, headers: head.headers, body: stream.body, bodyTooLarge: stream.bodyTooLarge, peerIP: peerIP,
+            method: head.method, uri: head.uri, headers: head.headers, body: stream.body.bytes, bodyTooLarge: stream.body.isTooLarge, peerIP: peerIP,
             startedAt: stream.startedAt, isHTTP2: true)
         responder.respond(to: request, tokenMemory: tokenMemory, on: context.eventLoop).whenAnswered { answer in
             self.write(answer, on: id, isHEAD: head.method == .HEAD)

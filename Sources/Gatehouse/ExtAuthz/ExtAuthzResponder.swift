@@ -174,9 +174,15 @@ struct ExtAuthzResponder {
     /// gRPC's `grpc-timeout` or the `x-envoy-expected-rq-timeout-ms` Envoy sends with both protocols.
     /// A caller's timeout counts up to an hour (a larger one, or a negative one, is read as an hour or as none).
     static func deadline(_ headers: HTTPHeaders, startedAt: NIODeadline) -> NIODeadline? {
-        let grpc = GRPCMessageFraming.timeout(headers.first(name: "grpc-timeout"))
-        let envoy = headers.first(name: "x-envoy-expected-rq-timeout-ms").flatMap { Int64($0) }.map { TimeAmount.milliseconds($0) }
-        guard let timeout = [grpc, envoy].compactMap({ $0 }).filter({ $0.nanoseconds >= 0 }).min() else { return nil }
+        func usable(_ timeout: TimeAmount?) -> TimeAmount? { timeout.flatMap { $0.nanoseconds >= 0 ? $0 : nil } }
+        let grpc = usable(GRPCMessageFraming.timeout(headers.first(name: "grpc-timeout")))
+        let envoy = usable(headers.first(name: "x-envoy-expected-rq-timeout-ms").flatMap { Int64($0) }.map { TimeAmount.milliseconds($0) })
+        let timeout: TimeAmount
+        switch (grpc, envoy) {
+        case (let both?, let other?): timeout = min(both, other)
+        case (let one?, nil), (nil, let one?): timeout = one
+        case (nil, nil): return nil
+        }
         let bounded = min(timeout, .hours(1))  // no overflow below: at most 3.6e12 ns x 4
         return startedAt + .nanoseconds(bounded.nanoseconds / 5 * 4)
     }

@@ -67,34 +67,8 @@ TLS = """
               trusted_ca: {filename: "%(ca)s"}
 """
 
-CONFIG = """
-admin:
-  address: {socket_address: {address: 127.0.0.1, port_value: 0}}
-static_resources:
-  listeners:
-  - name: front
-    address: {socket_address: {address: 127.0.0.1, port_value: %(port)d}}
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
-          stat_prefix: front
-          codec_type: AUTO
-          route_config:
-            virtual_hosts:
-            - name: all
-              domains: ["*"]
-              routes:
-              - match: {prefix: "/"}
-                route: {cluster: app, timeout: 10s}
-          http_filters:
-%(filter)s
-          - name: envoy.filters.http.router
-            typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
-%(tls)s
-  clusters:
-  - name: gatehouse
+CONFIG = envoy_process.bootstrap(
+    route="{cluster: app, timeout: 10s}", http_filters="%(filter)s\n", listener_extra="%(tls)s\n", clusters="""  - name: gatehouse
     connect_timeout: 1s
     type: STATIC
 %(gatehouse_protocol)s
@@ -112,7 +86,7 @@ static_resources:
       endpoints:
       - lb_endpoints:
         - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %(upstream)d}}}
-"""
+""")
 
 HTTP2_OPTIONS = """    typed_extension_protocol_options:
       envoy.extensions.upstreams.http.v3.HttpProtocolOptions:

@@ -27,32 +27,7 @@ import envoy_process
 import h2peer
 import recording_upstream
 
-ENVOY_CONFIG = """
-admin:
-  address: {socket_address: {address: 127.0.0.1, port_value: 0}}
-static_resources:
-  listeners:
-  - name: front
-    address: {socket_address: {address: 127.0.0.1, port_value: %(port)d}}
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
-          stat_prefix: front
-          codec_type: AUTO
-          route_config:
-            virtual_hosts:
-            - name: all
-              domains: ["*"]
-              routes:
-              - match: {prefix: "/"}
-                route: {cluster: upstream}
-          http_filters:
-          - name: envoy.filters.http.router
-            typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
-  clusters:
-  - name: upstream
+ENVOY_CONFIG = envoy_process.bootstrap(route="{cluster: upstream}", clusters="""  - name: upstream
     connect_timeout: 1s
     type: STATIC
     load_assignment:
@@ -60,7 +35,7 @@ static_resources:
       endpoints:
       - lb_endpoints:
         - endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: %(upstream)d}}}
-"""
+""")
 
 
 def send(port, probe):

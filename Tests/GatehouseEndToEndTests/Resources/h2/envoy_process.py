@@ -12,6 +12,42 @@ import time
 HOST = "127.0.0.1"
 
 
+_LISTENER_HEAD = """
+admin:
+  address: {socket_address: {address: 127.0.0.1, port_value: 0}}
+static_resources:
+  listeners:
+  - name: front
+    address: {socket_address: {address: 127.0.0.1, port_value: %(port)d}}
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: front
+          codec_type: AUTO
+          route_config:
+            virtual_hosts:
+            - name: all
+              domains: ["*"]
+              routes:
+              - match: {prefix: "/"}
+                route: """
+
+_ROUTER = """          - name: envoy.filters.http.router
+            typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
+"""
+
+
+def bootstrap(route, clusters, http_filters="", listener_extra=""):
+    """A configuration template for `start`: one listener on `%(port)d` sending every path to `route` (the route
+    action's YAML), through `http_filters` (YAML list items) and the router, `listener_extra` after its filter chain
+    (a transport socket), then `clusters` (YAML list items). The parts are joined, not formatted: their own
+    `%(...)` placeholders are filled by `start`."""
+    return (_LISTENER_HEAD + route + "\n          http_filters:\n" + http_filters + _ROUTER + listener_extra
+            + "  clusters:\n" + clusters)
+
+
 def free_port():
     probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     probe.bind((HOST, 0))
