@@ -300,6 +300,23 @@ struct ExchangeStateMachine {
         return responseDeadline
     }
 
+    /// Whether an interim (1xx) head from the upstream is relayed: to an HTTP/1.1 client, which may wait for
+    /// `100 Continue` before sending its body; never to an HTTP/1.0 one, which would take it for the answer
+    /// (RFC 9110 §15.2), nor on an HTTP/2 stream (the HTTP/2 door writes one head per stream).
+    var relaysInformational: Bool {
+        guard let version = exchange?.head.version else { return false }
+        return version.major == 1 && version.minor >= 1
+    }
+
+    /// The upstream answered 101. A tunnel (true) for the WebSocket upgrade the request asked for, counted as
+    /// forwarded; an upgrade nobody asked for is the upstream's fault (false: answer `upstreamFailed(.badGateway)`).
+    mutating func upstreamSwitchedProtocols() -> Bool {
+        guard let exchange, exchange.request.isWebSocket else { return false }
+        state = .finished
+        records.outcome = (exchange.routeAuth, .forwarded)
+        return true
+    }
+
     /// The upstream's response went through whole: nothing more to do but count it.
     mutating func upstreamCompleted(now: NIODeadline) -> Action {
         guard let exchange else { return .none }

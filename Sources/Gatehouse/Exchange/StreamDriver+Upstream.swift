@@ -2,13 +2,19 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// The upstream half of a stream exchange: open a leg, stream both ways with backpressure, relay
-/// trailers, answer 502/504 (gRPC: UNAVAILABLE / DEADLINE_EXCEEDED) when the upstream fails.
+/// The upstream half of an exchange: open a leg, stream both ways with backpressure, relay 1xx heads,
+/// trailers and a WebSocket's 101, answer 502/504 (gRPC: UNAVAILABLE / DEADLINE_EXCEEDED) when the
+/// upstream fails.
 extension StreamDriver: UpstreamLegDelegate {
     func connect(_ admission: Gatekeeper.Admission) {
         state = .connecting
+        self.admission = admission
         // The core's deadline for the response head: a retry's leg keeps the first one's.
-        if !responseHeadSent, let headDeadline = core.upstreamLegStarted(now: .now()) { armWatchdog(at: headDeadline) }
+        if !responseHeadSent, let headDeadline = core.upstreamLegStarted(now: .now()) {
+            let stalledAt = requestEnded ? headDeadline : lastRequestProgress + services.idleTimeout
+            armWatchdog(at: min(headDeadline, stalledAt))
+        }
+        if let leg = connection.upstream.openIdle(on: transport.eventLoop) { return begin(leg, admission: admission) }
         connection.upstream.open(on: transport.eventLoop) { result in
             guard case .connecting = self.state else {
                 if case .success(let leg) = result { leg.finish(completed: false) }
@@ -25,10 +31,18 @@ extension StreamDriver: UpstreamLegDelegate {
     }
 
     private func begin(_ leg: any UpstreamLeg, admission: Gatekeeper.Admission) {
-        guard let request else { return }
+        guard let exchange = core.exchange else { return }
         leg.delegate = self
         state = .forwarding(leg)
-        leg.start(request, admission: admission, services: services, hasBody: !(requestEnded && bufferedBody.isEmpty))
+        // The same token as last time on this connection, under the same configuration, has the same identity
+        // fields (userinfo enrichment aside, which is never remembered): written as they were.
+        let tokenMemory = connection.tokenMemory
+        let written = leg.start(
+            exchange.request, admission: admission, services: services, hasBody: requestHasBody,
+            identityFields: tokenMemory.identityFields(for: exchange))
+        if case .verified(let identity) = admission, !exchange.presentsRecentToken || written != nil {
+            tokenMemory.remember(exchange, identity: identity, identityFields: written)
+        }
         for buffer in bufferedBody {
             leg.writeBody(buffer)
             bodyForwarded = true
@@ -36,9 +50,7 @@ extension StreamDriver: UpstreamLegDelegate {
         bufferedBody.removeAll()
         if requestEnded { leg.writeEnd(trailers: requestTrailers) }
         leg.flush()
-        // Kept for a retry only until the request is sent whole; a streamed body cannot be replayed.
         if !requestEnded && leg.isWritable { transport.readRequest() }
-        retryAdmission = requestEnded && !bodyForwarded ? admission : nil
     }
 
     func upstreamFailed(_ status: HTTPResponseStatus) {
@@ -50,15 +62,35 @@ extension StreamDriver: UpstreamLegDelegate {
 
     // MARK: UpstreamLegDelegate
 
-    func upstreamLegReceivedHead(_ head: HTTPResponseHead) {
+    func upstreamLegReceivedHead(_ head: ClientResponseHead) {
         guard case .forwarding = state else { return }
         responseHeadSent = true
         lastProgress = .now()
-        // From here the stream may run for minutes (gRPC streaming): bounded by idle time, not length.
+        // From here the response may run for minutes (gRPC streaming): bounded by idle time, not length.
         armWatchdog(in: services.idleTimeout)
-        var relayed = head
-        relayed.version = responseVersion
-        transport.writeHead(relayed, endStream: false)
+        transport.writeHead(head, endStream: false, closesConnection: false)
+    }
+
+    func upstreamLegReceivedInformational(_ head: ClientResponseHead) {
+        guard case .forwarding = state, !responseHeadSent, core.relaysInformational else { return }
+        transport.writeInformational(head)
+        transport.flush()
+    }
+
+    func upstreamLegSwitchedProtocols(_ head: ClientResponseHead) {
+        guard case .forwarding(let leg) = state else { return }
+        guard !responseHeadSent, core.upstreamSwitchedProtocols(), let channel = leg.takeTunnelChannel() else {
+            upstreamFailed(.badGateway)
+            return
+        }
+        performRecords()
+        deadline = nil
+        state = .done
+        responseHeadSent = true
+        if !transport.startTunnel(head, upstream: channel) {
+            channel.close(promise: nil)
+            transport.finish(completed: false)
+        }
     }
 
     func upstreamLegReceivedBody(_ buffer: ByteBuffer) {
@@ -74,10 +106,9 @@ extension StreamDriver: UpstreamLegDelegate {
         leg.finish(completed: requestEnded)
         perform(core.upstreamCompleted(now: .now()))
         // An upstream that answered before the request body ended: the stream or connection closes.
-        let promise = transport.eventLoop.makePromise(of: Void.self)
-        transport.writeEnd(trailers: trailers, promise: promise)
+        transport.writeEnd(trailers: trailers)
         transport.flush()
-        finished(written: promise.futureResult)
+        transport.finish(completed: requestEnded)
     }
 
     func upstreamLegReadComplete() {
@@ -88,6 +119,7 @@ extension StreamDriver: UpstreamLegDelegate {
 
     func upstreamLegWritabilityChanged(isWritable: Bool) {
         guard case .forwarding = state, isWritable, !requestEnded else { return }
+        lastRequestProgress = .now()  // the stall clock counts from when we ask for more, not from our own pause
         transport.readRequest()
     }
 
@@ -96,10 +128,11 @@ extension StreamDriver: UpstreamLegDelegate {
         if responseHeadSent {
             // Cut mid-response: the client must not take it for complete.
             state = .done
+            deadline = nil
             transport.finish(completed: false)
             return
         }
-        let action = core.upstreamLost(loss, replayable: retryAdmission != nil)
+        let action = core.upstreamLost(loss, replayable: isReplayable)
         if !action.isRetry {
             deadline = nil
             state = .core

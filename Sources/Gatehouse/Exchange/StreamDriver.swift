@@ -1,11 +1,12 @@
 import NIOCore
 import NIOHTTP1
 
-/// One request of an HTTP/2 stream (or of an HTTP/1.1 connection in front of an HTTP/2 upstream):
-/// driven through the request core (`ExchangeStateMachine`) like any request, then forwarded over an
-/// upstream leg with the identity headers. It frames nothing itself: its transport (`StreamTransport`)
-/// writes the core's answers and the upstream's response. A stream's failure never touches the other
-/// streams of its connection.
+/// One request of a client, on either door: driven through the request core (`ExchangeStateMachine`),
+/// then forwarded over an upstream leg (`UpstreamLeg`, HTTP/1.1 or HTTP/2) with the identity headers, and
+/// the upstream's answer relayed. It frames nothing itself: its transport (`StreamTransport`: an HTTP/2
+/// stream, or the HTTP/1.1 door for the connection's current request) writes the core's answers and the
+/// upstream's response. Connecting, retrying, the upstream's deadlines and local answers live here, once.
+/// A stream's failure never touches the other streams of its connection.
 final class StreamDriver: ExchangeDriving {
     enum State {
         /// The core has the request: intake, decision, a local answer or a sign-out.
@@ -33,22 +34,33 @@ final class StreamDriver: ExchangeDriving {
     /// Body that arrived while the upstream leg was opening.
     var bufferedBody: [ByteBuffer] = []
     var requestTrailers: HTTPHeaders?
+    /// The final response head went to the client (an answer can no longer take its place).
     var responseHeadSent = false
     var bodyForwarded = false
-    /// What a refused stream is sent again with, once, while nothing of it can have been processed.
-    var retryAdmission: Gatekeeper.Admission?
+    /// What the request was forwarded with: a retry goes with the same.
+    var admission: Gatekeeper.Admission?
+    /// Whether Gatehouse can send the whole request again: it ended and none of its body went upstream
+    /// (a streamed body cannot be replayed).
+    var isReplayable: Bool { requestEnded && !bodyForwarded }
     /// The upstream's response head must arrive by then (`[upstream] timeout`); a stream that
     /// then flows (gRPC streaming) is bounded by `idle_timeout` between bytes instead. No timer of its
     /// own: the transport wakes it (`deadlinePassed(now:)`), one timer per connection.
     var deadline: NIODeadline?
+    /// Bytes moved either way (the response's idle rule).
     var lastProgress = NIODeadline.now()
+    /// The client's request bytes last arrived, or the upstream last asked for more: a body that stops
+    /// coming for `idle_timeout` while the upstream could take more frees the exchange (slowloris).
+    var lastRequestProgress = NIODeadline.now()
 
     init(connection: Connection, transport: any StreamTransport) {
         self.connection = connection
         self.transport = transport
         self.services = connection.handle.services
         // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
-        self.core = ExchangeStateMachine(speaksGRPC: transport.clientVersion == nil, forwardsAtReadEnd: true)
+        // An HTTP/1.1 head frames its body: forwarded at once; an HTTP/2 one waits for its read's end
+        // (`forwardsAtReadEnd`), so that a request that ended in it goes as one without a body.
+        let isHTTP2 = transport.clientVersion == nil
+        self.core = ExchangeStateMachine(speaksGRPC: isHTTP2, forwardsAtReadEnd: isHTTP2)
     }
 
     var request: UpstreamRequestHead.Request? { core.exchange?.request }
@@ -61,12 +73,20 @@ final class StreamDriver: ExchangeDriving {
     /// The response version: HTTP/2 streams ignore it; an HTTP/1.x client gets its own.
     var responseVersion: HTTPVersion { transport.clientVersion ?? .http2 }
 
+    /// Whether the request has a body for the leg: an HTTP/1.x head says so by its framing; an HTTP/2
+    /// request by not ending before it is forwarded (at the end of the read that carried its head).
+    var requestHasBody: Bool {
+        guard transport.clientVersion != nil, let headers = request?.head.headers else { return !(requestEnded && bufferedBody.isEmpty) }
+        return headers.contains(name: "transfer-encoding") || headers.first(name: "content-length").map { $0 != "0" } ?? false
+    }
+
     // MARK: - What the transport reports
 
     /// Parts of the request are arriving: an answer decided now may wait for its end until `readComplete()`.
     func readBegan() {
         core.readBegan()
         lastProgress = .now()
+        lastRequestProgress = lastProgress
     }
 
     func receivedHead(_ head: HTTPRequestHead) {
@@ -121,7 +141,11 @@ final class StreamDriver: ExchangeDriving {
 
     /// The client takes response bytes again.
     func transportBecameWritable() {
-        if case .forwarding(let leg) = state { leg.read() }
+        switch state {
+        case .forwarding(let leg): leg.read()
+        case .core where core.isReadingBody: transport.readRequest()
+        case .core, .connecting, .done: break
+        }
     }
 
     /// The client went away, or the stream was reset: the upstream leg is given up.
@@ -152,16 +176,15 @@ final class StreamDriver: ExchangeDriving {
         case .decide, .signOut, .awaitDecision, .awaitAnswer:
             performDecisionAction(action)
         case .readBody:
+            // The body must arrive within the same time a request head must (slowloris).
             armWatchdog(in: services.idleTimeout)
+            transport.readRequest()
         case .send(let response):
             send(response)
         case .retry:
             // The same request on a new upstream leg (the core's rule said it may go again).
-            if case .forwarding = state, let admission = retryAdmission { connect(admission) }
+            if case .forwarding = state, isReplayable, let admission { connect(admission) }
         case .forward(let admission, let body):
-            if case .verified(let identity) = admission, let exchange = core.exchange {
-                connection.tokenMemory.remember(exchange, identity: identity, identityFields: nil)
-            }
             bufferedBody = body
             connect(admission)
         }
@@ -169,7 +192,8 @@ final class StreamDriver: ExchangeDriving {
 
     // MARK: - Answers
 
-    /// A local answer (the core has put a gRPC call's in its trailers-only form), with the request id.
+    /// A local answer (the core has put a gRPC call's in its trailers-only form), with the request id and its
+    /// length. An HTTP/1.1 connection closes after it when the request body was left unread or the answer says so.
     private func send(_ local: LocalResponse) {
         deadline = nil
         state = .done
@@ -179,33 +203,22 @@ final class StreamDriver: ExchangeDriving {
         }
         responseHeadSent = true
         let requestID = request?.requestID ?? RequestID.acceptOrGenerate(nil)
-        let isGRPC = core.exchange?.isGRPC == true
-        // An answer that ends the connection (a request target with no single reading) does so on an
-        // HTTP/1.1 connection as on the HTTP/1.1 door; an HTTP/2 stream ends with its answer anyway.
-        let closesConnection = local.closeConnection && transport.clientVersion != nil
+        // An answer that ends the connection (a request target with no single reading) does so on HTTP/1.1; an
+        // HTTP/2 stream ends with its answer anyway, and is reset only when its request has not ended.
+        let closesConnection = (local.closeConnection && transport.clientVersion != nil) || !requestEnded
         var headers = local.headers
         ResponseFields.setRequestID(requestID, on: &headers)
-        if closesConnection { headers.add(name: "connection", value: "close") }
-        if !isGRPC { headers.add(name: "content-length", value: String(local.body.utf8.count)) }
-        let head = HTTPResponseHead(version: responseVersion, status: local.status, headers: headers)
-        let promise = transport.eventLoop.makePromise(of: Void.self)
+        if core.exchange?.isGRPC != true { headers.replaceOrAdd(name: "content-length", value: String(local.body.utf8.count)) }
+        let head = ClientResponseHead.fields(HTTPResponseHead(version: responseVersion, status: local.status, headers: headers))
         if local.body.isEmpty || core.exchange?.isHEAD == true {
-            transport.writeHead(head, endStream: true)
-            promise.succeed()
+            transport.writeHead(head, endStream: true, closesConnection: closesConnection)
         } else {
-            transport.writeHead(head, endStream: false)
+            transport.writeHead(head, endStream: false, closesConnection: closesConnection)
             transport.writeBody(transport.allocator.buffer(string: local.body))
-            transport.writeEnd(trailers: nil, promise: promise)
+            transport.writeEnd(trailers: nil)
         }
         transport.flush()
-        finished(written: promise.futureResult, closingConnection: closesConnection)
-    }
-
-    /// After the answer: a whole exchange lets an HTTP/1.1 connection go on; a request whose body is
-    /// still coming is reset (HTTP/2, NO_ERROR once answered) or its connection closed.
-    func finished(written: EventLoopFuture<Void>, closingConnection: Bool = false) {
-        let completed = requestEnded && !closingConnection
-        written.assumeIsolated().whenComplete { _ in self.transport.finish(completed: completed) }
+        transport.finish(completed: !closesConnection)
     }
 
     // MARK: - Watchdog
@@ -238,21 +251,54 @@ final class StreamDriver: ExchangeDriving {
                 transport.finish(completed: false)
             }
         case .connecting, .forwarding:
-            if !responseHeadSent {
-                upstreamFailed(.gatewayTimeout)
-                return
-            }
-            let idle = NIODeadline.now() - lastProgress
-            if idle >= services.idleTimeout {
-                // Nothing moved either way for idle_timeout: a zero-window stall or a dead peer.
-                if case .forwarding(let leg) = state { leg.finish(completed: false) }
-                state = .done
-                transport.finish(completed: false)
-            } else {
-                armWatchdog(in: services.idleTimeout - idle)
+            switch forwardingWatch(now: .now()) {
+            case .responseHeadLate: upstreamFailed(.gatewayTimeout)
+            case .stalled: giveUp()
+            case .ahead(let next): armWatchdog(at: next)
+            case .nothing: break
             }
         case .done:
             break
         }
+    }
+
+    /// What the watchdog finds of a forwarded request.
+    private enum ForwardingWatch {
+        /// No response head within `[upstream] timeout`: 504.
+        case responseHeadLate
+        /// Nothing moved either way for `idle_timeout` once the response flows (a zero-window stall, a dead
+        /// peer), or the request body stopped coming for `idle_timeout` while the upstream could take more.
+        case stalled
+        case ahead(NIODeadline)
+        case nothing
+    }
+
+    private func forwardingWatch(now: NIODeadline) -> ForwardingWatch {
+        var next: NIODeadline?
+        if !responseHeadSent, let headDeadline = core.responseDeadline {
+            if headDeadline <= now { return .responseHeadLate }
+            next = headDeadline
+        }
+        if responseHeadSent {
+            let idleAt = lastProgress + services.idleTimeout
+            if idleAt <= now { return .stalled }
+            next = idleAt
+        }
+        if case .forwarding(let leg) = state, !requestEnded {
+            let stalledAt = lastRequestProgress + services.idleTimeout
+            if stalledAt <= now && leg.isWritable { return .stalled }
+            // Past it but the upstream is full (our backpressure, not the client's stall): look again later.
+            let lookAgain = max(stalledAt, now + .seconds(1))
+            next = min(next ?? lookAgain, lookAgain)
+        }
+        return next.map { .ahead($0) } ?? .nothing
+    }
+
+    /// Cuts the exchange: the leg is given up, the stream reset or the connection closed.
+    private func giveUp() {
+        if case .forwarding(let leg) = state { leg.finish(completed: false) }
+        state = .done
+        deadline = nil
+        transport.finish(completed: false)
     }
 }

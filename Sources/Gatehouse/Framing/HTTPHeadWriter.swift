@@ -13,37 +13,49 @@ enum HTTPHeadWriter {
         return buffer
     }
 
-    /// The head of an answer Gatehouse gives itself (401, 403, 503, 400, endpoints): its fields,
-    /// then the framing, request id and connection fields, written once (any of those three in
-    /// `headers` is left out).
-    static func localResponseHead(
-        status: HTTPResponseStatus, version: HTTPVersion, headers: HTTPHeaders, contentLength: Int, requestID: String, keepAlive: Bool,
-        allocator: ByteBufferAllocator
+    /// A response head for an HTTP/1.x client, in the version it spoke, with the framing and connection fields
+    /// its door chose (`extraFields`).
+    static func clientResponseHead(
+        _ head: ClientResponseHead, version: HTTPVersion, extraFields: RelayedFields, allocator: ByteBufferAllocator
     ) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 512 + contentLength)
-        writeStatusLine(version: version, code: Int(status.code), into: &buffer)
-        buffer.writeString(status.reasonPhrase)
-        buffer.writeStaticString("\r\n")
-        for (name, value) in headers where !isWrittenByGatehouse(name) {
-            writeField(name, value, into: &buffer)
+        switch head {
+        case .relayed(let upstream, let requestID):
+            relayedResponseHead(upstream, version: version, requestID: requestID, extraFields: extraFields, allocator: allocator)
+        case .fields(let head):
+            fieldsResponseHead(head, version: version, extraFields: extraFields, allocator: allocator)
         }
-        buffer.writeStaticString("Content-Length: ")
-        buffer.writeString(String(contentLength))
-        buffer.writeStaticString("\r\nX-Request-Id: ")
-        buffer.writeString(requestID)
+    }
+
+    /// A head given as fields (an answer Gatehouse made, an HTTP/2 upstream's): its fields, then `Content-Length`
+    /// and the request id, written once as a relayed head has them, then the framing and connection fields,
+    /// which are Gatehouse's to write (`extraFields`).
+    static func fieldsResponseHead(_ head: HTTPResponseHead, version: HTTPVersion, extraFields: RelayedFields, allocator: ByteBufferAllocator)
+        -> ByteBuffer
+    {
+        var buffer = allocator.buffer(capacity: 512)
+        writeStatusLine(version: version, code: Int(head.status.code), into: &buffer)
+        buffer.writeString(head.status.reasonPhrase)
         buffer.writeStaticString("\r\n")
-        if !keepAlive {
-            buffer.writeStaticString("Connection: close\r\n")
-        } else if version.minor == 0 {
-            buffer.writeStaticString("Connection: keep-alive\r\n")
+        var contentLength: String?
+        var requestID: String?
+        for (name, value) in head.headers {
+            if name.utf8.elementsEqualIgnoringASCIICase("content-length".utf8) {
+                contentLength = value
+            } else if name.utf8.elementsEqualIgnoringASCIICase(ResponseFields.requestIDName.utf8) {
+                requestID = value
+            } else if !isConnectionField(name) {
+                writeField(name, value, into: &buffer)
+            }
         }
-        buffer.writeStaticString("\r\n")
+        if let contentLength { writeField("Content-Length", contentLength, into: &buffer) }
+        if let requestID { writeField("X-Request-Id", requestID, into: &buffer) }
+        writeExtraFields(extraFields, into: &buffer)
         return buffer
     }
 
-    private static func isWrittenByGatehouse(_ name: String) -> Bool {
-        name.utf8.elementsEqualIgnoringASCIICase("connection".utf8) || name.utf8.elementsEqualIgnoringASCIICase("x-request-id".utf8)
-            || name.utf8.elementsEqualIgnoringASCIICase("content-length".utf8)
+    private static func isConnectionField(_ name: String) -> Bool {
+        name.utf8.elementsEqualIgnoringASCIICase("connection".utf8) || name.utf8.elementsEqualIgnoringASCIICase("transfer-encoding".utf8)
+            || name.utf8.elementsEqualIgnoringASCIICase("keep-alive".utf8)
     }
 
     /// What the client gets of an upstream head: its status and reason, every field relayed as
@@ -70,12 +82,17 @@ enum HTTPHeadWriter {
         buffer.writeStaticString("X-Request-Id: ")
         buffer.writeString(requestID)
         buffer.writeStaticString("\r\n")
+        writeExtraFields(extraFields, into: &buffer)
+        return buffer
+    }
+
+    /// Gatehouse's framing and connection fields, and the blank line that ends the head.
+    private static func writeExtraFields(_ extraFields: RelayedFields, into buffer: inout ByteBuffer) {
         if extraFields.contains(.chunked) { buffer.writeStaticString("Transfer-Encoding: chunked\r\n") }
         if extraFields.contains(.webSocketUpgrade) { buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n") }
         if extraFields.contains(.connectionClose) { buffer.writeStaticString("Connection: close\r\n") }
         if extraFields.contains(.connectionKeepAlive) { buffer.writeStaticString("Connection: keep-alive\r\n") }
         buffer.writeStaticString("\r\n")
-        return buffer
     }
 
     /// Fields Gatehouse adds to a relayed head.

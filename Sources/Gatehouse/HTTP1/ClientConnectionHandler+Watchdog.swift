@@ -1,7 +1,8 @@
 import NIOCore
 
-/// The connection's deadlines (next request head or sign-out body, a stalled request body, the
-/// upstream's response head, then its next bytes) share one timer.
+/// The connection's deadlines (the next request head, a closing connection's last answer taken, and its
+/// current request's, which its driver keeps: a sign-out body, the upstream's response head, a stalled
+/// body either way) share one timer.
 /// Deadlines only move later as requests go by, so a pending timer is never too late: when it
 /// fires it acts on a deadline that has passed, or re-arms itself for the one still ahead.
 extension ClientConnectionHandler {
@@ -20,26 +21,13 @@ extension ClientConnectionHandler {
         guard let context else { return }
         let now = NIODeadline.now()
         switch state {
-        case .awaitingHead, .core, .discarding:
-            // The next head, a sign-out's body, or the last answer's reading (none while deciding).
+        case .awaitingHead, .discarding:
             guard let deadline = headDeadline else { return }
             if deadline <= now { context.close(promise: nil) } else { armWatchdog(for: deadline, context: context) }
-        case .forwarding(let exchange):
-            // The client stopped sending its body although the upstream could take more.
-            let bodyStalledAt = exchange.requestEnded ? nil : lastClientRead + services.idleTimeout
-            if let bodyStalledAt, bodyStalledAt <= now, exchange.connection?.channel.isWritable == true {
-                context.close(promise: nil)
-                return
-            }
-            if let deadline = exchange.responseDeadline, deadline <= now {
-                responseTimedOut(exchange)
-                return
-            }
-            if let deadline = exchange.responseDeadline { armWatchdog(for: deadline, context: context) }
-            // Past it but the upstream is full (our backpressure, not the client's stall): look again later.
-            if let bodyStalledAt { armWatchdog(for: max(bodyStalledAt, now + .seconds(1)), context: context) }
-        case .connecting, .upgrading, .tunnelling:
-            break  // no deadline of this kind pending; setting the next one arms the timer again
+        case .exchanging(let driver):
+            if let next = driver.deadlinePassed(now: now) { armWatchdog(for: next, context: context) }
+        case .tunnelling:
+            break
         }
     }
 }

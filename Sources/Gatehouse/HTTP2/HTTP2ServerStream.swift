@@ -28,6 +28,8 @@ final class HTTP2ServerStream: StreamTransport {
     private var stallWatch = false
     private let idleTimeout: TimeAmount
     private var heldHead: HPACKHeaders?
+    /// The answer's end, once written (`writeEnd`).
+    private var endWritten: EventLoopFuture<Void>?
     /// `[listen] max_header_bytes`: the head's section, then what it leaves for the trailers.
     private var headerBytesLeft: Int
 
@@ -129,7 +131,9 @@ final class HTTP2ServerStream: StreamTransport {
     /// A response head is held until what follows it is known: an end with nothing between goes out
     /// as one HEADERS frame with END_STREAM, the "trailers-only" form gRPC requires for a call answered
     /// without a message (an upstream's refusal relayed), rather than HEADERS and an empty DATA frame.
-    func writeHead(_ head: HTTPResponseHead, endStream: Bool) {
+    /// `closesConnection` is an HTTP/1.1 matter: a stream ends with its answer anyway.
+    func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
+        let head = head.asFields
         var fields = HPACKHeaders()
         fields.reserveCapacity(head.headers.count + 1)
         fields.add(name: ":status", value: String(head.status.code))
@@ -146,12 +150,23 @@ final class HTTP2ServerStream: StreamTransport {
         }
     }
 
+    /// Never asked: the core relays interim heads to HTTP/1.1 clients only (`relaysInformational`); an HTTP/2
+    /// stream's answer is one head.
+    func writeInformational(_ head: ClientResponseHead) {}
+
+    /// HTTP/2 has no 101 (RFC 9113 §8.6): a stream is never tunnelled.
+    func startTunnel(_ head: ClientResponseHead, upstream: any Channel) -> Bool { false }
+
     func writeBody(_ buffer: ByteBuffer) {
         writeHeldHead()
         write(.data(.init(data: .byteBuffer(buffer))), bytes: buffer.readableBytes, promise: nil)
     }
 
-    func writeEnd(trailers: HTTPHeaders?, promise: EventLoopPromise<Void>?) {
+    /// The end is followed to the socket: a reset that follows it (`finish(completed: false)`) waits for it,
+    /// as flow control may hold what is queued before it.
+    func writeEnd(trailers: HTTPHeaders?) {
+        let promise = eventLoop.makePromise(of: Void.self)
+        endWritten = promise.futureResult
         if let trailers {
             writeHeldHead()
             write(.headers(.init(headers: HPACKHeaders(httpHeaders: trailers, normalizeHTTPHeaders: true), endStream: true)),
@@ -176,7 +191,9 @@ final class HTTP2ServerStream: StreamTransport {
     }
 
     func finish(completed: Bool) {
-        if !completed { reset() }
+        guard !completed else { return }
+        guard let endWritten else { return reset() }
+        endWritten.assumeIsolated().whenComplete { _ in self.reset() }
     }
 
     /// RST_STREAM: CANCEL when the exchange gave up the stream or the client stopped taking it,

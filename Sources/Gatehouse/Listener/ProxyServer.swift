@@ -5,8 +5,9 @@ import NIOPosix
 import NIOSSL
 
 /// The client-facing listener. A cleartext connection is HTTP/2 when it opens with the HTTP/2
-/// preface, a TLS one when ALPN chose `h2`; any other is HTTP/1.1 (the decoder and one
-/// `ClientConnectionHandler`). Upstream pools are per event loop.
+/// preface, a TLS one when ALPN chose `h2`; any other is HTTP/1.1 (one `ClientConnectionHandler`). Both doors
+/// drive every request through a `StreamDriver` over upstream legs (`UpstreamLegFactory`); upstream pools are
+/// per event loop.
 struct ProxyServer {
     let services: ServicesHandle
     let upstream: UpstreamConnectionPool.Target
@@ -40,8 +41,6 @@ struct ProxyServer {
         let http2 = self.http2 ? HTTP2ServerSetup(
             handle: services, upstream: legs, maxHeaderBytes: maxHeaderBytes, idleTimeout: idleTimeout, drainTimeout: drainTimeout) : nil
         let idleTimeout = self.idleTimeout
-        let upstreamProtocol = self.upstreamProtocol
-        let http1Pools = pools.http1
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -57,28 +56,14 @@ struct ProxyServer {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    guard let pool = http1Pools[ObjectIdentifier(channel.eventLoop)] else {
-                        throw ChannelError.ioOnClosedChannel
-                    }
                     let sync = channel.pipeline.syncOperations
                     let http1 = { (channel: any Channel) throws in
-                        let sync = channel.pipeline.syncOperations
-                        guard upstreamProtocol == .http1 else {
-                            // An HTTP/2 upstream: requests in parts through NIO's HTTP/1 codec, each driven by a
-                            // StreamDriver as an HTTP/2 stream's is.
-                            try sync.addHandler(ByteToMessageHandler(HTTP1RequestDecoder(maxHeaderBytes: maxHeaderBytes)))
-                            try sync.addHandler(HTTPResponseEncoder())
-                            try sync.addHandler(HTTPServerPipelineHandler())
-                            try sync.addHandler(HTTPServerProtocolErrorHandler())
-                            let connection = StreamDriver.Connection(
-                                handle: services, upstream: legs, peer: ClientPeer(channel: channel),
-                                tokenMemory: ConnectionTokenMemory())
-                            try sync.addHandler(HTTP1PartsHandler(connection: connection, eventLoop: channel.eventLoop))
-                            return
-                        }
-                        // One handler: it parses the bytes (HTTP1RequestParser), queues pipelined requests
-                        // and writes responses as bytes itself.
-                        try sync.addHandler(ClientConnectionHandler(handle: services, pool: pool.value, maxHeaderBytes: maxHeaderBytes))
+                        // One handler: it parses the bytes (HTTP1RequestParser), queues pipelined requests, drives
+                        // each through a StreamDriver (as an HTTP/2 stream's) and writes the answers as bytes itself.
+                        let connection = StreamDriver.Connection(
+                            handle: services, upstream: legs, peer: ClientPeer(channel: channel), tokenMemory: ConnectionTokenMemory())
+                        try channel.pipeline.syncOperations.addHandler(
+                            ClientConnectionHandler(connection: connection, eventLoop: channel.eventLoop, maxHeaderBytes: maxHeaderBytes))
                     }
                     if let context = tls?.withLockedValue({ $0 }) {
                         try sync.addHandler(NIOSSLServerHandler(context: context))

@@ -1,8 +1,11 @@
 import NIOCore
 import NIOHTTP1
 
-/// An HTTP/2 client's request forwarded over a pooled HTTP/1.1 connection: the same head writer,
-/// strict response parser and pool as HTTP/1.1 clients, with the response turned into parts.
+/// A request forwarded over a pooled HTTP/1.1 connection: the head written as bytes (with the identity
+/// fields remembered for the connection's token), the strict response parser, the head relayed as the
+/// bytes it arrived in. A 101 hands the connection over for a tunnel.
+/// One per connection, made with its first request and used again for each next one (`on(_:pool:)`): a
+/// forwarded request allocates no leg.
 final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     weak var delegate: (any UpstreamLegDelegate)?
     private let connection: UpstreamConnection
@@ -11,26 +14,49 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     private var services: ProxyServices?
     private var bodySent = false
     private var responseEnded = false
+    /// The upstream lets the connection be reused after this response.
+    private var upstreamKeepAlive = true
+    /// A 101 head, reported with its end (the tunnel starts then).
+    private var switchingHead: UpstreamResponseHead?
     private var isFinished = false
 
-    init(_ connection: UpstreamConnection, pool: UpstreamConnectionPool) {
+    private init(_ connection: UpstreamConnection, pool: UpstreamConnectionPool) {
         self.connection = connection
         self.pool = pool
-        connection.delegate = self
+    }
+
+    /// The connection's leg, ready for a new request (the connection keeps it until it closes).
+    static func on(_ connection: UpstreamConnection, pool: UpstreamConnectionPool) -> HTTP1UpstreamLeg {
+        let leg = connection.leg ?? HTTP1UpstreamLeg(connection, pool: pool)
+        connection.leg = leg
+        connection.delegate = leg
+        leg.delegate = nil
+        leg.services = nil
+        leg.bodySent = false
+        leg.responseEnded = false
+        leg.upstreamKeepAlive = true
+        leg.switchingHead = nil
+        leg.isFinished = false
+        return leg
     }
 
     var isWritable: Bool { connection.channel.isWritable }
 
-    func start(_ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool) {
+    func start(
+        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool,
+        identityFields: ByteBuffer?
+    ) -> ByteBuffer? {
         requestID = request.requestID
         self.services = services
-        var written = services.upstreamHead.make(request, admission: admission, allocator: connection.channel.allocator)
+        let allocator = connection.channel.allocator
+        var written = services.upstreamHead.make(request, admission: admission, allocator: allocator, identityFields: identityFields)
         if hasBody && !written.chunkedBody && !request.head.headers.contains(name: "content-length") {
             // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
-            written = services.upstreamHead.make(request, admission: admission, allocator: connection.channel.allocator, chunkedBody: true)
+            written = services.upstreamHead.make(request, admission: admission, allocator: allocator, chunkedBody: true, identityFields: identityFields)
         }
         connection.startRequest(head: written.bytes, chunkedBody: written.chunkedBody, isHEAD: request.head.method == .HEAD)
         connection.channel.read()
+        return written.identityFields
     }
 
     func writeBody(_ buffer: ByteBuffer) {
@@ -50,7 +76,15 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     func finish(completed: Bool) {
         guard !isFinished else { return }
         isFinished = true
-        completed && responseEnded ? pool.release(connection) : pool.discard(connection)
+        completed && responseEnded && upstreamKeepAlive ? pool.release(connection) : pool.discard(connection)
+    }
+
+    func takeTunnelChannel() -> (any Channel)? {
+        guard !isFinished, switchingHead != nil else { return nil }
+        isFinished = true
+        delegate = nil
+        connection.delegate = nil
+        return connection.channel
     }
 
     // MARK: UpstreamConnectionDelegate
@@ -58,15 +92,21 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     func upstreamReceived(_ part: UpstreamResponseParser.Part) {
         switch part {
         case .head(let head):
-            // 1xx heads are not relayed through a leg (a stream exchange answers with one head), nor is a 101.
-            if head.isInformational {
-                if head.status == 101 { fail(.failed) }
-                return
+            if head.status == 101 {
+                switchingHead = head
+            } else if head.isInformational {
+                delegate?.upstreamLegReceivedInformational(.relayed(head, requestID: requestID))
+            } else {
+                upstreamKeepAlive = head.keepAlive
+                delegate?.upstreamLegReceivedHead(.relayed(head, requestID: requestID))
             }
-            delegate?.upstreamLegReceivedHead(head.relayedHead(requestID: requestID))
         case .body(let buffer):
             delegate?.upstreamLegReceivedBody(buffer)
         case .end:
+            if let head = switchingHead {
+                delegate?.upstreamLegSwitchedProtocols(.relayed(head, requestID: requestID))
+                return
+            }
             responseEnded = true
             delegate?.upstreamLegReceivedEnd(trailers: nil)
         }
@@ -78,15 +118,12 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     func upstreamClosed() {
         guard !responseEnded else { return }
+        // A keep-alive connection the upstream closed as we reused it, without a byte of answer, may be retried.
         let closedOnReuse = connection.isReused && !connection.answered && !bodySent
         if !closedOnReuse { services?.logUpstreamProtocolError(connection) }
-        fail(closedOnReuse ? .closedOnReuse : .failed)
-    }
-
-    private func fail(_ loss: UpstreamLoss) {
         let delegate = self.delegate
         self.delegate = nil
         finish(completed: false)
-        delegate?.upstreamLegFailed(loss)
+        delegate?.upstreamLegFailed(closedOnReuse ? .closedOnReuse : .failed)
     }
 }

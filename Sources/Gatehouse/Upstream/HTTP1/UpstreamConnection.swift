@@ -26,6 +26,9 @@ final class UpstreamConnection: ChannelInboundHandler {
     /// trusted, so the pool closes the connection instead of keeping it.
     private(set) var isReusable = true
     weak var delegate: (any UpstreamConnectionDelegate)?
+    /// The connection's upstream leg, made once and used for each request it serves; let go when the
+    /// connection's pipeline goes (the two refer to each other until then).
+    var leg: HTTP1UpstreamLeg?
     /// Set by the pool while the connection idles in it, told when the upstream closes it.
     weak var idleIn: UpstreamConnectionPool?
     private var parser = UpstreamResponseParser()
@@ -46,6 +49,7 @@ final class UpstreamConnection: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         if let rest = parser.takeBuffered() { context.fireChannelRead(wrapInboundOut(rest)) }
         self.context = nil
+        leg = nil
     }
 
     // MARK: Requests

@@ -30,12 +30,16 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
 
     var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
 
-    func start(_ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool) {
+    func start(
+        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool,
+        identityFields: ByteBuffer?
+    ) -> ByteBuffer? {
         requestID = request.requestID
         let head = services.upstreamHead.makeHTTP2Head(request, admission: admission, scheme: connection.scheme)
         requestEnded = !hasBody
         started = true
         write(.headers(.init(headers: head, endStream: !hasBody)), bytes: 0)
+        return nil
     }
 
     func writeBody(_ buffer: ByteBuffer) {
@@ -65,6 +69,9 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
         if let increment = flow.heldFramesDelivered() { connection.sendWindowUpdate(id, increment) }
         readComplete()
     }
+
+    /// HTTP/2 has no 101 (RFC 9113 §8.6): never a tunnel.
+    func takeTunnelChannel() -> (any Channel)? { nil }
 
     /// A stream that did not complete is reset (the upstream stops working on it).
     func finish(completed: Bool) {
@@ -114,13 +121,18 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
     private func deliver(_ payload: HTTP2Frame.FramePayload) {
         switch payload {
         case .headers(let headers) where !headReceived:
-            guard let head = Self.responseHead(headers.headers, requestID: requestID) else {
-                if (100..<200).contains(Self.status(headers.headers) ?? 0) { return }  // 1xx: the client's stream takes one head
+            let status = Self.status(headers.headers) ?? 0
+            if (100..<200).contains(status) && status != 101 && !headers.endStream {
+                // An interim head (RFC 9113 §8.1); HTTP/2 has no 101 (§8.6): that one is malformed below.
+                delegate?.upstreamLegReceivedInformational(.fields(Self.head(status, headers.headers, requestID: requestID)))
+                return
+            }
+            guard status >= 200 && status < 1000 else {
                 connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError)), promise: nil)
                 return
             }
             headReceived = true
-            delegate?.upstreamLegReceivedHead(head)
+            delegate?.upstreamLegReceivedHead(.fields(Self.head(status, headers.headers, requestID: requestID)))
             if headers.endStream { end(trailers: nil) }
         case .headers(let headers):
             end(trailers: HTTPHeaders(headers.headers.map { ($0.name, $0.value) }))
@@ -157,10 +169,8 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
         headers.first(name: ":status").flatMap { Int($0) }
     }
 
-    /// The response head: its status and fields (pseudo-header fields out), our request id in.
-    private static func responseHead(_ headers: HPACKHeaders, requestID: String) -> HTTPResponseHead? {
-        guard let status = status(headers), status >= 200 else { return nil }
-        return HTTPResponseHead(
-            version: .http2, status: HTTPResponseStatus(statusCode: status), headers: ResponseFields.relayed(headers, requestID: requestID))
+    /// A response head: its status and fields (pseudo-header fields out), our request id in.
+    private static func head(_ status: Int, _ headers: HPACKHeaders, requestID: String) -> HTTPResponseHead {
+        HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: ResponseFields.relayed(headers, requestID: requestID))
     }
 }

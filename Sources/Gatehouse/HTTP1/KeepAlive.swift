@@ -14,3 +14,9 @@ extension HTTPResponseHead {
         return head
     }
 }
+
+extension HTTPRequestHead {
+    /// Whether an HTTP/1.x client wants its connection kept open after the response. Not after a
+    /// request asking for an upgrade that is not tunnelled: the parser stops at such a request.
+    var clientKeepAlive: Bool { isKeepAlive && !headers.contains(name: "upgrade") }
+}

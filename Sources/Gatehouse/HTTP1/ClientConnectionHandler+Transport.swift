@@ -1,0 +1,95 @@
+import NIOCore
+import NIOHTTP1
+
+/// The HTTP/1.1 door as its current request's `StreamTransport`: the driver's answers framed as HTTP/1.1 bytes
+/// for the client's version. A body without a length goes chunked to an HTTP/1.1 client; an HTTP/1.0 client
+/// cannot take chunks, so its body ends at close. Response trailers are dropped (reference §5).
+extension ClientConnectionHandler: StreamTransport {
+    var allocator: ByteBufferAllocator { context?.channel.allocator ?? ByteBufferAllocator() }
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+    var clientVersion: HTTPVersion? { currentRequest?.head.version ?? .http1_1 }
+
+    private var currentRequest: ExchangeRequest? {
+        guard case .exchanging(let driver) = state else { return nil }
+        return driver.core.exchange
+    }
+
+    func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
+        guard let context, let request = currentRequest else { return }
+        let version = request.head.version
+        let clientTakesChunks = version.major == 1 && version.minor >= 1
+        responseStarted = true
+        responseChunked = false
+        var framed = true
+        if head.mayHaveBody(endStream: endStream, isHEAD: request.isHEAD) {
+            responseChunked = clientTakesChunks
+            framed = clientTakesChunks
+        }
+        responseKeepAlive = !closesConnection && framed && request.head.clientKeepAlive && !isQuiescing
+        var extra: HTTPHeadWriter.RelayedFields = responseChunked ? [.chunked] : []
+        if !responseKeepAlive {
+            extra.insert(.connectionClose)
+        } else if !clientTakesChunks {
+            extra.insert(.connectionKeepAlive)
+        }
+        context.write(wrapOutboundOut(HTTPHeadWriter.clientResponseHead(head, version: version, extraFields: extra, allocator: context.channel.allocator)), promise: nil)
+    }
+
+    func writeInformational(_ head: ClientResponseHead) {
+        guard let context, let request = currentRequest else { return }
+        context.write(
+            wrapOutboundOut(HTTPHeadWriter.clientResponseHead(head, version: request.head.version, extraFields: [], allocator: context.channel.allocator)),
+            promise: nil)
+    }
+
+    func writeBody(_ buffer: ByteBuffer) {
+        guard let context else { return }
+        if responseChunked {
+            ChunkedFraming.writeChunk(buffer, to: { context.write(self.wrapOutboundOut($0), promise: nil) }, allocator: context.channel.allocator)
+        } else {
+            context.write(wrapOutboundOut(buffer), promise: nil)
+        }
+    }
+
+    func writeEnd(trailers: HTTPHeaders?) {
+        guard let context, responseChunked else { return }
+        context.write(wrapOutboundOut(ChunkedFraming.lastChunk(context.channel.allocator)), promise: nil)
+    }
+
+    func flush() {
+        context?.flush()
+    }
+
+    func readRequest() {
+        context?.read()
+    }
+
+    func wake(at deadline: NIODeadline) {
+        guard let context else { return }
+        armWatchdog(for: deadline, context: context)
+    }
+
+    /// The answer is written: the next request, or the connection closes (the answer or the client said so,
+    /// the request was not read whole, the exchange was given up).
+    func finish(completed: Bool) {
+        guard let context, case .exchanging = state else { return }
+        finishResponse(keepAlive: completed && responseKeepAlive, context: context)
+    }
+}
+
+extension ClientResponseHead {
+    /// Whether a body follows that the head does not frame with a length.
+    func mayHaveBody(endStream: Bool, isHEAD: Bool) -> Bool {
+        switch self {
+        case .relayed(let head, _):
+            switch head.framing {
+            case .none, .contentLength: return false
+            case .chunked, .untilClose: return true
+            }
+        case .fields(let head):
+            let code = head.status.code
+            if endStream || isHEAD || code < 200 || code == 204 || code == 304 { return false }
+            return !head.headers.contains(name: "content-length")
+        }
+    }
+}
