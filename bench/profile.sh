@@ -92,7 +92,8 @@ if [[ ${MODE:-profile} == malloc-callers ]]; then
   # Where the mallocs of MODE=mallocs come from: perf report -i bench/out/profile/perf.data --no-children -g caller
   LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
   perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
-  perf record -e probe_libc:malloc -g -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
+  # CALLGRAPH=dwarf where frame pointers are missing (a caller shown as [unknown]).
+  perf record -e probe_libc:malloc --call-graph "${CALLGRAPH:-fp}" -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
   wait $WRK
   exit 0
 fi

@@ -175,8 +175,11 @@ struct ForwardingTests {
         }
     }
 
-    @Test func expectContinueIsRelayedSoTheClientSendsItsBody() async throws {
-        try await TestEnvironment.run(configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
+    /// An upstream's `100 Continue` reaches an HTTP/1.1 client, which sends its body then; with either upstream protocol
+    /// (an `http2` upstream's interim HEADERS is relayed the same way: one driver, the core's 1xx rule).
+    @Test(arguments: [false, true])
+    func expectContinueIsRelayedSoTheClientSendsItsBody(upstreamHTTP2: Bool) async throws {
+        try await TestEnvironment.run(upstreamHTTP2: upstreamHTTP2, configure: Self.publicEverywhere) { (env: TestEnvironment) async throws in
             let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(2)))
             connection.send("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
             #expect(connection.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue"))

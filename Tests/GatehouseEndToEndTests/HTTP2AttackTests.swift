@@ -296,6 +296,29 @@ struct HTTP2AttackTests {
         }
     }
 
+    /// H23: a stream whose request body stops coming (HEADERS with a valid token and a length, a first DATA frame,
+    /// then nothing) is reset (CANCEL) once it has not moved for `idle_timeout` while the upstream could take more, on
+    /// both upstream protocols: the rule an HTTP/1.1 body that stops meets (P25), in the driver both doors share.
+    /// Before, such a stream held its upstream leg until `[upstream] timeout` (10 s here) and then got a 504.
+    @Test(arguments: HTTP2IntakeTests.upstreamProtocols)
+    func aStreamWhoseBodyStopsIsResetAfterTheIdleTimeout(_ upstream: UpstreamProtocol) async throws {
+        try await HTTP2IntakeTests.run(upstream, configure: { configuration in
+            configuration.listen.idleTimeout = .seconds(1)
+            configuration.upstream.timeout = .seconds(10)  // so the reset is the stall's, not a 504
+        }) { env in
+            let started = ContinuousClock.now
+            let answers = try await HTTP2IntakeTests.send([
+                .init(name: "stalled", headers: HTTP2IntakeTests.block(
+                    env, method: "POST", path: "/v1/stalled-upload", token: HTTP2IntakeTests.token(), [("content-length", "100000")]),
+                      body: "first bytes", open: true),
+            ], to: env)
+            let elapsed = ContinuousClock.now - started
+            let stalled = answers["stalled"]
+            #expect(stalled?.resetCode == 8 && stalled?.status == nil, "reset (CANCEL), never answered: \(String(describing: stalled))")
+            #expect(elapsed < .seconds(4), "after idle_timeout (1 s), not [upstream] timeout (10 s): \(elapsed)")
+        }
+    }
+
     static func expectStallReset(_ report: Report, streams: Int, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(report.int("data_bytes") == 0, "the window never opened: \(report)", sourceLocation: sourceLocation)
         #expect(report.bool("all_reset"), "every stalled stream must be reset: \(report)", sourceLocation: sourceLocation)

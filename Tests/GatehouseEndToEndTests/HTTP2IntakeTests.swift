@@ -15,6 +15,8 @@ struct HTTP2IntakeTests {
         var trailers: [(String, String)]?
         /// Values sent as Latin-1 (one byte per character: bytes that are not UTF-8), not as UTF-8.
         var latin1 = false
+        /// No END_STREAM after the last frame sent, and nothing more (a client that stalls mid-request).
+        var open = false
     }
 
     struct Answer: CustomStringConvertible {
@@ -65,6 +67,7 @@ struct HTTP2IntakeTests {
             if let body = request.body { object["body"] = .string(body) }
             if let trailers = request.trailers { object["trailers"] = pairs(trailers) }
             if request.latin1 { object["latin1"] = .bool(true) }
+            if request.open { object["open"] = .bool(true) }
             return .object(object)
         })
         // In a file: a plan with large fields would not fit in an argument list.

@@ -38,7 +38,7 @@ extension StreamDriver: UpstreamLegDelegate {
         // fields (userinfo enrichment aside, which is never remembered): written as they were.
         let tokenMemory = connection.tokenMemory
         let written = leg.start(
-            exchange.request, admission: admission, services: services, hasBody: requestHasBody,
+            exchange.request, admission: admission, services: services, http2Body: http2RequestHasBody,
             identityFields: tokenMemory.identityFields(for: exchange))
         if case .verified(let identity) = admission, !exchange.presentsRecentToken || written != nil {
             tokenMemory.remember(exchange, identity: identity, identityFields: written)
@@ -67,7 +67,7 @@ extension StreamDriver: UpstreamLegDelegate {
         responseHeadSent = true
         lastProgress = .now()
         // From here the response may run for minutes (gRPC streaming): bounded by idle time, not length.
-        armWatchdog(in: services.idleTimeout)
+        armWatchdog(at: lastProgress + services.idleTimeout)
         transport.writeHead(head, endStream: false, closesConnection: false)
     }
 

@@ -28,7 +28,8 @@ final class StreamDriver: ExchangeDriving {
     let connection: Connection
     /// Kept until the exchange is done with it (the transport drops the exchange once closed).
     let transport: any StreamTransport
-    var services: ProxyServices
+    /// The configuration when the driver was made, as its request's head arrived: a reload applies to the next one.
+    let services: ProxyServices
     var state = State.core
     var core: ExchangeStateMachine
     /// Body that arrived while the upstream leg was opening.
@@ -73,11 +74,10 @@ final class StreamDriver: ExchangeDriving {
     /// The response version: HTTP/2 streams ignore it; an HTTP/1.x client gets its own.
     var responseVersion: HTTPVersion { transport.clientVersion ?? .http2 }
 
-    /// Whether the request has a body for the leg: an HTTP/1.x head says so by its framing; an HTTP/2
-    /// request by not ending before it is forwarded (at the end of the read that carried its head).
-    var requestHasBody: Bool {
-        guard transport.clientVersion != nil, let headers = request?.head.headers else { return !(requestEnded && bufferedBody.isEmpty) }
-        return headers.contains(name: "transfer-encoding") || headers.first(name: "content-length").map { $0 != "0" } ?? false
+    /// For an HTTP/2 request, whether a body follows: it did not end before it is forwarded (at the end of the read
+    /// that carried its head) or its body is buffered. Nil for an HTTP/1.x request, whose head frames its body.
+    var http2RequestHasBody: Bool? {
+        transport.clientVersion == nil ? !(requestEnded && bufferedBody.isEmpty) : nil
     }
 
     // MARK: - What the transport reports
@@ -91,10 +91,9 @@ final class StreamDriver: ExchangeDriving {
 
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
-        services = connection.handle.services
         perform(core.receivedHead(
-            head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services, recent: connection.tokenMemory.recent,
-            now: .now()))
+            head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services,
+            recent: connection.tokenMemory.recent, now: lastProgress))
     }
 
     /// A head the transport's reader refused (HTTP2RequestHeadReader): 400 (431 for its size), never judged.

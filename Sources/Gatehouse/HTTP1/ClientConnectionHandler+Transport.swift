@@ -32,32 +32,42 @@ extension ClientConnectionHandler: StreamTransport {
         } else if !clientTakesChunks {
             extra.insert(.connectionKeepAlive)
         }
-        context.write(wrapOutboundOut(HTTPHeadWriter.clientResponseHead(head, version: version, extraFields: extra, allocator: context.channel.allocator)), promise: nil)
+        write(HTTPHeadWriter.clientResponseHead(head, version: version, extraFields: extra, allocator: context.channel.allocator), context: context)
     }
 
     func writeInformational(_ head: ClientResponseHead) {
         guard let context, let request = currentRequest else { return }
-        context.write(
-            wrapOutboundOut(HTTPHeadWriter.clientResponseHead(head, version: request.head.version, extraFields: [], allocator: context.channel.allocator)),
-            promise: nil)
+        write(HTTPHeadWriter.clientResponseHead(head, version: request.head.version, extraFields: [], allocator: context.channel.allocator), context: context)
     }
 
     func writeBody(_ buffer: ByteBuffer) {
         guard let context else { return }
         if responseChunked {
-            ChunkedFraming.writeChunk(buffer, to: { context.write(self.wrapOutboundOut($0), promise: nil) }, allocator: context.channel.allocator)
+            ChunkedFraming.writeChunk(buffer, to: { self.write($0, context: context) }, allocator: context.channel.allocator)
         } else {
-            context.write(wrapOutboundOut(buffer), promise: nil)
+            write(buffer, context: context)
         }
     }
 
     func writeEnd(trailers: HTTPHeaders?) {
         guard let context, responseChunked else { return }
-        context.write(wrapOutboundOut(ChunkedFraming.lastChunk(context.channel.allocator)), promise: nil)
+        write(ChunkedFraming.lastChunk(context.channel.allocator), context: context)
     }
 
     func flush() {
-        context?.flush()
+        flushWrites()
+    }
+
+    private func write(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(bytes), promise: nil)
+        hasUnflushedWrites = true
+    }
+
+    /// Flushes what was written since the last flush (the driver's and the door's flush of one answer are one).
+    func flushWrites() {
+        guard hasUnflushedWrites, let context else { return }
+        hasUnflushedWrites = false
+        context.flush()
     }
 
     func readRequest() {

@@ -62,6 +62,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var responseStarted = false
     var responseChunked = false
     var responseKeepAlive = false
+    /// Answer bytes were written and not flushed yet.
+    var hasUnflushedWrites = false
 
     init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection
@@ -299,7 +301,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     func finishResponse(keepAlive: Bool, context: ChannelHandlerContext) {
         // A half-closed client still gets the answers to the requests it pipelined before closing.
         if keepAlive && !isQuiescing && !(clientHalfClosed && pipelined.isEmpty) {
-            context.flush()
+            flushWrites()
             awaitNextRequest(context: context)
         } else {
             closeAfterWrites(context: context)

@@ -4,15 +4,16 @@ import NIOHTTP1
 /// The upstream half of one request forwarded for a `StreamDriver`: an HTTP/1.1 pooled
 /// connection or an HTTP/2 stream, both driven the same way and both on the driver's event loop.
 protocol UpstreamLeg: AnyObject {
+    /// Who hears the response: held until the leg is finished, closed or hands its channel over.
     var delegate: (any UpstreamLegDelegate)? { get set }
     /// Whether the upstream takes more request body now (false: stop reading the client).
     var isWritable: Bool { get }
-    /// Sends the request head; `hasBody` is false when the request has no body (an HTTP/2 request that ended
-    /// without body bytes, an HTTP/1.1 one whose head frames none). `identityFields`: what the same identity was
-    /// written with before (`ConnectionTokenMemory`); returns the identity fields written, to be kept for the next
-    /// request (nil when the leg writes a header list).
+    /// Sends the request head. `http2Body`: for an HTTP/2 client's request, whether a body follows (false when it
+    /// ended without body bytes); nil for an HTTP/1.x request, whose head frames its body. `identityFields`: what
+    /// the same identity was written with before (`ConnectionTokenMemory`); returns the identity fields written, to
+    /// be kept for the next request (nil when the leg writes a header list).
     func start(
-        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool,
+        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, http2Body: Bool?,
         identityFields: ByteBuffer?
     ) -> ByteBuffer?
     func writeBody(_ buffer: ByteBuffer)

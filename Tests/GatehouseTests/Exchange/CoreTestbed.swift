@@ -96,14 +96,15 @@ final class CoreTestbed {
     }
 
     /// A whole request in one read (head, end, the read's end), driven until the core answers, forwards or asks to
-    /// read more; `decisionTakes` passes on the fake clock while the gatekeeper decides.
+    /// read more; `decisionTakes` passes on the fake clock while the gatekeeper decides. `version` is the head's (the
+    /// HTTP/2 door's heads say `.http2`).
     func run(
-        _ core: inout ExchangeStateMachine, method: HTTPMethod = .GET, path: String, token: String? = nil,
+        _ core: inout ExchangeStateMachine, version: HTTPVersion = .http1_1, method: HTTPMethod = .GET, path: String, token: String? = nil,
         headers: [(String, String)] = [], body: ByteBuffer? = nil, decisionTakes: TimeAmount = .zero
     ) async throws -> Outcome {
         var fields = [("host", "api.test")] + headers
         if let token { fields.append(("authorization", "Bearer \(token)")) }
-        let head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: HTTPHeaders(fields))
+        let head = HTTPRequestHead(version: version, method: method, uri: path, headers: HTTPHeaders(fields))
         var records: [ExchangeRecords] = []
         func recorded(_ action: ExchangeStateMachine.Action) -> ExchangeStateMachine.Action {
             if let taken = core.takeRecords() { records.append(taken) }

@@ -7,7 +7,8 @@ import NIOHTTP1
 /// One per connection, made with its first request and used again for each next one (`on(_:pool:)`): a
 /// forwarded request allocates no leg.
 final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
-    weak var delegate: (any UpstreamLegDelegate)?
+    /// Held until the leg is finished (not weak: a weak reference costs the driver a side table per request).
+    var delegate: (any UpstreamLegDelegate)?
     private let connection: UpstreamConnection
     private let pool: UpstreamConnectionPool
     private var requestID = ""
@@ -43,17 +44,14 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     var isWritable: Bool { connection.channel.isWritable }
 
     func start(
-        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool,
+        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, http2Body: Bool?,
         identityFields: ByteBuffer?
     ) -> ByteBuffer? {
         requestID = request.requestID
         self.services = services
-        let allocator = connection.channel.allocator
-        var written = services.upstreamHead.make(request, admission: admission, allocator: allocator, identityFields: identityFields)
-        if hasBody && !written.chunkedBody && !request.head.headers.contains(name: "content-length") {
-            // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
-            written = services.upstreamHead.make(request, admission: admission, allocator: allocator, chunkedBody: true, identityFields: identityFields)
-        }
+        // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
+        let written = services.upstreamHead.make(
+            request, admission: admission, allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: identityFields)
         connection.startRequest(head: written.bytes, chunkedBody: written.chunkedBody, isHEAD: request.head.method == .HEAD)
         connection.channel.read()
         return written.identityFields
@@ -76,6 +74,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     func finish(completed: Bool) {
         guard !isFinished else { return }
         isFinished = true
+        delegate = nil
         completed && responseEnded && upstreamKeepAlive ? pool.release(connection) : pool.discard(connection)
     }
 

@@ -8,7 +8,8 @@ import NIOHTTP2
 /// of a response the client cannot take yet are held and the stream's window stays closed
 /// (`HTTP2StreamFlow`), so HTTP/2 flow control reaches the upstream when the client is slow.
 final class HTTP2UpstreamLeg: UpstreamLeg {
-    weak var delegate: (any UpstreamLegDelegate)?
+    /// Held until the leg is finished or closed (not weak: a weak reference costs the driver a side table).
+    var delegate: (any UpstreamLegDelegate)?
     let id: HTTP2StreamID
     private let connection: HTTP2UpstreamConnection
     private var flow: HTTP2StreamFlow
@@ -31,10 +32,11 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
     var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
 
     func start(
-        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, hasBody: Bool,
+        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, http2Body: Bool?,
         identityFields: ByteBuffer?
     ) -> ByteBuffer? {
         requestID = request.requestID
+        let hasBody = http2Body ?? Self.headFramesBody(request.head.headers)
         let head = services.upstreamHead.makeHTTP2Head(request, admission: admission, scheme: connection.scheme)
         requestEnded = !hasBody
         started = true
@@ -68,6 +70,11 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
         isDelivering = false
         if let increment = flow.heldFramesDelivered() { connection.sendWindowUpdate(id, increment) }
         readComplete()
+    }
+
+    /// Whether an HTTP/1.x head says a body follows (chunked, or a length other than 0).
+    private static func headFramesBody(_ headers: HTTPHeaders) -> Bool {
+        headers.contains(name: "transfer-encoding") || headers.first(name: "content-length").map { $0 != "0" } ?? false
     }
 
     /// HTTP/2 has no 101 (RFC 9113 §8.6): never a tunnel.

@@ -4,7 +4,7 @@ then its body and its trailer section if it has them.
 
 --plan is a JSON list (or @FILE holding it) of {"name", "headers": [[name, value], ...], "body": str (optional),
 "trailers": [[name, value], ...] (optional), "latin1": true (optional), "open": true (optional: no
-END_STREAM, nothing more)}. Names and values are
+END_STREAM on its last frame, nothing more)}. Names and values are
 sent as the UTF-8 of the strings given, so "\\u0001" is the byte 0x01; with "latin1" the values are
 sent as Latin-1 instead, so "\\u00e9" is the single byte 0xE9 (bytes that are not UTF-8). A header
 block larger than 16 KiB goes as HEADERS and CONTINUATION frames.
@@ -49,11 +49,13 @@ def main():
         headers = [(name.encode(), value.encode(encoding)) for name, value in request["headers"]]
         body = request.get("body")
         trailers = request.get("trailers")
-        # "open": true leaves the stream open after its HEADERS (a caller that stalls mid-request).
-        ends_with_headers = body is None and trailers is None and not request.get("open")
+        # "open": true leaves the stream open after its HEADERS or its body (a caller that stalls mid-request).
+        stays_open = bool(request.get("open"))
+        ends_with_headers = body is None and trailers is None and not stays_open
         frames = h2peer.headers_frames(peer, stream, headers, end_stream=ends_with_headers)
         if body is not None:
-            frames += h2peer.frame(h2peer.DATA, h2peer.END_STREAM if trailers is None else 0, stream, body.encode())
+            ends_with_body = trailers is None and not stays_open
+            frames += h2peer.frame(h2peer.DATA, h2peer.END_STREAM if ends_with_body else 0, stream, body.encode())
         if trailers is not None:
             frames += h2peer.headers_frames(peer, stream, [(n.encode(), v.encode(encoding)) for n, v in trailers], end_stream=True)
         if peer.goaway is not None or peer.closed:

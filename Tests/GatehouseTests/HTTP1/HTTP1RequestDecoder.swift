@@ -1,9 +1,10 @@
+@testable import Gatehouse
 import NIOCore
 import NIOHTTP1
 
-/// `HTTP1RequestParser` as a pipeline decoder, for pipelines built of NIO's HTTP handlers (an HTTP/1.1
-/// client in front of an HTTP/2 upstream) and for tests. The HTTP/1.1 proxy path runs the parser
-/// inside `ClientConnectionHandler` instead, without a pipeline hop per part.
+/// `HTTP1RequestParser` as a pipeline decoder, for the request-smuggling corpus, which compares it with NIO's llhttp
+/// decoder through the same `ByteToMessageHandler`. The HTTP/1.1 door runs the parser inside
+/// `ClientConnectionHandler` instead, without a pipeline hop per part.
 final class HTTP1RequestDecoder: ByteToMessageDecoder {
     typealias InboundOut = HTTPServerRequestPart
 
