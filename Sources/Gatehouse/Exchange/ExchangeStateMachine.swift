@@ -68,6 +68,12 @@ struct ExchangeStateMachine {
     private var hasRetried = false
     /// When the upstream's response head must have come (`upstreamLegStarted`).
     private(set) var responseDeadline: NIODeadline?
+    /// The upstream's response head was relayed: from here it runs as long as its bytes move.
+    private(set) var responseStarted = false
+    /// Bytes last moved either way (`progressed`).
+    private(set) var lastProgress = NIODeadline.uptimeNanoseconds(0)
+    /// The request's bytes last arrived, or the upstream last asked for more of them.
+    private(set) var lastRequestProgress = NIODeadline.uptimeNanoseconds(0)
     private var body: [ByteBuffer] = []
     private var bodyBytes = 0
     /// What this event saw, for the driver to count and log (`takeRecords`).
@@ -100,6 +106,7 @@ struct ExchangeStateMachine {
         requestEnded = false
         hasRetried = false
         responseDeadline = nil
+        responseStarted = false
         body = []
         bodyBytes = 0
     }
@@ -293,11 +300,31 @@ struct ExchangeStateMachine {
 
     /// An upstream leg has the request: its response head must come by the deadline returned, `[upstream] timeout`
     /// after the first leg started. A retry's leg keeps the first one's: the client waits for one answer, not one per
-    /// attempt. (From the head on, the response runs as long as its bytes move: the drivers' `idle_timeout`.)
+    /// attempt. (From the head on, the response runs as long as its bytes move: `upstreamWatch`.)
+    @discardableResult
     mutating func upstreamLegStarted(now: NIODeadline) -> NIODeadline? {
         guard let exchange else { return nil }
         if responseDeadline == nil { responseDeadline = now + exchange.services.responseTimeout }
         return responseDeadline
+    }
+
+    /// Time for `upstreamWatch`: what moved, when.
+    mutating func progressed(_ progress: Progress, now: NIODeadline) {
+        switch progress {
+        case .requestBytes:
+            lastProgress = now
+            lastRequestProgress = now
+        case .responseBytes:
+            lastProgress = now
+        case .upstreamTakesMore:
+            lastRequestProgress = now
+        }
+    }
+
+    /// The upstream's response head was relayed at `now`.
+    mutating func upstreamResponseStarted(now: NIODeadline) {
+        responseStarted = true
+        lastProgress = now
     }
 
     /// Whether an interim (1xx) head from the upstream is relayed: to an HTTP/1.1 client, which may wait for

@@ -9,11 +9,10 @@ extension StreamDriver: UpstreamLegDelegate {
     func connect(_ admission: Gatekeeper.Admission) {
         state = .connecting
         self.admission = admission
-        // The core's deadline for the response head: a retry's leg keeps the first one's.
-        if !responseHeadSent, let headDeadline = core.upstreamLegStarted(now: .now()) {
-            let stalledAt = requestEnded ? headDeadline : lastRequestProgress + services.idleTimeout
-            armWatchdog(at: min(headDeadline, stalledAt))
-        }
+        // The core's deadlines: the response head's (a retry's leg keeps the first one's), a stalled body's.
+        let now = NIODeadline.now()
+        core.upstreamLegStarted(now: now)
+        if case .ahead(let next) = core.upstreamWatch(now: now, legTakesMore: nil) { armWatchdog(at: next) }
         if let leg = connection.upstream.openIdle(on: transport.eventLoop) { return begin(leg, admission: admission) }
         connection.upstream.open(on: transport.eventLoop) { result in
             guard case .connecting = self.state else {
@@ -65,9 +64,10 @@ extension StreamDriver: UpstreamLegDelegate {
     func upstreamLegReceivedHead(_ head: ClientResponseHead) {
         guard case .forwarding = state else { return }
         responseHeadSent = true
-        lastProgress = .now()
+        let now = NIODeadline.now()
+        core.upstreamResponseStarted(now: now)
         // From here the response may run for minutes (gRPC streaming): bounded by idle time, not length.
-        armWatchdog(at: lastProgress + services.idleTimeout)
+        armWatchdog(at: now + services.idleTimeout)
         transport.writeHead(head, endStream: false, closesConnection: false)
     }
 
@@ -95,7 +95,7 @@ extension StreamDriver: UpstreamLegDelegate {
 
     func upstreamLegReceivedBody(_ buffer: ByteBuffer) {
         guard case .forwarding = state else { return }
-        lastProgress = .now()
+        core.progressed(.responseBytes, now: .now())
         transport.writeBody(buffer)
     }
 
@@ -119,7 +119,7 @@ extension StreamDriver: UpstreamLegDelegate {
 
     func upstreamLegWritabilityChanged(isWritable: Bool) {
         guard case .forwarding = state, isWritable, !requestEnded else { return }
-        lastRequestProgress = .now()  // the stall clock counts from when we ask for more, not from our own pause
+        core.progressed(.upstreamTakesMore, now: .now())
         transport.readRequest()
     }
 

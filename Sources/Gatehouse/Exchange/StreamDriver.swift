@@ -47,11 +47,6 @@ final class StreamDriver: ExchangeDriving {
     /// then flows (gRPC streaming) is bounded by `idle_timeout` between bytes instead. No timer of its
     /// own: the transport wakes it (`deadlinePassed(now:)`), one timer per connection.
     var deadline: NIODeadline?
-    /// Bytes moved either way (the response's idle rule).
-    var lastProgress = NIODeadline.now()
-    /// The client's request bytes last arrived, or the upstream last asked for more: a body that stops
-    /// coming for `idle_timeout` while the upstream could take more frees the exchange (slowloris).
-    var lastRequestProgress = NIODeadline.now()
 
     init(connection: Connection, transport: any StreamTransport) {
         self.connection = connection
@@ -85,15 +80,14 @@ final class StreamDriver: ExchangeDriving {
     /// Parts of the request are arriving: an answer decided now may wait for its end until `readComplete()`.
     func readBegan() {
         core.readBegan()
-        lastProgress = .now()
-        lastRequestProgress = lastProgress
+        core.progressed(.requestBytes, now: .now())
     }
 
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
         perform(core.receivedHead(
             head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services,
-            recent: connection.tokenMemory.recent, now: lastProgress))
+            recent: connection.tokenMemory.recent, now: core.lastProgress))
     }
 
     /// A head the transport's reader refused (HTTP2RequestHeadReader): 400 (431 for its size), never judged.
@@ -250,7 +244,7 @@ final class StreamDriver: ExchangeDriving {
                 transport.finish(completed: false)
             }
         case .connecting, .forwarding:
-            switch forwardingWatch(now: .now()) {
+            switch core.upstreamWatch(now: .now(), legTakesMore: legTakesMore) {
             case .responseHeadLate: upstreamFailed(.gatewayTimeout)
             case .stalled: giveUp()
             case .ahead(let next): armWatchdog(at: next)
@@ -261,36 +255,10 @@ final class StreamDriver: ExchangeDriving {
         }
     }
 
-    /// What the watchdog finds of a forwarded request.
-    private enum ForwardingWatch {
-        /// No response head within `[upstream] timeout`: 504.
-        case responseHeadLate
-        /// Nothing moved either way for `idle_timeout` once the response flows (a zero-window stall, a dead
-        /// peer), or the request body stopped coming for `idle_timeout` while the upstream could take more.
-        case stalled
-        case ahead(NIODeadline)
-        case nothing
-    }
-
-    private func forwardingWatch(now: NIODeadline) -> ForwardingWatch {
-        var next: NIODeadline?
-        if !responseHeadSent, let headDeadline = core.responseDeadline {
-            if headDeadline <= now { return .responseHeadLate }
-            next = headDeadline
-        }
-        if responseHeadSent {
-            let idleAt = lastProgress + services.idleTimeout
-            if idleAt <= now { return .stalled }
-            next = idleAt
-        }
-        if case .forwarding(let leg) = state, !requestEnded {
-            let stalledAt = lastRequestProgress + services.idleTimeout
-            if stalledAt <= now && leg.isWritable { return .stalled }
-            // Past it but the upstream is full (our backpressure, not the client's stall): look again later.
-            let lookAgain = max(stalledAt, now + .seconds(1))
-            next = min(next ?? lookAgain, lookAgain)
-        }
-        return next.map { .ahead($0) } ?? .nothing
+    /// Whether the upstream leg takes more of the request body now; nil while it is opening.
+    var legTakesMore: Bool? {
+        if case .forwarding(let leg) = state { return leg.isWritable }
+        return nil
     }
 
     /// Cuts the exchange: the leg is given up, the stream reset or the connection closed.

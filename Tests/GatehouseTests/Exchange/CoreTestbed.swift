@@ -97,10 +97,10 @@ final class CoreTestbed {
 
     /// A whole request in one read (head, end, the read's end), driven until the core answers, forwards or asks to
     /// read more; `decisionTakes` passes on the fake clock while the gatekeeper decides. `version` is the head's (the
-    /// HTTP/2 door's heads say `.http2`).
+    /// HTTP/2 door's heads say `.http2`). `ended: false`: the read carries no end (a body still coming).
     func run(
         _ core: inout ExchangeStateMachine, version: HTTPVersion = .http1_1, method: HTTPMethod = .GET, path: String, token: String? = nil,
-        headers: [(String, String)] = [], body: ByteBuffer? = nil, decisionTakes: TimeAmount = .zero
+        headers: [(String, String)] = [], body: ByteBuffer? = nil, ended: Bool = true, decisionTakes: TimeAmount = .zero
     ) async throws -> Outcome {
         var fields = [("host", "api.test")] + headers
         if let token { fields.append(("authorization", "Bearer \(token)")) }
@@ -113,7 +113,7 @@ final class CoreTestbed {
         core.readBegan()
         var pending = [recorded(core.receivedHead(head, clientIP: "203.0.113.9", services: services, recent: nil, now: now))]
         if let body { pending.append(recorded(core.receivedBody(body))) }
-        pending.append(recorded(core.receivedEnd()))
+        if ended { pending.append(recorded(core.receivedEnd())) }
         pending.append(recorded(core.readEnded()))
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         while !pending.isEmpty {
