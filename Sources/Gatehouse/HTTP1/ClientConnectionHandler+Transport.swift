@@ -18,16 +18,16 @@ extension ClientConnectionHandler: StreamTransport {
         guard let context, let request = currentRequest else { return }
         let version = request.head.version
         let clientTakesChunks = version.major == 1 && version.minor >= 1
-        responseStarted = true
-        responseChunked = false
+        response.started = true
+        response.chunked = false
         var framed = true
         if head.mayHaveBody(endStream: endStream, isHEAD: request.isHEAD) {
-            responseChunked = clientTakesChunks
+            response.chunked = clientTakesChunks
             framed = clientTakesChunks
         }
-        responseKeepAlive = !closesConnection && framed && request.head.clientKeepAlive && !isQuiescing
-        var extra: HTTPHeadWriter.RelayedFields = responseChunked ? [.chunked] : []
-        if !responseKeepAlive {
+        response.keepAlive = !closesConnection && framed && request.head.clientKeepAlive && !isQuiescing
+        var extra: HTTPHeadWriter.RelayedFields = response.chunked ? [.chunked] : []
+        if !response.keepAlive {
             extra.insert(.connectionClose)
         } else if !clientTakesChunks {
             extra.insert(.connectionKeepAlive)
@@ -42,7 +42,7 @@ extension ClientConnectionHandler: StreamTransport {
 
     func writeBody(_ buffer: ByteBuffer) {
         guard let context else { return }
-        if responseChunked {
+        if response.chunked {
             ChunkedFraming.writeChunk(buffer, to: { self.write($0, context: context) }, allocator: context.channel.allocator)
         } else {
             write(buffer, context: context)
@@ -50,7 +50,7 @@ extension ClientConnectionHandler: StreamTransport {
     }
 
     func writeEnd(trailers: HTTPHeaders?) {
-        guard let context, responseChunked else { return }
+        guard let context, response.chunked else { return }
         write(ChunkedFraming.lastChunk(context.channel.allocator), context: context)
     }
 
@@ -60,13 +60,13 @@ extension ClientConnectionHandler: StreamTransport {
 
     private func write(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         context.write(wrapOutboundOut(bytes), promise: nil)
-        hasUnflushedWrites = true
+        response.unflushed = true
     }
 
     /// Flushes what was written since the last flush (the driver's and the door's flush of one answer are one).
     func flushWrites() {
-        guard hasUnflushedWrites, let context else { return }
-        hasUnflushedWrites = false
+        guard response.unflushed, let context else { return }
+        response.unflushed = false
         context.flush()
     }
 
@@ -83,7 +83,7 @@ extension ClientConnectionHandler: StreamTransport {
     /// the request was not read whole, the exchange was given up).
     func finish(completed: Bool) {
         guard let context, case .exchanging = state else { return }
-        finishResponse(keepAlive: completed && responseKeepAlive, context: context)
+        finishResponse(keepAlive: completed && response.keepAlive, context: context)
     }
 }
 
@@ -102,4 +102,16 @@ extension ClientResponseHead {
             return !head.headers.contains(name: "content-length")
         }
     }
+}
+
+/// How the HTTP/1.1 door writes its current answer, chosen with its head.
+struct HTTP1ResponseFraming {
+    /// A response head is on the wire: an error answer can no longer take its place.
+    var started = false
+    /// The body goes chunked (an HTTP/1.1 client, a body without a length).
+    var chunked = false
+    /// The connection stays open after it.
+    var keepAlive = false
+    /// Bytes were written and not flushed yet: the driver's flush and the door's of one answer are one.
+    var unflushed = false
 }

@@ -7,17 +7,13 @@ import NIOCore
 /// fires it acts on a deadline that has passed, or re-arms itself for the one still ahead.
 extension ClientConnectionHandler {
     func armWatchdog(for deadline: NIODeadline, context: ChannelHandlerContext) {
-        if let firesAt = watchdogFiresAt, firesAt <= deadline { return }
-        watchdog?.cancel()
-        watchdogFiresAt = deadline
-        watchdog = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+        watchdog.wake(at: deadline, on: context.eventLoop) { [weak self] in
             self?.watchdogFired()
         }
     }
 
     private func watchdogFired() {
-        watchdog = nil
-        watchdogFiresAt = nil
+        watchdog.fired()
         guard let context else { return }
         let now = NIODeadline.now()
         switch state {

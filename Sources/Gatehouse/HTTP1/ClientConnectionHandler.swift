@@ -36,8 +36,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var headDeadline: NIODeadline?
     /// One timer per connection for the head deadline and the driver's, re-armed lazily when it
     /// fires: a request costs no timer scheduling or cancelling.
-    var watchdog: Scheduled<Void>?
-    var watchdogFiresAt: NIODeadline?
+    var watchdog = WakeTimer()
     /// Between a read and its read-complete: a local answer may wait for the request's end until then.
     private var isInReadBurst = false
     /// The client shut its sending side: finish the request in flight, then close.
@@ -57,13 +56,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var unparsed = ByteBuffer()
     /// The parser refused the client's bytes: nothing more is parsed on this connection.
     private var parserFailed = false
-    /// The current answer's framing, set with its head: a response head is on the wire, its body goes
-    /// chunked, the connection stays open after it.
-    var responseStarted = false
-    var responseChunked = false
-    var responseKeepAlive = false
-    /// Answer bytes were written and not flushed yet.
-    var hasUnflushedWrites = false
+    /// How the current answer is written (`ClientConnectionHandler+Transport`).
+    var response = HTTP1ResponseFraming()
 
     init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection
@@ -78,7 +72,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        watchdog?.cancel()
+        watchdog.cancel()
         self.context = nil
     }
 
@@ -88,7 +82,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        watchdog?.cancel()
+        watchdog.cancel()
         if case .exchanging(let driver) = state { driver.transportClosed() }
         state = .discarding
         context.fireChannelInactive()
@@ -151,7 +145,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
             headDeadline = nil
             let driver = StreamDriver(connection: connection, transport: self)
             state = .exchanging(driver)
-            responseStarted = false
+            response = HTTP1ResponseFraming()
             driver.readBegan()
             driver.receivedHead(head)
         case .body(let buffer):
@@ -291,7 +285,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// or the connection is already closing (nobody would read one).
     private var isResponseInProgress: Bool {
         switch state {
-        case .exchanging: responseStarted
+        case .exchanging: response.started
         case .tunnelling, .discarding: true
         case .awaitingHead: false
         }
