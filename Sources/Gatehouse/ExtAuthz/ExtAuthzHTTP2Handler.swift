@@ -66,7 +66,7 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     /// Streams that have not sent their whole request within `idle_timeout` of their HEADERS are reset (a slow or
     /// stalled caller holds no stream, nor the connection, for ever).
     private func wakeForStalledStreams(from startedAt: NIODeadline) {
-        timer.wake(at: startedAt + idleTimeout, on: eventLoop) { [weak self] in self?.resetStalledStreams() }
+        timer.wake(at: startedAt + idleTimeout, on: eventLoop, owner: self) { $0.resetStalledStreams() }
     }
 
     private func resetStalledStreams() {

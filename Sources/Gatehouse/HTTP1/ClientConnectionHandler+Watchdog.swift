@@ -7,12 +7,10 @@ import NIOCore
 /// fires it acts on a deadline that has passed, or re-arms itself for the one still ahead.
 extension ClientConnectionHandler {
     func armWatchdog(for deadline: NIODeadline, context: ChannelHandlerContext) {
-        watchdog.wake(at: deadline, on: context.eventLoop) { [weak self] in
-            self?.watchdogFired()
-        }
+        watchdog.wake(at: deadline, on: context.eventLoop, owner: self) { $0.watchdogFired() }
     }
 
-    private func watchdogFired() {
+    func watchdogFired() {
         watchdog.fired()
         guard let context else { return }
         let now = NIODeadline.now()

@@ -149,7 +149,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
 
     /// A stream has a deadline then: the connection's timer fires by then.
     func wake(at deadline: NIODeadline) {
-        timer.wake(at: deadline, on: eventLoop) { [weak self] in self?.timerFired() }
+        timer.wake(at: deadline, on: eventLoop, owner: self) { $0.timerFired() }
     }
 
     private func timerFired() {
