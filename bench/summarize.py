@@ -21,10 +21,10 @@ with open(results_path) as f:
         else:
             data[(contender, scenario)][key] = value
 
-CONTENDERS = ["direct", "nginx", "openidc", "haproxy-jwt", "gatehouse"]
+CONTENDERS = ["direct", "nginx", "openidc", "haproxy-jwt", "envoy-jwt", "gatehouse"]
 LABEL = {"direct": "direct (no proxy: ceiling)", "nginx": "nginx proxy, no auth",
          "openidc": "Apache + mod_auth_openidc", "haproxy-jwt": "HAProxy jwt_verify, no cache",
-         "gatehouse": "gatehouse"}
+         "envoy-jwt": "Envoy jwt_authn, token cache", "gatehouse": "gatehouse"}
 SCENARIO = {"a": "a: one valid token", "b": "b: new valid token per request",
             "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads", "f": "f: DPoP, new proof per request",
             "a-opaque": "a, with an introspection provider configured", "g": "g: opaque token (introspection cache hit)",
@@ -166,14 +166,21 @@ target("(c) gatehouse 401 path at least as fast as (a)", gc >= g if have(gc, g) 
        f"{gc / g:.2f}x ({fmt_int(gc)} vs {fmt_int(g)} req/s)" if have(gc, g) else "missing",
        ("gatehouse", "c"), ("gatehouse", "a"))
 # HAProxy verifies every request (no cache): (a) is Gatehouse's cache against a signature check per
-# request, (b) both verify every request.
-for sc, times, what in [("a", 2.0, "one valid token"), ("b", 1.0, "new valid token per request")]:
-    gs, hs = num("gatehouse", sc, "rps"), num("haproxy-jwt", sc, "rps")
-    target(f"({sc}) gatehouse / haproxy-jwt >= {times:.1f}x req/s ({what})",
-           gs >= times * hs if have(gs, hs) else None,
-           f"{gs / hs:.2f}x ({fmt_int(gs)} vs {fmt_int(hs)} req/s; p99 {fmt_ms(num('gatehouse', sc, 'p99_ms'))} "
-           f"vs {fmt_ms(num('haproxy-jwt', sc, 'p99_ms'))})" if have(gs, hs) else "missing",
-           ("gatehouse", sc), ("haproxy-jwt", sc))
+# request, (b) both verify every request. Envoy's jwt_authn has a verified-token cache like Gatehouse's:
+# (a) both hit their cache, (b) both miss it (the same token pool, 4x either cache).
+for other in ("haproxy-jwt", "envoy-jwt"):
+    for sc, times, what in [("a", 2.0, "one valid token"), ("b", 1.0, "new valid token per request")]:
+        gs, hs = num("gatehouse", sc, "rps"), num(other, sc, "rps")
+        target(f"({sc}) gatehouse / {other} >= {times:.1f}x req/s ({what})",
+               gs >= times * hs if have(gs, hs) else None,
+               f"{gs / hs:.2f}x ({fmt_int(gs)} vs {fmt_int(hs)} req/s; p99 {fmt_ms(num('gatehouse', sc, 'p99_ms'))} "
+               f"vs {fmt_ms(num(other, sc, 'p99_ms'))})" if have(gs, hs) else "missing",
+               ("gatehouse", sc), (other, sc))
+    if other == "envoy-jwt":
+        gp, ep = num("gatehouse", "a", "p99_ms"), num(other, "a", "p99_ms")
+        target(f"(a) gatehouse p99 <= {other} p99 (one valid token)", gp <= ep if have(gp, ep) else None,
+               f"{gp / ep:.2f}x ({fmt_ms(gp)} vs {fmt_ms(ep)})" if have(gp, ep) else "missing",
+               ("gatehouse", "a"), (other, "a"))
 og, oa = num("gatehouse", "g", "rps"), num("gatehouse", "a-opaque", "rps")
 target("(g) opaque token on the cache-hit path within 10% of the JWT path (a)", og >= 0.9 * oa if have(og, oa) else None,
        f"{og / oa:.2f}x ({fmt_int(og)} vs {fmt_int(oa)} req/s)" if have(og, oa) else "missing", ("gatehouse", "g"), ("gatehouse", "a-opaque"))
@@ -223,6 +230,7 @@ out = [
     f"Versions: gatehouse {meta.get('gatehouse', '?')}, nginx {meta.get('nginx', '?')}, "
     f"{meta.get('apache', '?')} ({meta.get('apache_mpm', '?')}) with mod_auth_openidc "
     f"{meta.get('mod_auth_openidc', '?')}, HAProxy {meta.get('haproxy', '?')} (nbthread 1), "
+    f"Envoy {meta.get('envoy', '?')} (--concurrency 1), "
     f"wrk {meta.get('wrk', '?')}.",
     "",
     line(header),
@@ -233,7 +241,8 @@ out = [
     "nginx has no auth, so its (c) row is a plain forward of the same requests, not a 401 path. "
     "RSS sums all of a contender's processes (nginx master + worker, Apache parent + child); "
     "direct has no proxy process, hence no RSS rows. "
-    "HAProxy (jwt_verify on every request, no cache) runs scenarios a, b, c only.",
+    "HAProxy (jwt_verify on every request, no cache) and Envoy (jwt_authn, verified-token cache of "
+    "the size of Gatehouse's) run scenarios a, b, c only.",
     "",
     *((["Verify step (strict parse + signature check of a token never seen before, one core):", "",
         "| algorithm | gatehouse bench-verify | openssl speed verify | gatehouse time / openssl time |",

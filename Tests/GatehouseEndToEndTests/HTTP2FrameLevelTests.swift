@@ -55,4 +55,43 @@ struct HTTP2FrameLevelTests {
             #expect(post.status == 200 && post.body == "POST /v1/refused-post attempt 2", "\(post.status) \(post.body)")
         }
     }
+
+    /// H24: an HTTP/2 upstream's malformed response (RFC 9113 §8.2.1: CR LF in a value, NUL, an upper-case name, a
+    /// space in a name, a value starting with a space, a field before `:status`) is a 502 for HTTP/1.1 and HTTP/2
+    /// clients, and no byte of it reaches them: above all no second header line out of a value's CR LF (response
+    /// splitting). Malformed trailers after a sound head cut the response (no last chunk, a reset stream). Gatehouse
+    /// reads these blocks itself (`HTTP2UpstreamLeg.isWellFormed`): NIO's validation is off on upstream connections.
+    @Test func aMalformedResponseFromAnHTTP2UpstreamReachesNoClient() async throws {
+        let (upstream, upstreamPort) = try await PythonPeer.startServer("h2", "malformed_upstream.py", [], what: "the malformed upstream")
+        defer { ChildProcess.stop(upstream, grace: .zero) }
+        try await TestEnvironment.run(configure: { configuration, _ in
+            configuration.upstream.url = URL(string: "http://127.0.0.1:\(upstreamPort)")!
+            configuration.upstream.protocolVersion = .http2
+        }) { env in
+            let token = TestSigner.ec.token(claims: Claims.valid())
+            let paths = ["/crlf", "/nul", "/upper", "/space-name", "/lead-space", "/status-late"]
+            for path in paths {
+                let raw = RawHTTP.exchange(
+                    port: env.port, "GET \(path) HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+                #expect(RawHTTP.statuses(raw) == [502], "HTTP/1.1 \(path): \(raw)")
+                #expect(!raw.lowercased().contains("evil") && !raw.contains("x-injected") && !raw.contains("X-Upper"), "HTTP/1.1 \(path): \(raw)")
+            }
+            let answers = try await HTTP2IntakeTests.send(
+                paths.map { .init(name: $0, headers: HTTP2IntakeTests.block(env, path: $0, token: token)) }, to: env)
+            for path in paths {
+                let answer = answers[path]
+                #expect(answer?.status == 502, "HTTP/2 \(path): \(String(describing: answer))")
+                #expect(answer.map { !$0.headers.contains { $0.0 == "x-injected" || $0.0 == "set-cookie" } } == true, "HTTP/2 \(path)")
+            }
+
+            let cut = RawHTTP.exchange(
+                port: env.port, "GET /trailer-crlf HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            #expect(RawHTTP.statuses(cut) == [200] && !cut.hasSuffix("0\r\n\r\n") && !cut.lowercased().contains("evil"), "HTTP/1.1: \(cut)")
+            let trailers = try await HTTP2IntakeTests.send(
+                [.init(name: "trailers", headers: HTTP2IntakeTests.block(env, path: "/trailer-crlf", token: token))], to: env)
+            #expect(trailers["trailers"]?.resetCode != nil, "HTTP/2: the stream is reset, not ended: \(String(describing: trailers["trailers"]))")
+            // The same upstream's sound answers still go through.
+            #expect(try await env.request("/fine", token: token).status == 200)
+        }
+    }
 }

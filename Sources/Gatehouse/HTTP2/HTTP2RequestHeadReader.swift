@@ -92,7 +92,7 @@ enum HTTP2RequestHeadReader {
                 continue
             }
             regularFieldSeen = true
-            guard isLowerCaseToken(name) else { return .failure(.reset("invalid field name")) }
+            guard HTTP2FieldName.isLowerCaseToken(name) else { return .failure(.reset("invalid field name")) }
             if let refused = checkValue(value, of: name) { return .failure(refused) }
             switch name {
             case "host":
@@ -150,7 +150,7 @@ enum HTTP2RequestHeadReader {
         for (name, value, _) in block {
             sectionBytes += name.utf8.count + value.utf8.count + 4
             guard sectionBytes <= maxBytes else { return .failure(.reset("trailer section over max_header_bytes")) }
-            guard isLowerCaseToken(name), !HTTP2FieldName.isConnectionSpecific(name), checkValue(value, of: name) == nil else {
+            guard HTTP2FieldName.isLowerCaseToken(name), !HTTP2FieldName.isConnectionSpecific(name), checkValue(value, of: name) == nil else {
                 return .failure(.reset("invalid trailer field \(name)"))
             }
             fields.append((name, value))
@@ -183,13 +183,6 @@ enum HTTP2RequestHeadReader {
     /// for them); bytes above 0x7F are left to the target's own rules.
     private static func isPseudoHeaderValue(_ value: String) -> Bool {
         StringBytes.withBytes(of: value) { !$0.contains { $0 <= 0x20 || $0 == 0x7F } }
-    }
-
-    /// RFC 9110 token, lower case (RFC 9113 §8.2.1), not empty.
-    private static func isLowerCaseToken(_ name: String) -> Bool {
-        StringBytes.withBytes(of: name) { bytes in
-            !bytes.isEmpty && bytes.allSatisfy { ASCIIByte.isTokenByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
-        }
     }
 
     /// 1 to 18 digits (the HTTP/1.1 parser's rule: no sign, no list, no overflow) as plain digits.

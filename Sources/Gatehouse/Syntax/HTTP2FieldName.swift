@@ -19,4 +19,22 @@ enum HTTP2FieldName {
         default: false
         }
     }
+
+    /// RFC 9110 token, lower case (RFC 9113 §8.2.1), not empty.
+    static func isLowerCaseToken(_ name: String) -> Bool {
+        StringBytes.withBytes(of: name) { bytes in
+            !bytes.isEmpty && bytes.allSatisfy { ASCIIByte.isTokenByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
+        }
+    }
+
+    /// A value that may be relayed as it came (an HTTP/2 upstream's response field): no control byte but HTAB, no DEL,
+    /// no SP or HTAB at either end (RFC 9113 §8.2.1). NUL, CR and LF above all: written into an HTTP/1.1 answer they
+    /// would split it.
+    static func isRelayableValue(_ value: String) -> Bool {
+        StringBytes.withBytes(of: value) { bytes in
+            if let first = bytes.first, ASCIIByte.isOptionalWhitespace(first) { return false }
+            if let last = bytes.last, ASCIIByte.isOptionalWhitespace(last) { return false }
+            return !bytes.contains { ($0 < 0x20 && $0 != ASCIIByte.tab) || $0 == 0x7F }
+        }
+    }
 }

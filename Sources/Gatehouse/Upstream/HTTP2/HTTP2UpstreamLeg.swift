@@ -127,6 +127,8 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
 
     private func deliver(_ payload: HTTP2Frame.FramePayload) {
         switch payload {
+        case .headers(let headers) where !Self.isWellFormed(headers.headers, isTrailers: headReceived):
+            resetMalformed()
         case .headers(let headers) where !headReceived:
             let status = Self.status(headers.headers) ?? 0
             if (100..<200).contains(status) && status != 101 && !headers.endStream {
@@ -134,10 +136,7 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
                 delegate?.upstreamLegReceivedInformational(.fields(Self.head(status, headers.headers, requestID: requestID)))
                 return
             }
-            guard status >= 200 && status < 1000 else {
-                connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError)), promise: nil)
-                return
-            }
+            guard status >= 200 && status < 1000 else { return resetMalformed() }
             headReceived = true
             delegate?.upstreamLegReceivedHead(.fields(Self.head(status, headers.headers, requestID: requestID)))
             if headers.endStream { end(trailers: nil) }
@@ -170,6 +169,30 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
             if self.flow.wrote(bytes) && self.connection.isWritable { self.delegate?.upstreamLegWritabilityChanged(isWritable: true) }
         }
         connection.write(HTTP2Frame(streamID: id, payload: payload), promise: written)
+    }
+
+    /// A malformed response (RFC 9113 §8.1.1): the stream is reset; its closing reports the failure (502 before a
+    /// head was relayed, a cut response after).
+    private func resetMalformed() {
+        connection.write(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError)), promise: nil)
+        connection.flushSoon()
+    }
+
+    /// The upstream's block read by Gatehouse's rules (NIO's validation is off on upstream connections: Gatehouse
+    /// builds every request it sends, and reads what comes back once, here): the one `:status` first (none in
+    /// trailers), then lower-case token names, no connection-specific field, values that may be relayed as they came.
+    static func isWellFormed(_ block: HPACKHeaders, isTrailers: Bool) -> Bool {
+        var isFirst = true
+        for (name, value, _) in block {
+            defer { isFirst = false }
+            if name.utf8.first == ASCIIByte.colon {
+                guard isFirst, !isTrailers, name == ":status" else { return false }
+                continue
+            }
+            guard HTTP2FieldName.isLowerCaseToken(name), !HTTP2FieldName.isConnectionSpecific(name), HTTP2FieldName.isRelayableValue(value)
+            else { return false }
+        }
+        return true
     }
 
     private static func status(_ headers: HPACKHeaders) -> Int? {

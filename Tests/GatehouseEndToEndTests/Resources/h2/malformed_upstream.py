@@ -1,0 +1,82 @@
+"""An HTTP/2 upstream (the `h2` library, cleartext, prior knowledge, its own header validation off) whose answers
+break RFC 9113 §8.2.1 on purpose, by path:
+
+  /crlf          a response field whose value holds CR LF and a second field (response splitting over HTTP/1.1)
+  /nul           a value holding NUL
+  /upper         an upper-case field name
+  /space-name    a field name holding a space
+  /lead-space    a value starting with a space
+  /status-late   a regular field before :status
+  /trailer-crlf  a sound head and body, then trailers whose value holds CR LF
+  anything else  200 "ok"
+
+Writes its port to --port-file. 127.0.0.1 only.
+"""
+
+import argparse
+import threading
+
+import h2.config
+import h2.connection
+import h2.events
+
+import h2peer
+
+HEADS = {
+    "/crlf": [(":status", "200"), ("x-injected", "a\r\nset-cookie: evil=1")],
+    "/nul": [(":status", "200"), ("x-nul", "a\x00b")],
+    "/upper": [(":status", "200"), ("X-Upper", "v")],
+    "/space-name": [(":status", "200"), ("bad name", "v")],
+    "/lead-space": [(":status", "200"), ("x-lead", " v")],
+    "/status-late": [("x-first", "v"), (":status", "200")],
+}
+
+
+def serve(sock):
+    config = h2.config.H2Configuration(
+        client_side=False, header_encoding="utf-8", validate_outbound_headers=False, normalize_outbound_headers=False,
+        validate_inbound_headers=False)
+    conn = h2.connection.H2Connection(config=config)
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    try:
+        while True:
+            data = sock.recv(1 << 16)
+            if not data:
+                return
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.RequestReceived):
+                    answer(conn, event.stream_id, dict(event.headers)[":path"])
+                elif isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            sock.sendall(conn.data_to_send())
+    except (ConnectionError, OSError):
+        return
+    finally:
+        sock.close()
+
+
+def answer(conn, stream_id, path):
+    if path in HEADS:
+        conn.send_headers(stream_id, HEADS[path], end_stream=True)
+    elif path == "/trailer-crlf":
+        conn.send_headers(stream_id, [(":status", "200"), ("content-type", "text/plain")])
+        conn.send_data(stream_id, b"body")
+        conn.send_headers(stream_id, [("x-trailer", "a\r\nset-cookie: evil=1")], end_stream=True)
+    else:
+        conn.send_headers(stream_id, [(":status", "200"), ("content-length", "2")])
+        conn.send_data(stream_id, b"ok", end_stream=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    args = parser.parse_args()
+    listener = h2peer.listen(args.port_file)
+    while True:
+        sock, _ = listener.accept()
+        threading.Thread(target=serve, args=(sock,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
