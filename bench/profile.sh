@@ -97,7 +97,7 @@ if [[ ${MODE:-profile} == malloc-callers ]]; then
   wait $WRK
   exit 0
 fi
-perf record -F 2999 -g -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
+perf record -F 2999 --call-graph "${CALLGRAPH:-fp}" -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
 wait $WRK
 grep -E "Requests/sec" "$OUT/wrk.txt"
 perf report -i "$OUT/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -E "^ +[0-9]" | head -${TOP:-45}
