@@ -35,3 +35,23 @@ envoy_jwt_filter() {
                 requires: {provider_name: bench}
 YAML
 }
+
+# envoy_front_listener PORT: the head of a config whose one listener, `front` on 127.0.0.1:PORT, takes HTTP/1.1 and
+# HTTP/2 (h2c) into an http_connection_manager; the caller goes on with its fields (routes, filters) and clusters.
+# Envoy's admin on a port of its own choosing.
+envoy_front_listener() {
+  cat <<YAML
+admin: {address: {socket_address: {address: 127.0.0.1, port_value: 0}}}
+static_resources:
+  listeners:
+  - name: front
+    address: {socket_address: {address: 127.0.0.1, port_value: $1}}
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: front
+          codec_type: AUTO
+YAML
+}

@@ -146,18 +146,7 @@ YAML
 )
   fi
   cat <<YAML
-admin: {address: {socket_address: {address: 127.0.0.1, port_value: 0}}}
-static_resources:
-  listeners:
-  - name: front
-    address: {socket_address: {address: 127.0.0.1, port_value: $ENVOY_PORT}}
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
-          stat_prefix: front
-          codec_type: AUTO
+$(envoy_front_listener "$ENVOY_PORT")
           route_config:
             virtual_hosts: [{name: all, domains: ["*"], routes: [{match: {prefix: "/"}, route: {cluster: app, timeout: 300s}}]}]
           http_filters:

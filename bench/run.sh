@@ -435,18 +435,7 @@ CONF
 # own choosing (0).
 write_envoy_config() {
   cat >"$OUT/envoy-jwt.yaml" <<YAML
-admin: {address: {socket_address: {address: 127.0.0.1, port_value: 0}}}
-static_resources:
-  listeners:
-  - name: front
-    address: {socket_address: {address: 127.0.0.1, port_value: $ENVOY_PORT}}
-    filter_chains:
-    - filters:
-      - name: envoy.filters.network.http_connection_manager
-        typed_config:
-          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
-          stat_prefix: front
-          codec_type: AUTO
+$(envoy_front_listener "$ENVOY_PORT")
           common_http_protocol_options: {headers_with_underscores_action: DROP_HEADER}
           access_log:
           - name: envoy.access_loggers.file

@@ -42,12 +42,7 @@ struct HTTP2FrameLevelTests {
     /// frame-level upstream connection, whatever its method, when there is nothing of it to send again
     /// but its head (a body already sent is not kept for a replay).
     @Test func aStreamTheUpstreamRefusedIsSentAgainOnce() async throws {
-        let (upstream, upstreamPort) = try await PythonPeer.startServer("h2", "refusing_upstream.py", [], what: "the refusing upstream")
-        defer { ChildProcess.stop(upstream, grace: .zero) }
-        try await TestEnvironment.run(configure: { configuration, _ in
-            configuration.upstream.url = URL(string: "http://127.0.0.1:\(upstreamPort)")!
-            configuration.upstream.protocolVersion = .http2
-        }) { env in
+        try await Self.withPythonUpstream("refusing_upstream.py", what: "the refusing upstream") { env in
             let token = TestSigner.ec.token(claims: Claims.valid())
             let get = try await env.request("/v1/refused-get", token: token)
             #expect(get.status == 200 && get.body == "GET /v1/refused-get attempt 2", "\(get.status) \(get.body)")
@@ -62,12 +57,7 @@ struct HTTP2FrameLevelTests {
     /// splitting). Malformed trailers after a sound head cut the response (no last chunk, a reset stream). Gatehouse
     /// reads these blocks itself (`HTTP2UpstreamLeg.isWellFormed`): NIO's validation is off on upstream connections.
     @Test func aMalformedResponseFromAnHTTP2UpstreamReachesNoClient() async throws {
-        let (upstream, upstreamPort) = try await PythonPeer.startServer("h2", "malformed_upstream.py", [], what: "the malformed upstream")
-        defer { ChildProcess.stop(upstream, grace: .zero) }
-        try await TestEnvironment.run(configure: { configuration, _ in
-            configuration.upstream.url = URL(string: "http://127.0.0.1:\(upstreamPort)")!
-            configuration.upstream.protocolVersion = .http2
-        }) { env in
+        try await Self.withPythonUpstream("malformed_upstream.py", what: "the malformed upstream") { env in
             let token = TestSigner.ec.token(claims: Claims.valid())
             let paths = ["/crlf", "/nul", "/upper", "/space-name", "/lead-space", "/status-late"]
             for path in paths {
@@ -93,5 +83,15 @@ struct HTTP2FrameLevelTests {
             // The same upstream's sound answers still go through.
             #expect(try await env.request("/fine", token: token).status == 200)
         }
+    }
+
+    /// Gatehouse in front of one of the tests' HTTP/2 upstreams in Python (Resources/h2), `protocol = "http2"`.
+    static func withPythonUpstream(_ script: String, what: String, _ body: (TestEnvironment) async throws -> Void) async throws {
+        let (upstream, upstreamPort) = try await PythonPeer.startServer("h2", script, [], what: what)
+        defer { ChildProcess.stop(upstream, grace: .zero) }
+        try await TestEnvironment.run(configure: { configuration, _ in
+            configuration.upstream.url = URL(string: "http://127.0.0.1:\(upstreamPort)")!
+            configuration.upstream.protocolVersion = .http2
+        }, body)
     }
 }

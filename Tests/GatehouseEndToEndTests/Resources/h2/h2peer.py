@@ -7,6 +7,7 @@ DATA and whether the server closed the socket. Every socket operation has a time
 127.0.0.1 is ever contacted.
 """
 
+import argparse
 import errno
 import json
 import os
@@ -14,6 +15,7 @@ import select
 import socket
 import struct
 import sys
+import threading
 import time
 
 import hpack
@@ -54,6 +56,18 @@ def listen(port_file, rcvbuf=None):
         handle.write(str(listener.getsockname()[1]))
     os.rename(port_file + ".tmp", port_file)
     return listener
+
+
+def serve_connections(serve):
+    """The main of a helper server: --port-file (see listen), then every connection accepted is served by
+    serve(sock) on a thread of its own, until the process is stopped."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    args = parser.parse_args()
+    listener = listen(args.port_file)
+    while True:
+        sock, _ = listener.accept()
+        threading.Thread(target=serve, args=(sock,), daemon=True).start()
 
 
 def frame(kind, flags, stream_id, payload=b""):

@@ -13,8 +13,6 @@ break RFC 9113 §8.2.1 on purpose, by path:
 Writes its port to --port-file. 127.0.0.1 only.
 """
 
-import argparse
-import threading
 
 import h2.config
 import h2.connection
@@ -68,15 +66,5 @@ def answer(conn, stream_id, path):
         conn.send_data(stream_id, b"ok", end_stream=True)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port-file", required=True)
-    args = parser.parse_args()
-    listener = h2peer.listen(args.port_file)
-    while True:
-        sock, _ = listener.accept()
-        threading.Thread(target=serve, args=(sock,), daemon=True).start()
-
-
 if __name__ == "__main__":
-    main()
+    h2peer.serve_connections(serve)

@@ -4,7 +4,6 @@ answers any later one 200 with "<method> <path> attempt <n>". Writes its port to
 127.0.0.1 only.
 """
 
-import argparse
 import threading
 
 import h2.config
@@ -62,15 +61,5 @@ def answer(conn, stream_id, requests):
     conn.send_data(stream_id, body, end_stream=True)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port-file", required=True)
-    args = parser.parse_args()
-    listener = h2peer.listen(args.port_file)
-    while True:
-        sock, _ = listener.accept()
-        threading.Thread(target=serve, args=(sock,), daemon=True).start()
-
-
 if __name__ == "__main__":
-    main()
+    h2peer.serve_connections(serve)
