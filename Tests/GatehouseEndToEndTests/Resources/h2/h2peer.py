@@ -70,6 +70,32 @@ def serve_connections(serve):
         threading.Thread(target=serve, args=(sock,), daemon=True).start()
 
 
+def serve_h2(sock, config, on_event):
+    """Serves one connection with the h2 library (config: its H2Configuration, server side): every event of what
+    arrives goes to on_event(conn, event), DATA acknowledged first; what the connection has to send goes out after
+    each read. Returns once the peer has gone."""
+    import h2.connection
+    import h2.events
+
+    conn = h2.connection.H2Connection(config=config)
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    try:
+        while True:
+            data = sock.recv(1 << 16)
+            if not data:
+                return
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.DataReceived):
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                on_event(conn, event)
+            sock.sendall(conn.data_to_send())
+    except (ConnectionError, OSError):
+        return
+    finally:
+        sock.close()
+
+
 def frame(kind, flags, stream_id, payload=b""):
     return struct.pack(">I", len(payload))[1:] + struct.pack(">BBI", kind, flags, stream_id & 0x7FFFFFFF) + payload
 

@@ -15,7 +15,6 @@ Writes its port to --port-file. 127.0.0.1 only.
 
 
 import h2.config
-import h2.connection
 import h2.events
 
 import h2peer
@@ -31,27 +30,14 @@ HEADS = {
 
 
 def serve(sock):
+    def on_event(conn, event):
+        if isinstance(event, h2.events.RequestReceived):
+            answer(conn, event.stream_id, dict(event.headers)[":path"])
+
     config = h2.config.H2Configuration(
         client_side=False, header_encoding="utf-8", validate_outbound_headers=False, normalize_outbound_headers=False,
         validate_inbound_headers=False)
-    conn = h2.connection.H2Connection(config=config)
-    conn.initiate_connection()
-    sock.sendall(conn.data_to_send())
-    try:
-        while True:
-            data = sock.recv(1 << 16)
-            if not data:
-                return
-            for event in conn.receive_data(data):
-                if isinstance(event, h2.events.RequestReceived):
-                    answer(conn, event.stream_id, dict(event.headers)[":path"])
-                elif isinstance(event, h2.events.DataReceived):
-                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-            sock.sendall(conn.data_to_send())
-    except (ConnectionError, OSError):
-        return
-    finally:
-        sock.close()
+    h2peer.serve_h2(sock, config, on_event)
 
 
 def answer(conn, stream_id, path):

@@ -7,7 +7,6 @@ answers any later one 200 with "<method> <path> attempt <n>". Writes its port to
 import threading
 
 import h2.config
-import h2.connection
 import h2.errors
 import h2.events
 
@@ -18,32 +17,20 @@ lock = threading.Lock()
 
 
 def serve(sock):
-    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
-    conn.initiate_connection()
-    sock.sendall(conn.data_to_send())
     requests = {}
-    try:
-        while True:
-            data = sock.recv(1 << 16)
-            if not data:
-                return
-            for event in conn.receive_data(data):
-                if isinstance(event, h2.events.RequestReceived):
-                    headers = dict(event.headers)
-                    requests[event.stream_id] = (headers[":method"], headers[":path"])
-                    if event.stream_ended:
-                        answer(conn, event.stream_id, requests)
-                elif isinstance(event, h2.events.DataReceived):
-                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-                    if event.stream_ended:
-                        answer(conn, event.stream_id, requests)
-                elif isinstance(event, h2.events.StreamEnded):
-                    answer(conn, event.stream_id, requests)
-            sock.sendall(conn.data_to_send())
-    except (ConnectionError, OSError):
-        return
-    finally:
-        sock.close()
+
+    def on_event(conn, event):
+        if isinstance(event, h2.events.RequestReceived):
+            headers = dict(event.headers)
+            requests[event.stream_id] = (headers[":method"], headers[":path"])
+            if event.stream_ended:
+                answer(conn, event.stream_id, requests)
+        elif isinstance(event, h2.events.DataReceived) and event.stream_ended:
+            answer(conn, event.stream_id, requests)
+        elif isinstance(event, h2.events.StreamEnded):
+            answer(conn, event.stream_id, requests)
+
+    h2peer.serve_h2(sock, h2.config.H2Configuration(client_side=False, header_encoding="utf-8"), on_event)
 
 
 def answer(conn, stream_id, requests):
