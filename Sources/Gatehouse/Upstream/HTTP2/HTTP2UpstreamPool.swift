@@ -79,7 +79,13 @@ final class HTTP2UpstreamPool {
                     // rules (`HTTP2UpstreamLeg.isWellFormed`).
                     var connection = NIOHTTP2Handler.ConnectionConfiguration()
                     connection.headerBlockValidation = .disabled
-                    try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: connection, streamConfiguration: .init()))
+                    // NIO counts every RST_STREAM against a rapid-reset budget (200 in 30 s) and ends the connection
+                    // past it. An upstream that resets each stream once it has answered (NO_ERROR: nginx answering a
+                    // gRPC call before reading its body) spent it in 200 requests, and the pool reconnected every
+                    // 200 requests. Upstreams are the operator's: only a burst no server sends (200 within 1 ms) counts.
+                    var streams = NIOHTTP2Handler.StreamConfiguration()
+                    streams.streamResetFrameRateLimit.windowLength = .milliseconds(1)
+                    try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: connection, streamConfiguration: streams))
                     try sync.addHandler(HTTP2UpstreamConnection(channel: channel, isTLS: isTLS))
                 }
             }
