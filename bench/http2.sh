@@ -4,6 +4,7 @@
 #
 #   bench/http2.sh                       # everything (the bidi stream runs BIDI_SECONDS=600)
 #   DURATION=5 BIDI_SECONDS=60 SKIP_BUILD=1 bench/http2.sh
+#   ROUNDS=5 bench/http2.sh              # then Gatehouse and Envoy jwt_authn in 5 alternating rounds, medians
 #
 # CPU layout (2 cores): h2load, the upstream nginx and the gRPC peers on CPU 0; the contender alone
 # on CPU 1. One valid RS256 token (bench/mint.py) on every request.
@@ -239,6 +240,42 @@ measure() {
 
 # idle_memory NAME: RSS per idle HTTP/2 connection of a contender, measured the same way for each (IDLE connections
 # opened by bench/h2idle.py and held; the RSS of the contender's processes before and while they are held).
+# rate [--grpc]: requests/s of h2load against PORT after a warm-up (HTTP/2 GET, or the gRPC unary call); warns when an
+# answer was not 2xx.
+rate() {
+  local path=/ text args=(-c "$CONNECTIONS" -m "$STREAMS" -H "authorization: Bearer $TOKEN")
+  if [[ ${1:-} == --grpc ]]; then
+    path=/bench.Echo/Unary
+    args+=(-d "$OUT/grpc-unary.bin" -H "content-type: application/grpc" -H "te: trailers")
+  fi
+  taskset -c 0 h2load "${args[@]}" -D "$WARMUP" "http://127.0.0.1:$PORT$path" >/dev/null 2>&1 || true
+  text=$(taskset -c 0 h2load "${args[@]}" -D "$DURATION" "http://127.0.0.1:$PORT$path" 2>&1)
+  [[ $(awk '/^status codes:/ { print $3 }' <<<"$text") == $(awk '/^requests:/ { print $8 }' <<<"$text") ]] ||
+    echo "  WARNING: an answer other than 2xx on port $PORT" >&2
+  awk '/^finished in/ { gsub(",", "", $4); print $4 }' <<<"$text"
+}
+
+# ROUNDS=N: Gatehouse and Envoy jwt_authn measured in N alternating rounds (HTTP/2 GET, then gRPC unary), the ratios of
+# the medians printed: on a noisy VM one run of each can be off by a third (bench/RESULTS.md, 2026-11-27).
+alternate_with_envoy() {
+  local round g e gg eg G=() E=() GG=() EG=()
+  for round in $(seq "$ROUNDS"); do
+    start_contender gatehouse-h2; g=$(rate); gg=$(rate --grpc); stop_contender
+    start_contender envoy-jwt; e=$(rate); eg=$(rate --grpc); stop_contender
+    G+=("$g"); E+=("$e"); GG+=("$gg"); EG+=("$eg")
+    printf '  round %d: HTTP/2 GET gatehouse %s, envoy %s; gRPC gatehouse %s, envoy %s\n' "$round" "$g" "$e" "$gg" "$eg"
+  done
+  python3 - "${G[*]}" "${E[*]}" "${GG[*]}" "${EG[*]}" <<'PY'
+import statistics, sys
+g, e, gg, eg = ([float(x) for x in argument.split()] for argument in sys.argv[1:5])
+def line(name, a, b):
+    per_round = ", ".join(f"{x / y:.2f}" for x, y in zip(a, b))
+    print(f"  {name} = {statistics.median(a) / statistics.median(b):.2f}x, medians of {len(a)} rounds (per round {per_round}; target >= 1.25x)")
+line("gatehouse-h2 / envoy-jwt  ", g, e)
+line("grpc-gatehouse / grpc-envoy", gg, eg)
+PY
+}
+
 idle_memory() {
   start_contender "$1"
   sleep 0.5
@@ -313,6 +350,10 @@ print(f"  gatehouse-h2 / envoy-jwt     = {rows['gatehouse-h2'] / rows['envoy-jwt
 print(f"  grpc-gatehouse / grpc-envoy  = {rows['grpc-gatehouse'] / rows['grpc-envoy']:.2f}x   (gRPC unary, Gatehouse vs Envoy jwt_authn; target >= 1.25x)")
 print(f"  envoy-extauthz / envoy-jwt   = {rows['envoy-extauthz'] / rows['envoy-jwt']:.2f}x   (Envoy + Gatehouse ext_authz vs Envoy's own jwt_authn)")
 PY
+  if (( ${ROUNDS:-0} > 0 )); then
+    echo "== Gatehouse and Envoy jwt_authn, $ROUNDS alternating rounds"
+    alternate_with_envoy
+  fi
   echo "== memory"
   idle_memory gatehouse-h2
   idle_memory envoy-jwt
