@@ -43,9 +43,9 @@ final class StreamDriver: ExchangeDriving {
     /// Whether Gatehouse can send the whole request again: it ended and none of its body went upstream
     /// (a streamed body cannot be replayed).
     var isReplayable: Bool { requestEnded && !bodyForwarded }
-    /// The upstream's response head must arrive by then (`[upstream] timeout`); a stream that
-    /// then flows (gRPC streaming) is bounded by `idle_timeout` between bytes instead. No timer of its
-    /// own: the transport wakes it (`deadlinePassed(now:)`), one timer per connection.
+    /// When to look again: the core's upstream deadlines (`upstreamWatch`: the response head's, idle time once it
+    /// flows, a stalled body) or a sign-out body's. No timer of its own: the transport wakes it
+    /// (`deadlinePassed(now:)`), one timer per connection.
     var deadline: NIODeadline?
 
     init(connection: Connection, transport: any StreamTransport) {
