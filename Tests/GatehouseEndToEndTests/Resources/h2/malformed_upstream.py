@@ -8,13 +8,19 @@ break RFC 9113 §8.2.1 on purpose, by path:
   /lead-space    a value starting with a space
   /status-late   a regular field before :status
   /trailer-crlf  a sound head and body, then trailers whose value holds CR LF
+  /then-reset    200 "ok" with x-connection (which accepted connection answered, from 1) as soon as the head has
+                 come, then RST_STREAM NO_ERROR when the request's body is still coming (a server that answers
+                 without reading the body, as nginx's `return` does)
   anything else  200 "ok"
 
 Writes its port to --port-file. 127.0.0.1 only.
 """
 
 
+import threading
+
 import h2.config
+import h2.errors
 import h2.events
 
 import h2peer
@@ -29,10 +35,27 @@ HEADS = {
 }
 
 
+connections = 0
+lock = threading.Lock()
+
+
 def serve(sock):
+    global connections
+    with lock:
+        connections += 1
+        number = connections
+
     def on_event(conn, event):
-        if isinstance(event, h2.events.RequestReceived):
-            answer(conn, event.stream_id, dict(event.headers)[":path"])
+        if not isinstance(event, h2.events.RequestReceived):
+            return
+        path = dict(event.headers)[":path"]
+        if path != "/then-reset":
+            answer(conn, event.stream_id, path)
+            return
+        conn.send_headers(event.stream_id, [(":status", "200"), ("x-connection", str(number))])
+        conn.send_data(event.stream_id, b"ok", end_stream=True)
+        if event.stream_ended is None:
+            conn.reset_stream(event.stream_id, error_code=h2.errors.ErrorCodes.NO_ERROR)
 
     config = h2.config.H2Configuration(
         client_side=False, header_encoding="utf-8", validate_outbound_headers=False, normalize_outbound_headers=False,
