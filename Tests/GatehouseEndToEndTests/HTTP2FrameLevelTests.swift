@@ -52,14 +52,14 @@ struct HTTP2FrameLevelTests {
     }
 
     /// H24: an HTTP/2 upstream's malformed response (RFC 9113 §8.2.1: CR LF in a value, NUL, an upper-case name, a
-    /// space in a name, a value starting with a space, a field before `:status`) is a 502 for HTTP/1.1 and HTTP/2
-    /// clients, and no byte of it reaches them: above all no second header line out of a value's CR LF (response
+    /// space in a name, a value starting with a space, a field before `:status`; a 101, which HTTP/2 has not, §8.6)
+    /// is a 502 for HTTP/1.1 and HTTP/2 clients, and no byte of it reaches them: above all no second header line out of a value's CR LF (response
     /// splitting). Malformed trailers after a sound head cut the response (no last chunk, a reset stream). Gatehouse
     /// reads these blocks itself (`HTTP2UpstreamLeg.isWellFormed`): NIO's validation is off on upstream connections.
     @Test func aMalformedResponseFromAnHTTP2UpstreamReachesNoClient() async throws {
         try await Self.withPythonUpstream("malformed_upstream.py", what: "the malformed upstream") { env in
             let token = TestSigner.ec.token(claims: Claims.valid())
-            let paths = ["/crlf", "/nul", "/upper", "/space-name", "/lead-space", "/status-late"]
+            let paths = ["/crlf", "/nul", "/upper", "/space-name", "/lead-space", "/status-late", "/switching"]
             for path in paths {
                 let raw = RawHTTP.exchange(
                     port: env.port, "GET \(path) HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")

@@ -7,6 +7,7 @@ break RFC 9113 §8.2.1 on purpose, by path:
   /space-name    a field name holding a space
   /lead-space    a value starting with a space
   /status-late   a regular field before :status
+  /switching     101 (HTTP/2 has none, RFC 9113 §8.6), the stream left open
   /trailer-crlf  a sound head and body, then trailers whose value holds CR LF
   /then-reset    200 "ok" with x-connection (which accepted connection answered, from 1) as soon as the head has
                  come, then RST_STREAM NO_ERROR when the request's body is still coming (a server that answers
@@ -66,6 +67,8 @@ def serve(sock):
 def answer(conn, stream_id, path):
     if path in HEADS:
         conn.send_headers(stream_id, HEADS[path], end_stream=True)
+    elif path == "/switching":
+        conn.send_headers(stream_id, [(":status", "101")])
     elif path == "/trailer-crlf":
         conn.send_headers(stream_id, [(":status", "200"), ("content-type", "text/plain")])
         conn.send_data(stream_id, b"body")
