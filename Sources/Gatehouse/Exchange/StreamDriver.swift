@@ -83,6 +83,8 @@ final class StreamDriver: ExchangeDriving {
         core.progressed(.requestBytes, now: .now())
     }
 
+    /// The request's time is when the read that carried its head began: every transport reports `readBegan()` first,
+    /// which read the clock (`core.lastProgress`).
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
         perform(core.receivedHead(
