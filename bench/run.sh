@@ -353,6 +353,15 @@ jwks_uri = "http://127.0.0.1:$UPSTREAM_PORT/jwks.json"
 audiences = ["$AUDIENCE"]
 CONF
   done
+  # Scenarios a-assertion, b-assertion: the same, plus [assertion] (an ES256 identity assertion for the upstream).
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$OUT/assertion.pem" 2>/dev/null
+  cp "$OUT/gatehouse.toml" "$OUT/gatehouse-assertion.toml"
+  cat >>"$OUT/gatehouse-assertion.toml" <<CONF
+[assertion]
+issuer = "https://gatehouse.bench"
+signing_key_file = "$OUT/assertion.pem"
+claims = ["email"]
+CONF
   # Scenario g: the same, plus an introspection provider answered by the upstream nginx (one JSON answer).
   cp "$OUT/gatehouse.toml" "$OUT/gatehouse-opaque.toml"
   cat >>"$OUT/gatehouse-opaque.toml" <<CONF
@@ -522,6 +531,7 @@ start_contender() {
       local config=$OUT/gatehouse.toml
       [[ $mode == upload ]] && config=$OUT/gatehouse-upload.toml
       [[ $mode == opaque ]] && config=$OUT/gatehouse-opaque.toml
+      [[ $mode == assertion ]] && config=$OUT/gatehouse-assertion.toml
       start_bg "$OUT/gatehouse.log" taskset -c 1 "$GATEHOUSE" serve --config "$config"
       for _ in $(seq 100); do
         [[ $(http_code "http://127.0.0.1:$ADMIN_PORT/readyz") == 200 ]] && break
@@ -589,7 +599,8 @@ wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS
     c) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
     f) WRK_ARGS=(-s bench/dpop.lua); export PROOFS=$OUT/dpop-proofs DPOP_TOKEN=$OUT/dpop-token ;;
     g | h | h-saturating) WRK_ARGS=(-H "Authorization: Bearer opaque-bench-token-0123456789abcdefghijklmnopqrstuvwxyz") ;;
-    a-opaque) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
+    a-opaque | a-plain | a-assertion) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
+    b-plain | b-assertion) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
   esac
 }
 
@@ -751,6 +762,36 @@ run_dpop() {
   run_wrk "$name" f
 }
 
+# Scenarios a-assertion, b-assertion (gatehouse): [assertion] on, against a-plain, b-plain measured just before
+# by a fresh process of the main configuration (the ratio compares neighbours, not runs minutes apart). Records
+# the signatures made during b-assertion: at most one per new token.
+run_assertion() {
+  local name=$1 url=http://127.0.0.1:$GATEHOUSE_PORT/ scenario before after
+  start_contender "$name" main
+  for scenario in a-plain b-plain; do
+    warm_up "$name" "$scenario"
+    run_wrk "$name" "$scenario"
+  done
+  stop_contender
+  start_contender "$name" assertion
+  expect "$name" "valid token with [assertion] -> 200" "$(http_code "$url" -H "Authorization: Bearer $TOKEN")" 200
+  expect "$name" "its keys published -> 200" "$(http_code "$url.gatehouse/jwks.json")" 200
+  for scenario in a-assertion b-assertion; do
+    warm_up "$name" "$scenario"
+    before=$(assertion_signatures)
+    run_wrk "$name" "$scenario"
+    after=$(assertion_signatures)
+    record "$name" "$scenario" signatures "$((after - before))"
+    printf '  %-10s %s  %s assertions signed\n' "$name" "$scenario" "$((after - before))"
+  done
+  stop_contender
+}
+
+assertion_signatures() {
+  curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
+    awk '/^gatehouse_assertion_signatures_total\{result="success"\}/ { s = $2 } END { printf "%d", s + 0 }'
+}
+
 # Scenario g (gatehouse): an opaque token judged by introspection, on the cache-hit path (one call, then
 # cached), beside the JWT path (a) of the same process (a-opaque), so the ratio compares like with like.
 run_opaque() {
@@ -819,7 +860,7 @@ bench_contender() {
   stop_contender
   all_scenarios "$name" || return 0
 
-  if [[ $name == gatehouse ]]; then run_opaque "$name"; fi
+  if [[ $name == gatehouse ]]; then run_opaque "$name"; run_assertion "$name"; fi
 
   start_contender "$name" upload
   check_contender "$name" upload

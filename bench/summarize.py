@@ -28,7 +28,9 @@ LABEL = {"direct": "direct (no proxy: ceiling)", "nginx": "nginx proxy, no auth"
 SCENARIO = {"a": "a: one valid token", "b": "b: new valid token per request",
             "c": "c: invalid tokens (401)", "d": "d: 100 MiB uploads", "f": "f: DPoP, new proof per request",
             "a-opaque": "a, with an introspection provider configured", "g": "g: opaque token (introspection cache hit)",
-            "h": "h: g during a 5k/s random-token flood", "h-saturating": "h: g during a saturating random-token flood"}
+            "h": "h: g during a 5k/s random-token flood", "h-saturating": "h: g during a saturating random-token flood",
+            "a-plain": "a, fresh process (beside a-assertion)", "a-assertion": "a, with [assertion] (ES256)",
+            "b-plain": "b, fresh process (beside b-assertion)", "b-assertion": "b, with [assertion] (ES256)"}
 
 def num(contender, scenario, key):
     value = data.get((contender, scenario), {}).get(key)
@@ -100,6 +102,21 @@ for sc in ("a-opaque", "g", "h", "h-saturating"):
     notes += [f"INVALID: {m}" for m in invalid[("gatehouse", sc)]]
     rows.append([SCENARIO[sc], LABEL["gatehouse"], f"{fmt_int(r)} req/s", fmt_ms(num("gatehouse", sc, "p50_ms")),
                  fmt_ms(num("gatehouse", sc, "p99_ms")), ratio(r, num("nginx", "a", "rps")), "; ".join(n for n in notes if n)])
+
+# [assertion]: the identity assertion's cost, against the same scenario in a fresh process just before.
+for sc in ("a-plain", "a-assertion", "b-plain", "b-assertion"):
+    r = num("gatehouse", sc, "rps")
+    if r is None:
+        continue
+    plain = num("gatehouse", sc.replace("assertion", "plain"), "rps")
+    notes = []
+    if sc.endswith("assertion") and plain:
+        d = data[("gatehouse", sc)]
+        notes.append(f"{r / plain:.2f}x {sc.replace('assertion', 'plain')}; {d.get('signatures', '?')} assertions signed, "
+                     f"{d.get('cache_misses', '?')} verifications")
+    notes += [f"INVALID: {m}" for m in invalid[("gatehouse", sc)]]
+    rows.append([SCENARIO[sc], LABEL["gatehouse"], f"{fmt_int(r)} req/s", fmt_ms(num("gatehouse", sc, "p50_ms")),
+                 fmt_ms(num("gatehouse", sc, "p99_ms")), ratio(r, num("nginx", sc[0], "rps")), "; ".join(n for n in notes if n)])
 
 base = num("nginx", "d", "mibs")
 for c in CONTENDERS:
@@ -181,6 +198,15 @@ for other in ("haproxy-jwt", "envoy-jwt"):
         target(f"(a) gatehouse p99 <= {other} p99 (one valid token)", gp <= ep if have(gp, ep) else None,
                f"{gp / ep:.2f}x ({fmt_ms(gp)} vs {fmt_ms(ep)})" if have(gp, ep) else "missing",
                ("gatehouse", "a"), (other, "a"))
+aa, ap = num("gatehouse", "a-assertion", "rps"), num("gatehouse", "a-plain", "rps")
+target("(a) with [assertion] >= 0.95x without (a-plain, the process just before)", aa >= 0.95 * ap if have(aa, ap) else None,
+       f"{aa / ap:.2f}x ({fmt_int(aa)} vs {fmt_int(ap)} req/s)" if have(aa, ap) else "missing", ("gatehouse", "a-assertion"), ("gatehouse", "a-plain"))
+aq, pq = num("gatehouse", "a-assertion", "p99_ms"), num("gatehouse", "a-plain", "p99_ms")
+target("(a) with [assertion] p99 <= 1.1x without", aq <= 1.1 * pq if have(aq, pq) else None,
+       f"{aq / pq:.2f}x ({fmt_ms(aq)} vs {fmt_ms(pq)})" if have(aq, pq) else "missing", ("gatehouse", "a-assertion"), ("gatehouse", "a-plain"))
+bs, bm = num("gatehouse", "b-assertion", "signatures"), num("gatehouse", "b-assertion", "cache_misses")
+target("(b) with [assertion] at most one signature per new token", bs <= bm if have(bs, bm) else None,
+       f"{fmt_int(bs)} signatures for {fmt_int(bm)} verified tokens" if have(bs, bm) else "missing", ("gatehouse", "b-assertion"))
 og, oa = num("gatehouse", "g", "rps"), num("gatehouse", "a-opaque", "rps")
 target("(g) opaque token on the cache-hit path within 10% of the JWT path (a)", og >= 0.9 * oa if have(og, oa) else None,
        f"{og / oa:.2f}x ({fmt_int(og)} vs {fmt_int(oa)} req/s)" if have(og, oa) else "missing", ("gatehouse", "g"), ("gatehouse", "a-opaque"))

@@ -36,6 +36,11 @@ struct Demo: AsyncParsableCommand {
         var adminRoute = RouteSettings(match: .prefix("/admin"))
         adminRoute.scopes = ["admin"]
         configuration.routes = [publicRoute, optionalRoute, adminRoute]
+        // The signed identity assertion, with a key made now: the echo shows it, the JWKS publishes it.
+        let assertionKey = AssertionKey.generated()
+        var assertion = AssertionSettings(issuer: "https://gatehouse.demo", audience: "http://127.0.0.1:\(upstream.port)", signingKey: assertionKey)
+        assertion.claims = ["email"]
+        configuration.assertion = assertion
 
         let gatehouse = try Gatehouse(configuration: configuration, logger: logger)
         let token = try issuer.mint(subject: "demo-user-42", extraClaims: [
@@ -44,7 +49,7 @@ struct Demo: AsyncParsableCommand {
         ])
         let expired = try issuer.mint(subject: "demo-user-42", lifetime: .seconds(-3600))
         // Unbuffered, like the failure-log lines that follow it on stdout.
-        FileHandle.standardOutput.write(Data(Self.banner(port: port, adminPort: adminPort, token: token, expired: expired).utf8))
+        FileHandle.standardOutput.write(Data(Self.banner(port: port, adminPort: adminPort, token: token, expired: expired, assertionKeyID: assertionKey.keyID).utf8))
         let group2 = ServiceGroup(
             services: [gatehouse], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
         do {
@@ -59,7 +64,7 @@ struct Demo: AsyncParsableCommand {
         await upstream.close()
     }
 
-    static func banner(port: Int, adminPort: Int, token: String, expired: String) -> String {
+    static func banner(port: Int, adminPort: Int, token: String, expired: String, assertionKeyID: String) -> String {
         let base = "http://127.0.0.1:\(port)"
         return """
             Gatehouse demo is running: a demo issuer (ES256 JWKS), an echo upstream and the sidecar.
@@ -78,6 +83,10 @@ struct Demo: AsyncParsableCommand {
             An expired token (401 expired), and a route that needs a scope the token lacks (403):
               curl -i -H "Authorization: Bearer \(expired)" \(base)/v1/orders
               curl -i -H "Authorization: Bearer $TOKEN" \(base)/admin
+
+            Each forwarded request carries X-Gatehouse-Assertion, a JWT Gatehouse signs (ES256, with a key made at
+            start, kid \(assertionKeyID)) so the upstream can check who sent it; its keys:
+              curl \(base)/.gatehouse/jwks.json
 
             Admin port: curl \("http://127.0.0.1:\(adminPort)")/readyz   ·   curl \("http://127.0.0.1:\(adminPort)")/metrics
             Failure-log lines (JSON) appear below. Ctrl-C stops everything.

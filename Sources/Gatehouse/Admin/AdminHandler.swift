@@ -2,7 +2,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The admin port: `/healthz`, `/readyz`, `/metrics` (docs/reference.md §7.2, §9). Never on the client port.
+/// The admin port: `/healthz`, `/readyz`, `/metrics`, `/.well-known/jwks.json` (docs/reference.md §7.2, §9, §15).
+/// Never on the client port.
 final class AdminHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -12,13 +13,16 @@ final class AdminHandler: ChannelInboundHandler {
     private let revocations: RevocationService
     private let dpopReplay: DPoPReplayCache
     private let metrics: GatehouseMetrics
+    /// The current configuration's assertion signer, if any (a reload may replace it).
+    private let assertion: @Sendable () -> AssertionSigner?
     private var requestHead: HTTPRequestHead?
 
     init(
         keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, dpopReplay: DPoPReplayCache,
-        metrics: GatehouseMetrics
+        metrics: GatehouseMetrics, assertion: @escaping @Sendable () -> AssertionSigner?
     ) {
         self.keyStatus = keyStatus
+        self.assertion = assertion
         self.revocations = revocations
         self.dpopReplay = dpopReplay
         self.metrics = metrics
@@ -33,13 +37,21 @@ final class AdminHandler: ChannelInboundHandler {
         case .end:
             guard let head = requestHead else { return }
             requestHead = nil
-            let (status, contentType, body) = respond(to: head)
-            WholeResponse(status: status, headers: ["Content-Type": contentType, "Cache-Control": "no-store"], body: body)
-                .write(to: context, answering: head)
+            respond(to: head).write(to: context, answering: head)
         }
     }
 
-    private func respond(to head: HTTPRequestHead) -> (HTTPResponseStatus, String, [UInt8]) {
+    private func respond(to head: HTTPRequestHead) -> WholeResponse {
+        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        if path == "/.well-known/jwks.json", head.method == .GET || head.method == .HEAD {
+            let published = PublishedJWKS(assertion(), ifNoneMatch: head.headers[canonicalForm: "if-none-match"].map(String.init))
+            return WholeResponse(status: published.status, headers: published.headers, body: Array(published.body.utf8))
+        }
+        let (status, contentType, body) = respondUncached(to: head)
+        return WholeResponse(status: status, headers: ["Content-Type": contentType, "Cache-Control": "no-store"], body: body)
+    }
+
+    private func respondUncached(to head: HTTPRequestHead) -> (HTTPResponseStatus, String, [UInt8]) {
         guard head.method == .GET || head.method == .HEAD else {
             return (.methodNotAllowed, "text/plain", Array("method not allowed\n".utf8))
         }

@@ -4,7 +4,7 @@ import Logging
 import NIOPosix
 
 enum AdminServer {
-    static func bind(host: String, port: Int, group: any EventLoopGroup, keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, dpopReplay: DPoPReplayCache, metrics: GatehouseMetrics, logger: Logger) async throws -> any Channel {
+    static func bind(host: String, port: Int, group: any EventLoopGroup, keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, dpopReplay: DPoPReplayCache, metrics: GatehouseMetrics, assertion: @escaping @Sendable () -> AssertionSigner?, logger: Logger) async throws -> any Channel {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
@@ -16,7 +16,7 @@ enum AdminServer {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(AdminHandler(
-                        keyStatus: keyStatus, revocations: revocations, dpopReplay: dpopReplay, metrics: metrics))
+                        keyStatus: keyStatus, revocations: revocations, dpopReplay: dpopReplay, metrics: metrics, assertion: assertion))
                 }
             }
             .bind(host: host, port: port)

@@ -12,7 +12,8 @@ struct WholeResponse {
         var buffer = context.channel.allocator.buffer(capacity: body.count)
         buffer.writeBytes(body)
         var headers = self.headers
-        headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        // A 304 says no length: only the 200's would be allowed (RFC 9110 §8.6).
+        if status != .notModified { headers.replaceOrAdd(name: "Content-Length", value: String(body.count)) }
         let head = HTTPResponseHead(version: request.version, status: status, headers: headers).keepingAlive(request.isKeepAlive)
         context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: nil)
         context.write(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer))), promise: nil)

@@ -84,6 +84,13 @@ enum ConfigurationDecoder {
         let revocation = root.table("revocation").map(revocationSettings)
         let dpop = root.table("dpop").map(dpopSettings) ?? DPoPSettings()
         let extAuthz = root.table("ext_authz").flatMap(extAuthzSettings)
+        let assertion = root.table("assertion").flatMap {
+            assertionSettings($0, upstreamOrigin: authorizerOnly ? nil : upstream.map { origin(of: $0.url) })
+        }
+        if let assertion {
+            let mappings = headers.mappings + (providers ?? []).flatMap(\.headers)
+            checkAssertionHeader(assertion, against: mappings, sink: root.sink)
+        }
         checkDistinct(admin: admin.address, listen: listen.address, sink: root.sink)
         if let extAuthz {
             // An authorizer only opens no client port: only the admin port can collide with it.
@@ -105,6 +112,7 @@ enum ConfigurationDecoder {
         configuration.revocation = revocation
         configuration.dpop = dpop
         configuration.extAuthz = extAuthz
+        configuration.assertion = assertion
         configuration.servesClientPort = !authorizerOnly
         return configuration
     }

@@ -9,9 +9,13 @@ extension Configuration {
         let http2 = listen.http2 ? ", HTTP/2" : ""
         let upstreamProtocol = upstream.protocolVersion == .http2 ? " (HTTP/2)" : ""
         let checks = extAuthz.map { ", ext_authz \($0.address)\($0.tlsCertificatePath != nil ? " (TLS)" : "")" } ?? ""
+        let signs = assertion.map {
+            ", assertion \($0.signingKey.algorithm) kid \($0.signingKey.keyID)"
+                + ($0.publishedKeys.isEmpty ? "" : " (+\(Self.counted($0.publishedKeys.count, "published key")))")
+        } ?? ""
         let serving = servesClientPort
             ? "upstream \(upstream.url.absoluteString)\(upstreamProtocol), listen \(listen.address)\(tls)\(http2)" : "an authorizer only"
-        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), \(serving)\(checks)"
+        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), \(serving)\(checks)\(signs)"
     }
 
     private static func counted(_ count: Int, _ noun: String) -> String {

@@ -246,6 +246,9 @@ struct ExchangeStateMachine {
             var response = LocalResponse.json(.ok, "{\"allowed\":true}")
             exchange.services.upstreamHead.addIdentityHeaders(for: admission, to: &response.headers)
             return answer(response)
+        case (.jwks, _):
+            // Answered by RequestIntake without judging; the same answer if it ever got here.
+            return answer(LocalResponse.publishedJWKS(exchange.services.upstreamHead.assertion, answering: exchange.request.head))
         case (.userinfo, .verified(let identity)):
             return answer(LocalResponse.json(.ok, OwnEndpoint.userinfoJSON(identity)))
         case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):

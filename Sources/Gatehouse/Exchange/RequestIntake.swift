@@ -49,6 +49,9 @@ enum RequestIntake {
             response.headers.add(name: "Allow", value: endpoint.allowHeader)
             return .answer(own, response, .endpoint)
         }
+        if endpoint == .jwks {
+            return .answer(own, LocalResponse.publishedJWKS(services.upstreamHead.assertion, answering: head), .endpoint)
+        }
         own.endpoint = endpoint
         if endpoint == .check {
             guard let described = OwnEndpoint.describedRequest(head) else {

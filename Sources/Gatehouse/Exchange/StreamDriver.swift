@@ -203,7 +203,8 @@ final class StreamDriver: ExchangeDriving {
         let closesConnection = (local.closeConnection && transport.clientVersion != nil) || !requestEnded
         var headers = local.headers
         ResponseFields.setRequestID(requestID, on: &headers)
-        if core.exchange?.isGRPC != true { headers.replaceOrAdd(name: "content-length", value: String(local.body.utf8.count)) }
+        // A 304 has no content and says no length (RFC 9110 §8.6: only the 200's would be allowed).
+        if core.exchange?.isGRPC != true, local.status != .notModified { headers.replaceOrAdd(name: "content-length", value: String(local.body.utf8.count)) }
         let head = ClientResponseHead.fields(HTTPResponseHead(version: responseVersion, status: local.status, headers: headers))
         if local.body.isEmpty || core.exchange?.isHEAD == true {
             transport.writeHead(head, endStream: true, closesConnection: closesConnection)

@@ -28,6 +28,8 @@ public struct GatehouseMetrics: Sendable {
     private let acceptErrors: [String: Counter]
     /// `gatehouse_failure_log_write_errors_total`: failure-log lines not written whole.
     private let failureLogWriteErrors: Counter
+    /// `gatehouse_assertion_signatures_total` by result: success, failure.
+    private let assertionSignatures: [Counter]
     let upstreamDuration: DurationHistogram
     let authDuration: DurationHistogram
     let introspectionDuration: DurationHistogram
@@ -48,6 +50,9 @@ public struct GatehouseMetrics: Sendable {
             ($0, registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_accept_errors_total"), labels: [("listener", $0)]))
         })
         failureLogWriteErrors = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_failure_log_write_errors_total"))
+        assertionSignatures = ["success", "failure"].map {
+            registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_assertion_signatures_total"), labels: [("result", $0)])
+        }
         let buckets: [Duration] = [
             .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
             .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
@@ -117,6 +122,10 @@ public struct GatehouseMetrics: Sendable {
 
     func rejectedCacheHit() {
         rejectedHits.increment()
+    }
+
+    func assertionSigned(succeeded: Bool) {
+        assertionSignatures[succeeded ? 0 : 1].increment()
     }
 
     func jwksFetch(provider: String, succeeded: Bool, keyCount: Int?) {

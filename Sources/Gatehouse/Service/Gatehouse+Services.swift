@@ -76,13 +76,14 @@ extension Gatehouse {
                 metrics: metrics))
         let routes = RouteTable(configuration.routes)
         let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
-        let upstreamHead = UpstreamRequestHead(
-            identityHeaderNames: IdentityHeaderNames(mappings: allMappings),
+        var upstreamHead = UpstreamRequestHead(
+            identityHeaderNames: IdentityHeaderNames(mappings: allMappings, otherNames: configuration.assertion.map { [$0.header] } ?? []),
             headerMappings: providers.map(\.headerMappings),
             forwardClaimsJSON: configuration.headers.forwardClaimsJSON,
             forwardToken: configuration.upstream.forwardToken,
             tokenHeaderName: configuration.verification.tokenHeader,
             forwardedCertificate: Self.forwardedCertificate(configuration.listen))
+        upstreamHead.assertion = configuration.assertion.map { [metrics] in AssertionSigner($0, onSigned: { metrics.assertionSigned(succeeded: $0) }) }
         var checkHead = upstreamHead
         checkHead.forwardToken = configuration.extAuthz?.forwardToken ?? configuration.upstream.forwardToken
         return ProxyServices(

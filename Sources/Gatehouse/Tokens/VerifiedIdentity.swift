@@ -17,6 +17,8 @@ public struct VerifiedIdentity: Sendable {
     /// that set is still the provider's current one (a key replaced under the same `kid`, or removed,
     /// makes the token verify again).
     var keysFetchedAt: NIODeadline?
+    /// The identity assertion signed for this verification (`AssertionSigner`), kept as long as the identity is.
+    var assertionSlot = AssertionSlot()
 
     public var subject: String? { claims["sub"]?.stringValue }
 
@@ -24,6 +26,6 @@ public struct VerifiedIdentity: Sendable {
     func with(claims: [String: JSONValue]) -> VerifiedIdentity {
         VerifiedIdentity(
             providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt)
+            expiry: expiry, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, assertionSlot: assertionSlot)
     }
 }

@@ -9,14 +9,16 @@ public struct IdentityHeaderNames: Sendable {
     /// The configured names in lower case, once each: what Gatehouse may set besides its own (`x-auth-provider`, …).
     let lowercasedNames: [String]
 
-    /// - Parameter mappings: every identity header mapping: `[headers]` and every provider's `[provider.headers]`.
-    public init(mappings: [HeaderMapping]) {
+    /// - Parameters:
+    ///   - mappings: every identity header mapping: `[headers]` and every provider's `[provider.headers]`.
+    ///   - otherNames: other headers only Gatehouse sets: `[assertion] header`.
+    public init(mappings: [HeaderMapping], otherNames: [String] = []) {
         var folded: [[UInt8]] = []
         var lowercased: [String] = []
-        for mapping in mappings {
-            let name = mapping.name.utf8.map(ASCIIByte.foldedHeaderNameByte)
+        for configured in mappings.map(\.name) + otherNames {
+            let name = configured.utf8.map(ASCIIByte.foldedHeaderNameByte)
             if !folded.contains(name) { folded.append(name) }
-            let lower = mapping.name.lowercased()
+            let lower = configured.lowercased()
             if !lowercased.contains(lower) { lowercased.append(lower) }
         }
         foldedNames = folded

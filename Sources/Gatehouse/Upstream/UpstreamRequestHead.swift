@@ -13,6 +13,8 @@ struct UpstreamRequestHead {
     let tokenHeaderName: String?
     /// `[listen] client_cert_header`: forwarded only from the trusted proxies that may set it.
     var forwardedCertificate: ForwardedClientCertificate? = nil
+    /// `[assertion]`: the JWT signed for the upstream, sent with every verified identity's fields.
+    var assertion: AssertionSigner? = nil
 
     struct Request {
         var head: HTTPRequestHead
@@ -55,9 +57,11 @@ struct UpstreamRequestHead {
                 sink.buffer.writeBuffer(&identityFields)
             } else {
                 let start = sink.buffer.writerIndex
-                forEachIdentityHeader(identity) { sink.add($0, $1) }
+                forEachClaimHeader(identity) { sink.add($0, $1) }
                 written = sink.buffer.getSlice(at: start, length: sink.buffer.writerIndex - start)
             }
+            // After the kept fields: it is signed again while they stay the same.
+            forEachAssertionHeader(identity) { sink.add($0, $1) }
         } else {
             writeAdmission(admission, into: &sink)
         }
@@ -203,7 +207,19 @@ struct UpstreamRequestHead {
         }
     }
 
+    /// The claims' headers, then the assertion's.
     func forEachIdentityHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
+        forEachClaimHeader(identity, body)
+        forEachAssertionHeader(identity, body)
+    }
+
+    /// `[assertion] header` (docs/reference.md §15), when configured.
+    private func forEachAssertionHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
+        if let assertion, let value = assertion.assertion(for: identity) { body(assertion.settings.header, value) }
+    }
+
+    /// What the claims say: the same for every request of one verified token (userinfo enrichment aside).
+    private func forEachClaimHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
         for mapping in headerMappings[identity.providerIndex] {
             let claim: JSONValue? = StringBytes.contains(ASCIIByte.dot, in: mapping.claimPath)
                 ? JSONValue.object(identity.claims).value(atPath: mapping.claimPath)
@@ -229,6 +245,7 @@ struct UpstreamRequestHead {
         var size = 512 + request.target.requestURI.utf8.count
         for (name, value) in request.head.headers { size += name.utf8.count + value.utf8.count + 4 }
         if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.encodedPayload.utf8.count }
+        if assertion != nil { size += 640 }
         return size
     }
 

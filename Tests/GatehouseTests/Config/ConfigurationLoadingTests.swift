@@ -338,6 +338,7 @@ struct ConfigurationLoadingTests {
             "email_domains", "require_email_verified", "store", "password", "password_file",
             "[listen]", "[admin]", "[upstream]", "[failure_log]", "[log]", "[verification]", "[jwks]", "[headers]",
             "[[provider]]", "[provider.headers]", "[[route]]", "[revocation]",
+            "[assertion]", "audience", "header", "lifetime", "signing_key_file", "published_key_files", "claims",
         ]
         for key in keys {
             #expect(text.contains(key.hasPrefix("[") ? key : "\(key) ="), "config.example.toml does not document \(key)")

@@ -11,6 +11,8 @@ enum OwnEndpoint: Equatable {
     case signoutEverywhere
     /// The decision endpoint for nginx `auth_request`, Traefik ForwardAuth, Envoy ext_authz.
     case check
+    /// The identity assertion's keys (`[assertion]`): public, answered before any token is looked at.
+    case jwks
 
     static let prefix = "/.gatehouse"
 
@@ -20,6 +22,7 @@ enum OwnEndpoint: Equatable {
         case "/.gatehouse/signout": self = .signout
         case "/.gatehouse/signout-everywhere": self = .signoutEverywhere
         case "/.gatehouse/check": self = .check
+        case "/.gatehouse/jwks.json": self = .jwks
         default: return nil
         }
     }
@@ -31,7 +34,7 @@ enum OwnEndpoint: Equatable {
     /// `check` takes any method: proxies send their subrequest with the original one or GET.
     func allows(_ method: HTTPMethod) -> Bool {
         switch self {
-        case .userinfo: method == .GET || method == .HEAD
+        case .userinfo, .jwks: method == .GET || method == .HEAD
         case .signout, .signoutEverywhere: method == .POST
         case .check: true
         }
@@ -39,7 +42,7 @@ enum OwnEndpoint: Equatable {
 
     var allowHeader: String {
         switch self {
-        case .userinfo: "GET, HEAD"
+        case .userinfo, .jwks: "GET, HEAD"
         case .signout, .signoutEverywhere: "POST"
         case .check: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
         }
