@@ -6,6 +6,7 @@
 #   DURATION=8 bench/profile.sh
 #   MODE=utilization | syscalls | mallocs (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
+#   ASSERTION=1 bench/profile.sh                    # with [assertion] on
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -43,6 +44,10 @@ issuer = "https://issuer.bench"
 jwks_uri = "http://127.0.0.1:$UP/jwks.json"
 audiences = ["bench-api"]
 CONF
+if [[ -n ${ASSERTION:-} ]]; then  # ASSERTION=1: [assertion] on (an ES256 identity assertion for the upstream)
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$OUT/assertion.pem" 2>/dev/null
+  printf '[assertion]\nissuer = "https://gatehouse.bench"\nsigning_key_file = "%s"\nclaims = ["email"]\n' "$OUT/assertion.pem" >>"$OUT/gatehouse.toml"
+fi
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
 taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT" & PIDS+=($!)

@@ -269,6 +269,27 @@ struct AssertionTests {
         }
     }
 
+    /// Through a real Envoy asking Gatehouse (both protocols, deploy/envoy's `allowed_upstream_headers`): the app gets
+    /// Gatehouse's assertion, never the client's.
+    @Test(arguments: ["grpc", "http"])
+    func throughEnvoyTheAppGetsGatehousesAssertion(_ mode: String) async throws {
+        let keys = try KeyFiles()
+        defer { keys.remove() }
+        let signingKey = try AssertionKey.load(file: try keys.p256("signing.pem"), needs: .privateKey)
+        try await ExtAuthzEnvoyTests.run(mode: mode, configure: { configuration in
+            configuration.assertion = AssertionSettings(issuer: Self.issuer, audience: "orders", signingKey: signingKey)
+        }) { env, envoy in
+            let allowed = try await ExtAuthzEnvoyTests.get(
+                env, port: envoy, "/v1/orders", headers: [("Authorization", "Bearer \(Self.token())"), ("x-gatehouse-assertion", "forged")])
+            #expect(allowed.status == 200, "\(mode): \(allowed.body)")
+            let sent = Self.assertions(in: env.upstream.last)
+            #expect(sent.count == 1 && sent != ["forged"], "\(mode): \(env.upstream.last?.headers ?? [])")
+            let verifier = try await Verifier.start(jwksURL: "http://127.0.0.1:\(env.adminPort)/.well-known/jwks.json", audience: "orders")
+            defer { verifier.stop() }
+            #expect(try await verifier.check(sent.first, with: env).claims?["sub"] == .string("user-1"), "\(mode)")
+        }
+    }
+
     @Test func theExpiryIsNeverLaterThanTheTokensOwn() async throws {
         try await Self.run { env, verifier, _ in
             let token = Self.token(lifetime: 20)

@@ -61,19 +61,23 @@ final class AssertionSigner: Sendable {
     private func sign(_ identity: VerifiedIdentity, now: Int64) -> SignedAssertion? {
         let copied = settings.claims.map { identity.claims[$0] }
         let expiry = min(now + lifetime, identity.expiry)
-        var claims: [String: JSONValue] = [
-            "iss": .string(settings.issuer), "aud": .string(settings.audience), "iat": .number(String(now)),
-            "exp": .number(String(expiry)), "jti": .string(Self.newID()), "provider": .string(identity.providerName),
-        ]
-        if let subject = identity.claims["sub"] { claims["sub"] = subject }
-        if let issuer = identity.claims["iss"] { claims["token_iss"] = issuer }
+        // Written member by member (no dictionary to build and sort): this runs once per new token.
+        var payload = AssertionPayload()
+        payload.add("iss", .string(settings.issuer))
+        payload.add("aud", .string(settings.audience))
+        if let subject = identity.claims["sub"] { payload.add("sub", subject) }
+        payload.add("iat", .number(String(now)))
+        payload.add("exp", .number(String(expiry)))
+        payload.add("jti", .string(Self.newID()))
+        payload.add("provider", .string(identity.providerName))
+        if let issuer = identity.claims["iss"] { payload.add("token_iss", issuer) }
         // The members whose binding Gatehouse proves (SenderConstraints): the DPoP key or the client certificate.
         if let confirmation = identity.claims["cnf"]?.objectValue {
             let proven = confirmation.filter { $0.key == "jkt" || $0.key == "x5t#S256" }
-            if !proven.isEmpty { claims["cnf"] = .object(proven) }
+            if !proven.isEmpty { payload.add("cnf", .object(proven)) }
         }
-        for (name, value) in zip(settings.claims, copied) { if let value { claims[name] = value } }
-        let input = encodedHeader + "." + Base64URL.encode(JSONValue.object(claims).compactJSON.utf8)
+        for (name, value) in zip(settings.claims, copied) { if let value { payload.add(name, value) } }
+        let input = encodedHeader + "." + Base64URL.encode(payload.finished())
         guard let signature = try? settings.signingKey.sign(Array(input.utf8)) else {
             onSigned(false)
             return nil
@@ -84,9 +88,26 @@ final class AssertionSigner: Sendable {
             refreshAt: expiry == now + lifetime ? now + max(1, lifetime / 2) : .max, copied: copied)
     }
 
-    /// 128 random bits: the assertion's `jti`.
+    /// 128 random bits from BoringSSL's generator (no system call per assertion): the assertion's `jti`.
     private static func newID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        SymmetricKey(size: .bits128).withUnsafeBytes { Base64URL.encode($0) }
     }
+}
+
+/// The claims of one assertion as compact JSON, in the order they are added (names are distinct by configuration).
+private struct AssertionPayload {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+
+    init() {
+        bytes.reserveCapacity(512)
+    }
+
+    mutating func add(_ name: String, _ value: JSONValue) {
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        JSONValue.string(name).appendCompactJSON(to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        value.appendCompactJSON(to: &bytes)
+    }
+
+    func finished() -> [UInt8] { bytes + [UInt8(ascii: "}")] }
 }

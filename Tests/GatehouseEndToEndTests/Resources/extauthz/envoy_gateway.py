@@ -44,7 +44,7 @@ HTTP_FILTER = """
                     patterns: [{exact: authorization}, {exact: dpop}, {exact: cookie}, {exact: x-request-id}]
                 authorization_response:
                   allowed_upstream_headers:
-                    patterns: [{prefix: x-auth-}]
+                    patterns: [{prefix: x-auth-}, {exact: x-gatehouse-assertion}]
                   allowed_client_headers:
                     patterns: [{exact: www-authenticate}, {exact: dpop-nonce}, {exact: retry-after}, {exact: x-request-id},
                                {exact: content-type}]
