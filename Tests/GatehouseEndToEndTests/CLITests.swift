@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 @testable import Gatehouse
 import Testing
@@ -53,6 +54,21 @@ struct CLITests {
             ] {
                 #expect(lines.dropFirst().contains { $0.hasPrefix(expected) }, "\(expected) missing from \(failed.stderr)")
             }
+
+            // [assertion]: the summary names the key; a key that cannot serve is an error at its key path.
+            let key = directory + "/assertion.pem"
+            try P256.Signing.PrivateKey().pemRepresentation.write(toFile: key, atomically: true, encoding: .utf8)
+            let kid = try AssertionKey.load(file: key, needs: .privateKey).keyID
+            let signing = directory + "/signing.toml"
+            try (Self.validTOML() + "\n[assertion]\nissuer = \"https://gh\"\nsigning_key_file = \"\(key)\"\n")
+                .write(toFile: signing, atomically: true, encoding: .utf8)
+            let signs = try await Contract.runCLI(["check-config", "--config", signing])
+            #expect(signs.exitCode == 0 && signs.stdout == Self.summary().dropLast() + ", assertion ES256 kid \(kid)\n", "\(signs)")
+            let keyless = directory + "/keyless.toml"
+            try (Self.validTOML() + "\n[assertion]\nissuer = \"https://gh\"\nsigning_key_file = \"\(directory)/none.pem\"\n")
+                .write(toFile: keyless, atomically: true, encoding: .utf8)
+            let noKey = try await Contract.runCLI(["check-config", "--config", keyless])
+            #expect(noKey.exitCode == 1 && noKey.stderr.contains("assertion.signing_key_file: no such file: \(directory)/none.pem"), "\(noKey)")
 
             let missing = try await Contract.runCLI(["check-config", "--config", directory + "/absent.toml"])
             #expect(missing.exitCode == 1, "\(missing)")
