@@ -99,7 +99,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.copy("Resources/assertion"), .copy("Resources/dpop"), .copy("Resources/extauthz"), .copy("Resources/grpc"), .copy("Resources/h2"), .copy("Resources/introspection")],
+            resources: [.copy("Resources/assertion"), .copy("Resources/dpop"), .copy("Resources/extauthz"), .copy("Resources/grpc"), .copy("Resources/h2"), .copy("Resources/introspection"), .copy("Resources/tracing")],
             swiftSettings: upcomingFeatures
         ),
     ]

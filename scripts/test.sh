@@ -42,6 +42,16 @@ from envoy.service.auth.v3 import external_auth_pb2" 2>/dev/null; then
     || python3 -m pip install -q --break-system-packages "${peers[@]}"
 fi
 
+# The OTLP receiver of the tracing tests decodes with opentelemetry-proto, the protocol's own classes. xds-protos
+# ships an old copy of the same `opentelemetry` package (no scope_spans), so the current one goes in a directory of
+# its own, which the receiver loads from (Tests/GatehouseEndToEndTests/Resources/tracing/otlp_receiver.py).
+otlp_proto="${HOME}/.cache/gatehouse/otlp-proto"
+if [ ! -d "$otlp_proto/opentelemetry/proto/collector/trace" ]; then
+  echo "installing from PyPI: opentelemetry-proto (into $otlp_proto)" >&2
+  python3 -m pip install -q --no-deps --target "$otlp_proto" "opentelemetry-proto>=1.20" 2>/dev/null \
+    || python3 -m pip install -q --no-deps --break-system-packages --target "$otlp_proto" "opentelemetry-proto>=1.20"
+fi
+
 # Build first so a compile error is reported as such, then run the tests one at a time: the end-to-end
 # suites start servers, child processes and timers, and the HTTP/2 flood tests load both cores on
 # purpose and measure this process's memory; run side by side on a 2-core machine their timings

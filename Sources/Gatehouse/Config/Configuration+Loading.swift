@@ -84,6 +84,7 @@ enum ConfigurationDecoder {
         let revocation = root.table("revocation").map(revocationSettings)
         let dpop = root.table("dpop").map(dpopSettings) ?? DPoPSettings()
         let extAuthz = root.table("ext_authz").flatMap(extAuthzSettings)
+        let tracing = root.table("tracing").flatMap { tracingSettings($0) }
         let assertion = root.table("assertion").flatMap {
             assertionSettings($0, upstreamOrigin: authorizerOnly ? nil : upstream.map { origin(of: $0.url) })
         }
@@ -113,6 +114,8 @@ enum ConfigurationDecoder {
         configuration.dpop = dpop
         configuration.extAuthz = extAuthz
         configuration.assertion = assertion
+        // OTEL_SDK_DISABLED=true turns tracing off whatever the file says (the OpenTelemetry convention).
+        configuration.tracing = ProcessInfo.processInfo.environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" ? nil : tracing
         configuration.servesClientPort = !authorizerOnly
         return configuration
     }

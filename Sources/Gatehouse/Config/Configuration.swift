@@ -21,6 +21,8 @@ public struct Configuration: Sendable, Equatable {
     public var extAuthz: ExtAuthzSettings?
     /// `[assertion]`: the signed identity assertion for the upstream; nil when not configured.
     public var assertion: AssertionSettings?
+    /// `[tracing]`: OpenTelemetry traces; nil (off) when not configured.
+    public var tracing: TracingSettings?
     /// Whether the client port forwards requests to `[upstream]`. Only an `[ext_authz]` configuration without an
     /// `[upstream]` table goes without: Gatehouse is then the authorizer only, and `upstream` holds no address.
     public var servesClientPort = true

@@ -15,13 +15,17 @@ protocol ExchangeDriving: AnyObject {
     var coreEventLoop: any EventLoop { get }
     /// Performs an action of the core (the door's `perform`, which starts with `performRecords`).
     func performCoreAction(_ action: ExchangeStateMachine.Action)
+    /// The request's trace (`[tracing]`), if any: what the core recorded and the decision's calls become its spans.
+    var trace: RequestTrace? { get }
 }
 
 extension ExchangeDriving {
     /// Counts and logs what the core recorded during the event that returned the action being performed: the first
     /// thing a door's `perform` does, so nothing the core saw is lost whichever action follows.
     func performRecords() {
-        if let records = core.takeRecords() { (core.exchange?.services ?? services).record(records) }
+        guard let records = core.takeRecords() else { return }
+        (core.exchange?.services ?? services).record(records)
+        trace?.observe(records, startedAt: core.exchange?.startedAt)
     }
 
     /// Performs the decision actions every door shares: asking the gatekeeper (most answers come at once), a
@@ -30,18 +34,27 @@ extension ExchangeDriving {
     func performDecisionAction(_ action: ExchangeStateMachine.Action) {
         switch action {
         case .decide(let request, let recent, let generation):
-            let decision = request.decide(recent: recent, now: Date(), on: coreEventLoop)
+            // The services the decision calls hang their spans under this request's (`TraceScope`).
+            let decision = TraceScope.with(trace) { request.decide(recent: recent, now: Date(), on: coreEventLoop) }
+            if let trace, case .admit(.verified(let identity)) = decision {
+                let cache = request.presentsRecentToken ? "connection" : identity.verifiedNow ? "miss" : "hit"
+                trace.verification = [("gatehouse.verification.cache", .string(cache)), ("gatehouse.provider", .string(identity.providerName))]
+            }
             performCoreAction(core.decided(decision, generation: generation, now: .now()))
         case .signOut(let endpoint, let identity, let request, let body, let generation):
-            let answer = SignOutResponder(services: request.services).respond(
+            let answer = TraceScope.with(trace) { SignOutResponder(services: request.services).respond(
                 endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
-                on: coreEventLoop)
+                on: coreEventLoop) }
             performDecisionAction(.awaitAnswer(answer, generation: generation))
         case .awaitDecision(let future, let generation):
             future.assumeIsolated().whenComplete { result in
                 guard self.coreHasRequest else { return }
                 switch result {
-                case .success(let decision): self.performCoreAction(self.core.decided(decision, generation: generation, now: .now()))
+                case .success(let decision):
+                    if let trace = self.trace, case .admit(.verified(let identity)) = decision {
+                        trace.verification = [("gatehouse.verification.cache", .string("miss")), ("gatehouse.provider", .string(identity.providerName))]
+                    }
+                    self.performCoreAction(self.core.decided(decision, generation: generation, now: .now()))
                 case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))
                 }
             }

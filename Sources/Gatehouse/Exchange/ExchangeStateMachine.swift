@@ -134,13 +134,13 @@ struct ExchangeStateMachine {
     /// the connection's TLS client certificate (`SenderEvidence`).
     mutating func receivedHead(
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, services: ProxyServices, recent: RecentToken?,
-        now: NIODeadline
+        now: NIODeadline, trace: TracePropagation? = nil
     ) -> Action {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
         switch RequestIntake.read(
             head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, speaksGRPC: speaksGRPC, services: services,
-            startedAt: now, via: via)
+            startedAt: now, via: via, trace: trace)
         {
         case .answer(let refused, let response, let outcome):
             exchange = refused

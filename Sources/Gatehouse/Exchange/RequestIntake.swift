@@ -13,7 +13,7 @@ enum RequestIntake {
 
     static func read(
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, speaksGRPC: Bool, services: ProxyServices,
-        startedAt: NIODeadline = .now(), via: String? = nil
+        startedAt: NIODeadline = .now(), via: String? = nil, trace: TracePropagation? = nil
     ) -> Outcome {
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
         let (token, scheme) = BearerToken.extractWithScheme(
@@ -25,7 +25,7 @@ enum RequestIntake {
         func exchange(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
             ExchangeRequest(
                 request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
-                               isWebSocket: isWebSocket, via: via),
+                               isWebSocket: isWebSocket, via: via, trace: trace),
                 rule: rule, endpoint: nil, token: token, evidence: evidence, isHEAD: head.method == .HEAD,
                 // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
                 isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), services: services, startedAt: startedAt)

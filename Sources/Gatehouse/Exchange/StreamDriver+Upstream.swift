@@ -12,6 +12,7 @@ extension StreamDriver: UpstreamLegDelegate {
         // The core's deadlines: the response head's (a retry's leg keeps the first one's), a stalled body's.
         let now = NIODeadline.now()
         core.upstreamLegStarted(now: now)
+        if let trace, let request { trace.upstreamStarted(at: now, attributes: services.tracer?.upstreamAttributes(request) ?? []) }
         if case .ahead(let next) = core.upstreamWatch(now: now, legTakesMore: nil) { armWatchdog(at: next) }
         if let leg = connection.upstream.openIdle(on: transport.eventLoop) { return begin(leg, admission: admission) }
         connection.upstream.open(on: transport.eventLoop) { result in
@@ -54,6 +55,7 @@ extension StreamDriver: UpstreamLegDelegate {
 
     func upstreamFailed(_ status: HTTPResponseStatus) {
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
+        trace?.upstreamEnded(at: .now(), status: nil, error: status == .gatewayTimeout ? "upstream timeout" : "upstream unavailable")
         deadline = nil
         state = .core
         perform(core.upstreamFailed(status))
@@ -64,6 +66,7 @@ extension StreamDriver: UpstreamLegDelegate {
     func upstreamLegReceivedHead(_ head: ClientResponseHead) {
         guard case .forwarding = state else { return }
         responseHeadSent = true
+        responseStatus = head.statusCode
         let now = NIODeadline.now()
         core.upstreamResponseStarted(now: now)
         // From here the response may run for minutes (gRPC streaming): bounded by idle time, not length.
@@ -87,6 +90,9 @@ extension StreamDriver: UpstreamLegDelegate {
         deadline = nil
         state = .done
         responseHeadSent = true
+        responseStatus = head.statusCode
+        trace?.upstreamEnded(at: .now(), status: head.statusCode, error: nil)
+        endTrace()
         if !transport.startTunnel(head, upstream: channel) {
             channel.close(promise: nil)
             transport.finish(completed: false)
@@ -109,6 +115,8 @@ extension StreamDriver: UpstreamLegDelegate {
         transport.writeEnd(trailers: trailers)
         transport.flush()
         transport.finish(completed: requestEnded)
+        trace?.upstreamEnded(at: .now(), status: responseStatus, error: nil)
+        endTrace()
     }
 
     func upstreamLegReadComplete() {
@@ -130,6 +138,7 @@ extension StreamDriver: UpstreamLegDelegate {
             state = .done
             deadline = nil
             transport.finish(completed: false)
+            endTrace(error: "the upstream connection was lost mid-response")
             return
         }
         let action = core.upstreamLost(loss, replayable: isReplayable)

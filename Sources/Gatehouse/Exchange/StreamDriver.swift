@@ -43,6 +43,10 @@ final class StreamDriver: ExchangeDriving {
     /// Whether Gatehouse can send the whole request again: it ended and none of its body went upstream
     /// (a streamed body cannot be replayed).
     var isReplayable: Bool { requestEnded && !bodyForwarded }
+    /// `[tracing]`: this request's spans; nil when tracing is off.
+    var trace: RequestTrace?
+    /// The status the client got (its answer's, or the upstream's), for the server span.
+    var responseStatus: Int?
     /// When to look again: the core's upstream deadlines (`upstreamWatch`: the response head's, idle time once it
     /// flows, a stalled body) or a sign-out body's. No timer of its own: the transport wakes it
     /// (`deadlinePassed(now:)`), one timer per connection.
@@ -87,9 +91,10 @@ final class StreamDriver: ExchangeDriving {
     /// which read the clock (`core.lastProgress`).
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
+        trace = services.tracer?.begin(head, start: core.lastProgress, clientIP: connection.peer.ip, clientVersion: transport.clientVersion)
         perform(core.receivedHead(
             head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services,
-            recent: connection.tokenMemory.recent, now: core.lastProgress))
+            recent: connection.tokenMemory.recent, now: core.lastProgress, trace: trace?.upstreamPropagation))
     }
 
     /// A head the transport's reader refused (HTTP2RequestHeadReader): 400 (431 for its size), never judged.
@@ -148,6 +153,15 @@ final class StreamDriver: ExchangeDriving {
         deadline = nil
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
         state = .done
+        endTrace(error: "the client went away")
+    }
+
+    /// The server span ends (once): with the status the client got, or why it got none whole.
+    func endTrace(error: String? = nil) {
+        guard let trace else { return }
+        let now = NIODeadline.now()
+        trace.upstreamEnded(at: now, status: nil, error: error)
+        trace.finish(at: now, status: responseStatus, error: error)
     }
 
     // MARK: - The core's actions
@@ -197,6 +211,7 @@ final class StreamDriver: ExchangeDriving {
             return
         }
         responseHeadSent = true
+        responseStatus = Int(local.status.code)
         let requestID = request?.requestID ?? RequestID.acceptOrGenerate(nil)
         // An answer that ends the connection (a request target with no single reading) does so on HTTP/1.1; an
         // HTTP/2 stream ends with its answer anyway, and is reset only when its request has not ended.
@@ -215,6 +230,7 @@ final class StreamDriver: ExchangeDriving {
         }
         transport.flush()
         transport.finish(completed: !closesConnection)
+        endTrace()
     }
 
     // MARK: - Watchdog
@@ -245,6 +261,7 @@ final class StreamDriver: ExchangeDriving {
             if core.isReadingBody {
                 state = .done
                 transport.finish(completed: false)
+                endTrace(error: "the request body stopped")
             }
         case .connecting, .forwarding:
             switch core.upstreamWatch(now: .now(), legTakesMore: legTakesMore) {
@@ -270,5 +287,6 @@ final class StreamDriver: ExchangeDriving {
         state = .done
         deadline = nil
         transport.finish(completed: false)
+        endTrace(error: "the upstream stalled")
     }
 }

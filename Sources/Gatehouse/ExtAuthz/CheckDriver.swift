@@ -22,6 +22,8 @@ final class CheckDriver: ExchangeDriving {
     private var isDone = false
     /// The client's request is a gRPC call (its refusal reaches it as grpc-status and grpc-message).
     private var isGRPCRequest = false
+    /// `[tracing]`: the Check's server span and what its decision waited on; nil when tracing is off.
+    private(set) var trace: RequestTrace?
 
     /// Fields Envoy joins with "," when the client sent them more than once: a token or a proof can hold no
     /// comma, so a comma means several, and several are refused as on the doors.
@@ -87,9 +89,12 @@ final class CheckDriver: ExchangeDriving {
         }
         let certificate = check.sourceCertificate.isEmpty
             ? nil : ForwardedClientCertificate.thumbprint(ofPEM: check.sourceCertificate.removingPercentEncoding ?? "")
+        let now = NIODeadline.now()
+        trace = services.tracer?.begin(head, start: now, clientIP: check.sourceAddress, clientVersion: nil)
+        trace?.addAttribute("gatehouse.via", .string(core.via ?? "ext_authz"))
         performCoreAction(core.receivedHead(
             head, clientIP: check.sourceAddress, certificateThumbprint: certificate, services: services, recent: tokenMemory?.recent,
-            now: .now()))
+            now: now, trace: trace?.checkPropagation))
         if !isDone { performCoreAction(core.receivedEnd()) }
     }
 
@@ -135,6 +140,11 @@ final class CheckDriver: ExchangeDriving {
         guard !isDone else { return }
         isDone = true
         deadline?.cancel()
+        // The server span's status is what the gateway is told to answer: 200 for an allowance.
+        switch verdict {
+        case .allow: trace?.finish(at: .now(), status: 200)
+        case .deny(let response): trace?.finish(at: .now(), status: Int(response.status.code))
+        }
         if let promise { promise.succeed(verdict) } else { self.verdict = verdict }
     }
 

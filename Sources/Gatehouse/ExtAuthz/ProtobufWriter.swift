@@ -1,5 +1,5 @@
-/// Writes the protobuf wire format for the messages Gatehouse answers with (`CheckResponse`, the health
-/// check's answer): fields in number order, nested messages length-prefixed.
+/// Writes the protobuf wire format for the messages Gatehouse sends (`CheckResponse`, the health check's answer,
+/// OTLP's `ExportTraceServiceRequest`): fields in number order, nested messages length-prefixed.
 struct ProtobufWriter {
     private(set) var bytes: [UInt8] = []
 
@@ -20,15 +20,22 @@ struct ProtobufWriter {
         writeVarint(UInt64(field) << 3 | UInt64(type.rawValue))
     }
 
-    /// A varint field (an enum, an int32 code); proto3 leaves zero out.
-    mutating func writeVarintField(_ field: Int, _ value: UInt64) {
-        guard value != 0 else { return }
+    /// A varint field (an enum, an int32 code); proto3 leaves zero out unless `always` (a `oneof` member).
+    mutating func writeVarintField(_ field: Int, _ value: UInt64, always: Bool = false) {
+        guard always || value != 0 else { return }
         writeKey(field, .varint)
         writeVarint(value)
     }
 
     mutating func writeBoolField(_ field: Int, _ value: Bool) {
         writeVarintField(field, value ? 1 : 0)
+    }
+
+    /// A `fixed64` field (OTLP's Unix-nanosecond times); proto3 leaves zero out.
+    mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
+        guard value != 0 else { return }
+        writeKey(field, .fixed64)
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func writeDoubleField(_ field: Int, _ value: Double) {

@@ -13,7 +13,19 @@ extension UpstreamRequestHead {
         var allowance = CheckAllowance()
         forEachAdmissionHeader(admission) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
         let nominated = HeaderHygiene.connectionNominations(request.head.headers)
+        if let trace = request.trace {
+            // The gateway forwards with Gatehouse's span as the parent (Envoy's own tracing, if on, may set them again).
+            allowance.headersToSet.append(("traceparent", trace.traceParent))
+            if let state = trace.traceState { allowance.headersToSet.append(("tracestate", state)) }
+        }
         for (name, value) in request.head.headers {
+            if request.trace != nil, Self.isTraceHeader(name) {
+                let lowered = HTTP2FieldName.lowercased(name)
+                if lowered == "tracestate", request.trace?.traceState == nil, !allowance.headersToRemove.contains(lowered) {
+                    allowance.headersToRemove.append(lowered)
+                }
+                continue
+            }
             switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
             case .identity, .token, .untrustedCertificate, .proof:
                 let lowered = HTTP2FieldName.lowercased(name)

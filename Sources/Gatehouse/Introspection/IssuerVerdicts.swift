@@ -75,7 +75,8 @@ final class IssuerVerdicts: Sendable {
             return .done(result)
         case .join(let pending):
             counters.misses.increment()
-            return .pending(pending.hop(to: eventLoop))
+            return .pending(TraceScope.span("gatehouse.introspection", attributes: [("gatehouse.provider", .string(providerName)),
+                                            ("gatehouse.joined", .bool(true))], around: pending.hop(to: eventLoop)))
         case .busy:
             counters.misses.increment()
             var failure = AuthFailure(.introspectionBusy, "\(maxInFlight) calls to the issuer in flight, or \(maxCallsPerSecond) started this second")
@@ -93,7 +94,8 @@ final class IssuerVerdicts: Sendable {
                 }
                 promise.succeed(self.settle(answer, key: key))
             }
-            return .pending(promise.futureResult)
+            return .pending(TraceScope.span("gatehouse.introspection", attributes: [("gatehouse.provider", .string(providerName))],
+                                            around: promise.futureResult))
         }
     }
 

@@ -30,6 +30,8 @@ public struct GatehouseMetrics: Sendable {
     private let failureLogWriteErrors: Counter
     /// `gatehouse_assertion_signatures_total` by result: success, failure.
     private let assertionSignatures: [Counter]
+    private let traceSpansExported: Counter
+    private let traceSpansDropped: Counter
     let upstreamDuration: DurationHistogram
     let authDuration: DurationHistogram
     let introspectionDuration: DurationHistogram
@@ -50,6 +52,8 @@ public struct GatehouseMetrics: Sendable {
             ($0, registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_accept_errors_total"), labels: [("listener", $0)]))
         })
         failureLogWriteErrors = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_failure_log_write_errors_total"))
+        traceSpansExported = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_trace_spans_exported_total"))
+        traceSpansDropped = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_trace_spans_dropped_total"))
         assertionSignatures = ["success", "failure"].map {
             registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_assertion_signatures_total"), labels: [("result", $0)])
         }
@@ -122,6 +126,14 @@ public struct GatehouseMetrics: Sendable {
 
     func rejectedCacheHit() {
         rejectedHits.increment()
+    }
+
+    func traceSpansExported(_ count: Int) {
+        traceSpansExported.increment(by: Int64(count))
+    }
+
+    func traceSpansDropped(_ count: Int) {
+        traceSpansDropped.increment(by: Int64(count))
     }
 
     func assertionSigned(succeeded: Bool) {

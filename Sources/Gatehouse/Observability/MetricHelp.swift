@@ -22,6 +22,8 @@ enum MetricHelp {
         "gatehouse_introspection_duration_seconds": "One introspection call, from the request to the judged answer",
         "gatehouse_dpop_replay_entries": "Live entries of this replica's DPoP jti cache",
         "gatehouse_failure_log_write_errors_total": "Failure-log lines not written whole",
+        "gatehouse_trace_spans_exported_total": "Spans the OTLP collector accepted",
+        "gatehouse_trace_spans_dropped_total": "Spans dropped: the export queue was full, or the collector did not take them",
         "gatehouse_assertion_signatures_total": "Identity assertions signed, by result (kept ones are not counted again)",
     ]
 }

@@ -58,8 +58,9 @@ struct Gatekeeper: Sendable {
         case .done(let result):
             decision = constrained(result, request, on: eventLoop)
         case .pending(let future):
+            let trace = TraceScope.current  // the steps after the wait are this request's too
             decision = .pending(future.flatMap { result in
-                switch constrained(result, request, on: eventLoop) {
+                switch TraceScope.with(trace, { constrained(result, request, on: eventLoop) }) {
                 case .pending(let next): return next
                 case let decision: return eventLoop.makeSucceededFuture(decision)
                 }
@@ -94,9 +95,10 @@ struct Gatekeeper: Sendable {
         case .fail(let failure):
             return .reject(Self.authentic(failure, identity))
         case .pending(let future):
+            let trace = TraceScope.current
             return .pending(future.flatMap { failure in
                 if let failure { return eventLoop.makeSucceededFuture(.reject(Self.authentic(failure, identity))) }
-                switch enriched(identity, token: request.token, rule: request.rule, now: request.now, on: eventLoop) {
+                switch TraceScope.with(trace, { enriched(identity, token: request.token, rule: request.rule, now: request.now, on: eventLoop) }) {
                 case .pending(let next): return next
                 case let decision: return eventLoop.makeSucceededFuture(decision)
                 }

@@ -65,7 +65,9 @@ final class UserinfoEnricher: Sendable {
         case .cached(let attributes):
             return .done(Self.merging(attributes, into: identity))
         case .join(let future):
-            return .pending(future.hop(to: eventLoop).map { Self.merging($0, into: identity) })
+            let joined = TraceScope.span("gatehouse.userinfo", attributes: [("gatehouse.provider", .string(identity.providerName)),
+                                         ("gatehouse.joined", .bool(true))], around: future.hop(to: eventLoop))
+            return .pending(joined.map { Self.merging($0, into: identity) })
         case .start(let promise):
             fetch(endpoint, token: token, subject: identity.subject, on: eventLoop).whenComplete { result in
                 let attributes = (try? result.get()) ?? [:]
@@ -78,7 +80,9 @@ final class UserinfoEnricher: Sendable {
                 if case .failure(let error) = result { self.logFailure(error, endpoint: endpoint) }
                 promise.succeed(attributes)
             }
-            return .pending(promise.futureResult.map { Self.merging($0, into: identity) })
+            let fetched = TraceScope.span("gatehouse.userinfo", attributes: [("gatehouse.provider", .string(identity.providerName))],
+                                          around: promise.futureResult)
+            return .pending(fetched.map { Self.merging($0, into: identity) })
         }
     }
 

@@ -155,7 +155,7 @@ struct SenderConstraints: Sendable {
         case .fresh: break
         }
         guard let sharedReplay else { return .pass }
-        return .pending(sharedReplay(key, expiresAt, eventLoop).map { fresh in
+        return .pending(TraceScope.span("gatehouse.dpop.replay_store", around: sharedReplay(key, expiresAt, eventLoop)).map { fresh in
             fresh ? nil : AuthFailure(.dpopReplay, "this proof's jti was already used on another replica")
         }.recover { error in
             AuthFailure(.dpopUnavailable, "the shared replay store did not answer: \(error)")

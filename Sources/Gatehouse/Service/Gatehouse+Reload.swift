@@ -62,6 +62,7 @@ extension Gatehouse {
         if new.failureLog != old.failureLog { needRestart.append("[failure_log]") }
         if new.log != old.log { needRestart.append("[log]") }
         if new.revocation != old.revocation { needRestart.append("[revocation]") }
+        if new.tracing != old.tracing { needRestart.append("[tracing]") }
         if new.dpop.nonceSecret != old.dpop.nonceSecret || new.dpop.replayCacheSize != old.dpop.replayCacheSize {
             needRestart.append("[dpop] nonce_secret/replay_cache_size")
         }
@@ -77,6 +78,7 @@ extension Gatehouse {
         applied.failureLog = old.failureLog
         applied.log = old.log
         applied.revocation = old.revocation
+        applied.tracing = old.tracing
         applied.dpop.nonceSecret = old.dpop.nonceSecret
         applied.dpop.replayCacheSize = old.dpop.replayCacheSize
         if applied.providers != old.providers || applied.jwks != old.jwks {

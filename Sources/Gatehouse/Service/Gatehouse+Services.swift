@@ -105,7 +105,8 @@ extension Gatehouse {
             verification: configuration.verification,
             scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
             retryAfterSeconds: 5,
-            logger: logger)
+            logger: logger,
+            tracer: tracer)
     }
 
     func senderConstraints(_ configuration: Configuration) -> SenderConstraints {

@@ -41,6 +41,8 @@ public final class Gatehouse: Service, Sendable {
     let serverTLS = NIOLockedValueBox<NIOSSLContext?>(nil)
     let failureLog: FailureLog
     let httpClient: HTTPClient
+    /// `[tracing]` (restart to change): the spans of every request go through it to the collector.
+    let tracer: Tracer?
     let group: any EventLoopGroup
     let logger: Logger
     private let running = NIOLockedValueBox<Running?>(nil)
@@ -92,6 +94,11 @@ public final class Gatehouse: Service, Sendable {
         clientConfiguration.timeout = .init(
             connect: TimeAmount(configuration.jwks.fetchTimeout), read: TimeAmount(configuration.jwks.fetchTimeout))
         self.httpClient = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: clientConfiguration, backgroundActivityLogger: logger)
+        let client = httpClient
+        self.tracer = configuration.tracing.map {
+            Tracer(settings: $0, exporter: SpanExporter(settings: $0, client: client, metrics: metrics, logger: logger),
+                   upstream: configuration.servesClientPort ? configuration.upstream.url : nil)
+        }
         do {
             self.revocations = RevocationService(
                 store: try (configuration.revocation ?? RevocationSettings()).makeStore(logger: logger), logger: logger)
@@ -238,6 +245,7 @@ public final class Gatehouse: Service, Sendable {
                 }
             }
             group.addTask { await self.revocations.run() }
+            if let exporter = self.tracer?.exporter { group.addTask { await exporter.run() } }
             group.addTask {
                 while (try? await Task.sleep(for: .seconds(1))) != nil { failureLog.flushSuppressed() }
             }

@@ -23,13 +23,16 @@ final class ProxyServices: Sendable {
     /// Seconds a client is told to wait after a 503.
     let retryAfterSeconds: Int
     let logger: Logger
+    /// `[tracing]`: starts each request's trace; nil when tracing is off.
+    let tracer: Tracer?
     /// Upstream answers that are not HTTP/1.x come with every request while the upstream is wrong.
     private let upstreamProtocolErrors = RateLimitedReport()
 
     init(
         gatekeeper: Gatekeeper, routes: RouteTable, upstreamHead: UpstreamRequestHead, checkHead: UpstreamRequestHead, failureLog: FailureLog,
         revocations: RevocationService, tokenRevoker: ProviderTokenRevoker, metrics: GatehouseMetrics, responseTimeout: TimeAmount,
-        idleTimeout: TimeAmount, verification: VerificationSettings, scheme: String, retryAfterSeconds: Int, logger: Logger
+        idleTimeout: TimeAmount, verification: VerificationSettings, scheme: String, retryAfterSeconds: Int, logger: Logger,
+        tracer: Tracer? = nil
     ) {
         self.gatekeeper = gatekeeper
         self.routes = routes
@@ -45,6 +48,7 @@ final class ProxyServices: Sendable {
         self.scheme = scheme
         self.retryAfterSeconds = retryAfterSeconds
         self.logger = logger
+        self.tracer = tracer
     }
 
     /// An upstream answer that was not HTTP/1.x, or broke its framing: the operator learns why the

@@ -60,9 +60,10 @@ struct TokenVerifier: Sendable {
         case .done:
             return verdict
         case .pending(let future):
+            let trace = TraceScope.current
             return .pending(future.flatMap { result in
                 guard case .success(let identity) = result else { return eventLoop.makeSucceededFuture(result) }
-                switch reviewed(identity, token: token, now: now, on: eventLoop) {
+                switch TraceScope.with(trace, { reviewed(identity, token: token, now: now, on: eventLoop) }) {
                 case .done(let reviewed): return eventLoop.makeSucceededFuture(reviewed)
                 case .pending(let next): return next
                 }
@@ -73,7 +74,13 @@ struct TokenVerifier: Sendable {
     /// A token of a `token_review` provider is also asked about (its verdict cached like introspection's).
     private func reviewed(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Verdict {
         guard let reviewer = reviewers.first(where: { $0.providerIndex == identity.providerIndex }) else { return .done(.success(identity)) }
-        return reviewer.review(token, identity: identity, now: now, on: eventLoop)
+        switch reviewer.review(token, identity: identity, now: now, on: eventLoop) {
+        case .pending(let future):
+            return .pending(TraceScope.span("gatehouse.token_review", attributes: [("gatehouse.provider", .string(identity.providerName))],
+                                            around: future))
+        case let verdict:
+            return verdict
+        }
     }
 
     private func verifyToken(
@@ -120,7 +127,9 @@ struct TokenVerifier: Sendable {
             guard let refetch = keyStore.refetchForUnknownKey(provider: index, on: eventLoop) else {
                 return .done(.failure(unknownKey(jws, index, afterRefetch: false)))
             }
-            return .pending(refetch.map {
+            let traced = TraceScope.span("gatehouse.jwks.fetch", attributes: [("gatehouse.provider", .string(keyStore.providers[index].name))],
+                                         around: refetch)
+            return .pending(traced.map {
                 guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
                 let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
                 guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
@@ -206,7 +215,9 @@ struct TokenVerifier: Sendable {
             keysFetchedAt: keysFetchedAt
         )
         cache.insert(key, identity)
-        return .success(identity)
+        var fresh = identity
+        fresh.verifiedNow = true
+        return .success(fresh)
     }
 
     private func restrict(_ result: Result<VerifiedIdentity, AuthFailure>, to allowed: Set<String>) -> Result<VerifiedIdentity, AuthFailure> {

@@ -17,6 +17,8 @@ public struct VerifiedIdentity: Sendable {
     /// that set is still the provider's current one (a key replaced under the same `kid`, or removed,
     /// makes the token verify again).
     var keysFetchedAt: NIODeadline?
+    /// This request's check verified the signature (a cache miss); false for a copy taken from a cache. For its trace.
+    var verifiedNow = false
     /// The identity assertion signed for this verification (`AssertionSigner`), kept as long as the identity is.
     var assertionSlot = AssertionSlot()
 

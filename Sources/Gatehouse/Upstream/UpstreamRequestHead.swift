@@ -25,6 +25,8 @@ struct UpstreamRequestHead {
         var isWebSocket: Bool
         /// How the request reached the core when not through a door: `ext_authz_grpc`, `ext_authz_http` (a Check).
         var via: String? = nil
+        /// With `[tracing]`: the trace headers sent on in place of the client's (docs/reference.md §16).
+        var trace: TracePropagation? = nil
     }
 
     /// The head's bytes, and whether the body that follows goes chunked.
@@ -118,6 +120,8 @@ struct UpstreamRequestHead {
         var host: String?
         var acceptsTrailers = false
         for (name, value) in headers {
+            // Traced: the caller's trace headers give way to Gatehouse's (same trace, Gatehouse's span as the parent).
+            if request.trace != nil, Self.isTraceHeader(name) { continue }
             switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
             case .hopByHop:
                 if Self.isNamed(name, "transfer-encoding") { hadChunkedBody = true }
@@ -145,7 +149,15 @@ struct UpstreamRequestHead {
         if !hasForwardedProto { sink.add("X-Forwarded-Proto", request.scheme) }
         if !hasForwardedHost, let host { sink.add("X-Forwarded-Host", host) }
         sink.add("X-Request-Id", request.requestID)
+        if let trace = request.trace {
+            sink.add("traceparent", trace.traceParent)
+            if let state = trace.traceState { sink.add("tracestate", state) }
+        }
         return chunkedBody
+    }
+
+    static func isTraceHeader(_ name: String) -> Bool {
+        isNamed(name, "traceparent") || isNamed(name, "tracestate")
     }
 
     /// What becomes of one of the client's fields on its way upstream: the one rule for every door, and for

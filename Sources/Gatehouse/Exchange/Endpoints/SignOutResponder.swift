@@ -31,9 +31,10 @@ struct SignOutResponder {
             }
             revocation = RevocationList.tokenRevocation(identity, token: token)
         }
-        let stored = services.revocations.revoke(revocation, on: eventLoop)
+        let stored = TraceScope.span("gatehouse.revocation.store", around: services.revocations.revoke(revocation, on: eventLoop))
         let revokedAtProvider = request.refreshToken.map {
-            services.tokenRevoker.revoke(refreshToken: $0, identity: identity, on: eventLoop)
+            TraceScope.span("gatehouse.revocation.provider", attributes: [("gatehouse.provider", .string(identity.providerName))],
+                            around: services.tokenRevoker.revoke(refreshToken: $0, identity: identity, on: eventLoop))
         } ?? eventLoop.makeSucceededVoidFuture()
         return EventLoopFuture.whenAllComplete([stored, revokedAtProvider], on: eventLoop).map { results in
             self.response(endpoint, identity, store: results[0], provider: results[1])

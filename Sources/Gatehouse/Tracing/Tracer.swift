@@ -1,0 +1,75 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Starts the trace of each request (docs/reference.md §16): continues a caller's W3C `traceparent`, samples the
+/// traces it starts by `sampling_ratio` on the trace id (as OpenTelemetry's TraceIdRatioBased does), and hands
+/// finished spans to the exporter. One per process; a reload keeps it.
+final class Tracer: Sendable {
+    let settings: TracingSettings
+    let exporter: SpanExporter
+    private let ids = TraceIDs()
+    /// Trace ids whose low 53 bits fall under this are sampled.
+    private let threshold: UInt64
+
+    /// `server.address`, `server.port`, `url.scheme` of `[upstream] url`.
+    private let upstream: [(String, TraceSpan.Value)]
+
+    init(settings: TracingSettings, exporter: SpanExporter, upstream url: URL? = nil) {
+        self.settings = settings
+        self.exporter = exporter
+        var upstream: [(String, TraceSpan.Value)] = []
+        if let url, let host = url.host {
+            let scheme = url.scheme?.lowercased() ?? "http"
+            upstream = [("server.address", .string(host)), ("server.port", .int(Int64(url.port ?? (scheme == "https" ? 443 : 80)))),
+                        ("url.scheme", .string(scheme))]
+        }
+        self.upstream = upstream
+        threshold = UInt64(max(0, min(1, settings.samplingRatio)) * Double(UInt64(1) << 53))
+    }
+
+    /// The trace of a request whose head arrived at `start`; its server span is named by the method.
+    func begin(_ head: HTTPRequestHead, start: NIODeadline, clientIP: String, clientVersion: HTTPVersion?) -> RequestTrace {
+        var context = TraceContext.of(
+            traceParent: head.headers.first(name: "traceparent"), traceState: head.headers.first(name: "tracestate"), ids: ids,
+            sampleRoot: { [threshold] low in low & ((UInt64(1) << 53) - 1) < threshold })
+        if !settings.followsParent, context.parentSpanID != nil {
+            context = TraceContext(traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, parentSpanID: context.parentSpanID,
+                                   sampled: context.traceIDLow & ((UInt64(1) << 53) - 1) < threshold, traceState: context.traceState)
+        }
+        var attributes: [(String, TraceSpan.Value)] = []
+        if context.sampled {
+            // What the OpenTelemetry HTTP server conventions name; never the query, a token, a cookie or a proof.
+            let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
+            attributes = [
+                ("http.request.method", .string(head.method.rawValue)), ("url.path", .string(path)),
+                ("client.address", .string(clientIP)),
+                ("network.protocol.version", .string(clientVersion.map { "\($0.major).\($0.minor)" } ?? "2")),
+            ]
+            if let host = head.headers.first(name: "host") {
+                let (name, port) = Self.split(host)
+                attributes.append(("server.address", .string(name)))
+                if let port { attributes.append(("server.port", .int(port))) }
+            }
+            if let agent = head.headers.first(name: "user-agent") { attributes.append(("user_agent.original", .string(agent))) }
+        }
+        return RequestTrace(
+            context: context, ids: ids, exporter: exporter, start: start, wallNanos: UInt64(Date().timeIntervalSince1970 * 1e9),
+            name: head.method.rawValue, attributes: attributes)
+    }
+
+    /// The upstream call's client-span attributes: the upstream's address, the method, the path (never the query).
+    func upstreamAttributes(_ request: UpstreamRequestHead.Request) -> [(String, TraceSpan.Value)] {
+        var attributes = upstream
+        attributes.append(("http.request.method", .string(request.head.method.rawValue)))
+        attributes.append(("url.path", .string(request.target.path)))
+        return attributes
+    }
+
+    /// `host[:port]`, `[v6]:port`.
+    static func split(_ authority: String) -> (String, Int64?) {
+        guard let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") else { return (authority, nil) }
+        let port = Int64(authority[authority.index(after: colon)...])
+        return port == nil ? (authority, nil) : (String(authority[..<colon]), port)
+    }
+}
