@@ -114,8 +114,7 @@ enum ConfigurationDecoder {
         configuration.dpop = dpop
         configuration.extAuthz = extAuthz
         configuration.assertion = assertion
-        // OTEL_SDK_DISABLED=true turns tracing off whatever the file says (the OpenTelemetry convention).
-        configuration.tracing = ProcessInfo.processInfo.environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" ? nil : tracing
+        configuration.tracing = tracing
         configuration.servesClientPort = !authorizerOnly
         return configuration
     }

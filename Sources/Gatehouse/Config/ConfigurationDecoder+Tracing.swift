@@ -50,6 +50,8 @@ extension ConfigurationDecoder {
             if let value, value < .milliseconds(10) || value > .seconds(300) { table.report(key, "must be from 10ms to 5m") }
         }
         table.finish()
+        // OTEL_SDK_DISABLED=true turns tracing off whatever the file says (the OpenTelemetry convention); the table is still checked.
+        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" { return nil }
         guard let endpoint, protocolName == nil || protocolName == "http/protobuf" else { return nil }
         var settings = TracingSettings(endpoint: endpoint)
         if let ratio { settings.samplingRatio = ratio }
