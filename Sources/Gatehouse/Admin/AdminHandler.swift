@@ -66,8 +66,11 @@ final class AdminHandler: ChannelInboundHandler {
             let body = Self.readiness(status, store: store, location: revocations.store.location, ready: ready)
             return (ready ? .ok : .serviceUnavailable, "application/json", Array(body.utf8))
         case "/metrics":
+            let status = keyStatus()
+            let store = revocations.status
             let body = metrics.exposition(
-                keyStatus: keyStatus(), dpopReplayEntries: dpopReplay.count, now: Date().timeIntervalSince1970)
+                keyStatus: status, dpopReplayEntries: dpopReplay.count, ready: Self.isReady(status, store: store), store: store,
+                now: Date().timeIntervalSince1970)
             return (.ok, "text/plain; version=0.0.4", body)
         default:
             return (.notFound, "text/plain", Array("not found\n".utf8))

@@ -90,6 +90,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
                 id: frame.streamID, connection: self, exchangeConnection: shared, targetWindow: targetWindow, idleTimeout: idleTimeout,
                 maxHeaderBytes: maxHeaderBytes)
             streams[frame.streamID] = stream
+            shared.handle.services.metrics.http2StreamOpened()
             stream.received(frame.payload)
         }
     }

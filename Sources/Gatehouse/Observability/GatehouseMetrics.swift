@@ -30,6 +30,8 @@ public struct GatehouseMetrics: Sendable {
     private let failureLogWriteErrors: Counter
     /// `gatehouse_assertion_signatures_total` by result: success, failure.
     private let assertionSignatures: [Counter]
+    /// `gatehouse_http2_streams_total`: streams the client port's HTTP/2 door opened (refused ones aside).
+    private let http2Streams: Counter
     private let traceSpansExported: Counter
     private let traceSpansDropped: Counter
     let upstreamDuration: DurationHistogram
@@ -52,6 +54,7 @@ public struct GatehouseMetrics: Sendable {
             ($0, registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_accept_errors_total"), labels: [("listener", $0)]))
         })
         failureLogWriteErrors = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_failure_log_write_errors_total"))
+        http2Streams = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_http2_streams_total"))
         traceSpansExported = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_trace_spans_exported_total"))
         traceSpansDropped = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_trace_spans_dropped_total"))
         assertionSignatures = ["success", "failure"].map {
@@ -128,6 +131,10 @@ public struct GatehouseMetrics: Sendable {
         rejectedHits.increment()
     }
 
+    func http2StreamOpened() {
+        http2Streams.increment()
+    }
+
     func traceSpansExported(_ count: Int) {
         traceSpansExported.increment(by: Int64(count))
     }
@@ -149,8 +156,13 @@ public struct GatehouseMetrics: Sendable {
     }
 
     /// Prometheus text, with the key ages and the DPoP replay cache's size brought up to date first.
-    func exposition(keyStatus: [ProviderKeyStatus], dpopReplayEntries: Int, now: Double) -> [UInt8] {
+    /// - Parameters:
+    ///   - ready: what `/readyz` says; `store`: the revocation store's state (docs/reference.md §9).
+    func exposition(keyStatus: [ProviderKeyStatus], dpopReplayEntries: Int, ready: Bool, store: RevocationService.StoreState, now: Double) -> [UInt8] {
         registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_dpop_replay_entries")).set(Double(dpopReplayEntries))
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_ready")).set(Double(ready ? 1 : 0))
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_revocation_store_up")).set(Double(store.connected ? 1 : 0))
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_revocation_store_unsaved")).set(Double(store.unsaved.count))
         for status in keyStatus {
             let age = status.lastFetch.map { now - $0.timeIntervalSince1970 } ?? -1
             registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_jwks_age_seconds"), labels: [("provider", status.provider)]).set(age)
