@@ -7,6 +7,7 @@
 #   MODE=utilization | syscalls | mallocs (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 #   ASSERTION=1 bench/profile.sh                    # with [assertion] on
+#   TRACING=1 bench/profile.sh                      # with [tracing] on, this sampling ratio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -26,6 +27,7 @@ events { worker_connections 4096; }
 http { access_log off;
   server { listen 127.0.0.1:$UP; keepalive_requests 1000000;
     location = /jwks.json { root $OUT/www; default_type application/json; }
+    location = /v1/traces { client_max_body_size 16m; return 200 ""; }
     location / { return 200 "ok\n"; } } }
 CONF
 cat > "$OUT/gatehouse.toml" <<CONF
@@ -47,6 +49,9 @@ CONF
 if [[ -n ${ASSERTION:-} ]]; then  # ASSERTION=1: [assertion] on (an ES256 identity assertion for the upstream)
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$OUT/assertion.pem" 2>/dev/null
   printf '[assertion]\nissuer = "https://gatehouse.bench"\nsigning_key_file = "%s"\nclaims = ["email"]\n' "$OUT/assertion.pem" >>"$OUT/gatehouse.toml"
+fi
+if [[ -n ${TRACING:-} ]]; then  # TRACING=RATIO: [tracing] on, exporting to the nginx upstream
+  printf '[tracing]\nendpoint = "http://127.0.0.1:%s/v1/traces"\nsampling_ratio = %s\nmax_queue_size = 65536\n' "$UP" "$TRACING" >>"$OUT/gatehouse.toml"
 fi
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT

@@ -250,6 +250,7 @@ http { access_log off; client_max_body_size 0; underscores_in_headers on;
     location = /jwks.json { root $OUT/www; default_type application/json; }
     location = /whoami { return 200 "sub=\$http_x_auth_subject\$http_oidc_claim_sub\n"; }
     location = /introspect { default_type application/json; return 200 '{"active":true,"sub":"opaque-user","scope":"read","client_id":"bench"}'; }
+    location = /v1/traces { client_max_body_size 16m; return 200 ""; }   # an OTLP/HTTP collector that takes every export
     location / { return 200 "ok\n"; } }
   server { listen 127.0.0.1:$JWKS_TLS_PORT ssl;
     ssl_certificate $OUT/jwks-tls.crt; ssl_certificate_key $OUT/jwks-tls.key;
@@ -362,6 +363,17 @@ issuer = "https://gatehouse.bench"
 signing_key_file = "$OUT/assertion.pem"
 claims = ["email"]
 CONF
+  # Scenarios a-trace0, a-trace1: the same, plus [tracing] exporting to the upstream nginx, sampling none or every request.
+  local ratio
+  for ratio in 0 1; do
+    cp "$OUT/gatehouse.toml" "$OUT/gatehouse-trace$ratio.toml"
+    cat >>"$OUT/gatehouse-trace$ratio.toml" <<CONF
+[tracing]
+endpoint = "http://127.0.0.1:$UPSTREAM_PORT/v1/traces"
+sampling_ratio = $ratio
+max_queue_size = 65536
+CONF
+  done
   # Scenario g: the same, plus an introspection provider answered by the upstream nginx (one JSON answer).
   cp "$OUT/gatehouse.toml" "$OUT/gatehouse-opaque.toml"
   cat >>"$OUT/gatehouse-opaque.toml" <<CONF
@@ -532,6 +544,7 @@ start_contender() {
       [[ $mode == upload ]] && config=$OUT/gatehouse-upload.toml
       [[ $mode == opaque ]] && config=$OUT/gatehouse-opaque.toml
       [[ $mode == assertion ]] && config=$OUT/gatehouse-assertion.toml
+      [[ $mode == trace0 || $mode == trace1 ]] && config=$OUT/gatehouse-$mode.toml
       start_bg "$OUT/gatehouse.log" taskset -c 1 "$GATEHOUSE" serve --config "$config"
       for _ in $(seq 100); do
         [[ $(http_code "http://127.0.0.1:$ADMIN_PORT/readyz") == 200 ]] && break
@@ -599,7 +612,7 @@ wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS
     c) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
     f) WRK_ARGS=(-s bench/dpop.lua); export PROOFS=$OUT/dpop-proofs DPOP_TOKEN=$OUT/dpop-token ;;
     g | h | h-saturating) WRK_ARGS=(-H "Authorization: Bearer opaque-bench-token-0123456789abcdefghijklmnopqrstuvwxyz") ;;
-    a-opaque | a-plain | a-assertion) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
+    a-opaque | a-plain | a-assertion | a-trace0 | a-trace1) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
     b-plain | b-assertion) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
   esac
 }
@@ -787,6 +800,25 @@ run_assertion() {
   stop_contender
 }
 
+# Scenarios a-trace0, a-trace1 (gatehouse): [tracing] on with a sampling ratio of 0, then 1 (every request's spans
+# exported to the upstream nginx), each in a fresh process right after a-plain. Records the spans exported and dropped.
+run_tracing() {
+  local name=$1 mode scenario exported dropped
+  for mode in trace0 trace1; do
+    scenario=a-$mode
+    start_contender "$name" "$mode"
+    warm_up "$name" "$scenario"
+    run_wrk "$name" "$scenario"
+    sleep 1.5   # the last batch's export
+    read -r exported dropped <<<"$(curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
+      awk '/^gatehouse_trace_spans_exported_total / { e = $2 } /^gatehouse_trace_spans_dropped_total / { d = $2 } END { printf "%d %d", e, d }')"
+    record "$name" "$scenario" spans_exported "$exported"
+    record "$name" "$scenario" spans_dropped "$dropped"
+    printf '  %-10s %s  %s spans exported, %s dropped\n' "$name" "$scenario" "$exported" "$dropped"
+    stop_contender
+  done
+}
+
 assertion_signatures() {
   curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
     awk '/^gatehouse_assertion_signatures_total\{result="success"\}/ { s = $2 } END { printf "%d", s + 0 }'
@@ -860,7 +892,7 @@ bench_contender() {
   stop_contender
   all_scenarios "$name" || return 0
 
-  if [[ $name == gatehouse ]]; then run_opaque "$name"; run_assertion "$name"; fi
+  if [[ $name == gatehouse ]]; then run_opaque "$name"; run_assertion "$name"; run_tracing "$name"; fi
 
   start_contender "$name" upload
   check_contender "$name" upload

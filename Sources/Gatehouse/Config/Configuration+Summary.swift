@@ -13,9 +13,10 @@ extension Configuration {
             ", assertion \($0.signingKey.algorithm) kid \($0.signingKey.keyID)"
                 + ($0.publishedKeys.isEmpty ? "" : " (+\(Self.counted($0.publishedKeys.count, "published key")))")
         } ?? ""
+        let traces = tracing.map { ", traces to \($0.endpoint.absoluteString) (sampling \($0.samplingRatio))" } ?? ""
         let serving = servesClientPort
             ? "upstream \(upstream.url.absoluteString)\(upstreamProtocol), listen \(listen.address)\(tls)\(http2)" : "an authorizer only"
-        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), \(serving)\(checks)\(signs)"
+        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), \(serving)\(checks)\(signs)\(traces)"
     }
 
     private static func counted(_ count: Int, _ noun: String) -> String {

@@ -91,10 +91,11 @@ final class StreamDriver: ExchangeDriving {
     /// which read the clock (`core.lastProgress`).
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
-        trace = services.tracer?.begin(head, start: core.lastProgress, clientIP: connection.peer.ip, clientVersion: transport.clientVersion)
+        let started = services.tracer?.begin(head, start: core.lastProgress, clientIP: connection.peer.ip, clientVersion: transport.clientVersion)
+        trace = started?.recorder
         perform(core.receivedHead(
             head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services,
-            recent: connection.tokenMemory.recent, now: core.lastProgress, trace: trace?.upstreamPropagation))
+            recent: connection.tokenMemory.recent, now: core.lastProgress, trace: started?.upstreamPropagation))
     }
 
     /// A head the transport's reader refused (HTTP2RequestHeadReader): 400 (431 for its size), never judged.

@@ -65,10 +65,24 @@ struct ProtobufWriter {
         let length = bytes.count - lengthAt - 1
         if length < 0x80 {
             bytes[lengthAt] = UInt8(length)
-        } else {
-            var varint = ProtobufWriter(reservingCapacity: 5)
-            varint.writeVarint(UInt64(length))
-            bytes.replaceSubrange(lengthAt...lengthAt, with: varint.bytes)
+            return
         }
+        // Widened in place: room for the longer varint, then its bytes (no array of its own).
+        var size = 1
+        while UInt64(length) >> (7 * size) != 0 { size += 1 }
+        bytes.insert(contentsOf: repeatElement(0, count: size - 1), at: lengthAt + 1)
+        var value = UInt64(length)
+        for index in 0..<size {
+            bytes[lengthAt + index] = UInt8(truncatingIfNeeded: value) & 0x7F | (index < size - 1 ? 0x80 : 0)
+            value >>= 7
+        }
+    }
+
+    /// A `bytes` field holding big-endian 64-bit words (OTLP's trace and span ids), written without an array of its own.
+    mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
+        writeKey(field, .lengthDelimited)
+        writeVarint(second == nil ? 8 : 16)
+        withUnsafeBytes(of: first.bigEndian) { bytes.append(contentsOf: $0) }
+        if let second { withUnsafeBytes(of: second.bigEndian) { bytes.append(contentsOf: $0) } }
     }
 }

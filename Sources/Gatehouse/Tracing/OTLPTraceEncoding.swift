@@ -1,7 +1,7 @@
 /// Spans as OTLP's `ExportTraceServiceRequest` (opentelemetry-proto, `collector/trace/v1`), the body of an
 /// OTLP/HTTP export in its binary protobuf form (`application/x-protobuf`).
 enum OTLPTraceEncoding {
-    static func request(_ spans: [TraceSpan], resource: [(String, TraceSpan.Value)], scope: String, version: String) -> [UInt8] {
+    static func request(_ spans: some Collection<TraceSpan>, resource: [(String, TraceSpan.Value)], scope: String, version: String) -> [UInt8] {
         var writer = ProtobufWriter(reservingCapacity: 256 + spans.count * 256)
         writer.writeMessageField(1) { resourceSpans in  // ResourceSpans
             resourceSpans.writeMessageField(1) { message in  // Resource
@@ -19,10 +19,10 @@ enum OTLPTraceEncoding {
     }
 
     private static func write(_ span: TraceSpan, into writer: inout ProtobufWriter) {
-        writer.writeBytesField(1, bigEndian(span.traceIDHigh) + bigEndian(span.traceIDLow))
-        writer.writeBytesField(2, bigEndian(span.spanID))
+        writer.writeWordsField(1, span.traceIDHigh, span.traceIDLow)
+        writer.writeWordsField(2, span.spanID)
         if let state = span.traceState { writer.writeStringField(3, state) }
-        if let parent = span.parentSpanID { writer.writeBytesField(4, bigEndian(parent)) }
+        if let parent = span.parentSpanID { writer.writeWordsField(4, parent) }
         writer.writeStringField(5, span.name)
         writer.writeVarintField(6, span.kind.rawValue)
         writer.writeFixed64Field(7, span.startNanos)
@@ -47,9 +47,5 @@ enum OTLPTraceEncoding {
                 }
             }
         }
-    }
-
-    private static func bigEndian(_ value: UInt64) -> [UInt8] {
-        withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
 }

@@ -4,7 +4,7 @@ import NIOCore
 /// The spans of one request (docs/reference.md §16): its server span, the span of its verification, of what the
 /// decision waited on (`TraceScope`), and of the upstream call. Times are taken on the monotonic clock and
 /// placed on the wall clock read once, at the request's start. Locked: a child span may end on another event loop
-/// (an HTTP client's). Handed to the exporter when the server span ends, if the trace is sampled.
+/// (an HTTP client's). Made for sampled traces only (`TraceStart`); handed to the exporter when the server span ends.
 final class RequestTrace: @unchecked Sendable {
     let context: TraceContext
     let serverSpanID: UInt64
@@ -16,35 +16,27 @@ final class RequestTrace: @unchecked Sendable {
     private let start: NIODeadline
     private let lock = NIOLock()
     private var server: TraceSpan
-    private var children: [TraceSpan] = []
+    private var children: [TraceSpan]
     private var upstreamStart: NIODeadline?
     private var upstreamAttributes: [(String, TraceSpan.Value)] = []
     private var finished = false
     private var verificationAttributes: [(String, TraceSpan.Value)]?
 
-    init(context: TraceContext, ids: TraceIDs, exporter: SpanExporter, start: NIODeadline, wallNanos: UInt64,
-         name: String, attributes: [(String, TraceSpan.Value)]) {
+    init(context: TraceContext, serverSpanID: UInt64, upstreamSpanID: UInt64, ids: TraceIDs, exporter: SpanExporter, start: NIODeadline,
+         wallNanos: UInt64, name: String, attributes: [(String, TraceSpan.Value)]) {
         self.context = context
         self.ids = ids
         self.exporter = exporter
         self.start = start
         startWallNanos = wallNanos
-        serverSpanID = ids.spanID()
-        upstreamSpanID = ids.spanID()
+        self.serverSpanID = serverSpanID
+        self.upstreamSpanID = upstreamSpanID
+        children = []
+        children.reserveCapacity(4)  // verification, a wait or two, the upstream call; then the server span
         server = TraceSpan(
             traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: serverSpanID, parentSpanID: context.parentSpanID,
             name: name, kind: .server, startNanos: wallNanos, endNanos: wallNanos, attributes: attributes, error: nil,
             traceState: context.traceState)
-    }
-
-    /// What the upstream (or, for a Check, the gateway) is sent: the upstream call's span as the parent.
-    var upstreamPropagation: TracePropagation {
-        TracePropagation(traceParent: context.traceParent(spanID: upstreamSpanID), traceState: context.traceState)
-    }
-
-    /// What a Check's allow sets on the request (there is no upstream call of Gatehouse's own): the server span as the parent.
-    var checkPropagation: TracePropagation {
-        TracePropagation(traceParent: context.traceParent(spanID: serverSpanID), traceState: context.traceState)
     }
 
     private func wall(_ deadline: NIODeadline) -> UInt64 {
@@ -137,7 +129,8 @@ final class RequestTrace: @unchecked Sendable {
                 if status >= 500 { server.error = "HTTP \(status)" }
             }
             if let error { server.error = error }
-            return [server] + children
+            children.append(server)
+            return children
         }
         if let spans, context.sampled { exporter.enqueue(spans) }
     }

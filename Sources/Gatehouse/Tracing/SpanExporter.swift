@@ -58,23 +58,24 @@ final class SpanExporter: Sendable {
         _ = await exportQueued()
     }
 
-    /// Exports what is queued, a batch at a time; whether the last batch was a full one (more may be waiting).
+    /// Exports what is queued, a batch at a time; whether more was queued meanwhile (full batches may be waiting).
+    /// The queue is taken whole (no shifting of what is left), then sent in `max_batch_size` slices.
     @discardableResult
     func exportQueued() async -> Bool {
-        while true {
-            let batch: [TraceSpan] = queue.withLockedValue { queue in
-                let batch = Array(queue.prefix(settings.maxBatchSize))
-                queue.removeFirst(batch.count)
-                return batch
-            }
-            if batch.isEmpty { return false }
-            await export(batch)
-            if batch.count < settings.maxBatchSize { return false }
-            if Task.isCancelled { return true }
+        let taken: [TraceSpan] = queue.withLockedValue { queue in
+            defer { queue = [] }
+            return queue
         }
+        var start = 0
+        while start < taken.count {
+            let end = min(start + settings.maxBatchSize, taken.count)
+            await export(taken[start..<end])
+            start = end
+        }
+        return taken.count >= settings.maxBatchSize && queued >= settings.maxBatchSize
     }
 
-    private func export(_ batch: [TraceSpan]) async {
+    private func export(_ batch: ArraySlice<TraceSpan>) async {
         var request = HTTPClientRequest(url: settings.endpoint.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-protobuf")

@@ -34,16 +34,28 @@ struct TraceContext: Sendable, Equatable {
         return (high, low, parent, flags & 1 == 1)
     }
 
-    /// The `traceparent` for a request Gatehouse sends as `spanID`'s child.
+    /// The `traceparent` for a request Gatehouse sends as `spanID`'s child: written in place, one allocation.
     func traceParent(spanID: UInt64) -> String {
-        var bytes: [UInt8] = Array("00-".utf8)
-        bytes.reserveCapacity(55)
-        Self.appendHex(traceIDHigh, to: &bytes)
-        Self.appendHex(traceIDLow, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        Self.appendHex(spanID, to: &bytes)
-        bytes.append(contentsOf: (sampled ? "-01" : "-00").utf8)
-        return String(decoding: bytes, as: UTF8.self)
+        String(unsafeUninitializedCapacity: 55) { bytes in
+            bytes[0] = UInt8(ascii: "0")
+            bytes[1] = UInt8(ascii: "0")
+            bytes[2] = UInt8(ascii: "-")
+            Self.writeHex(traceIDHigh, into: bytes, at: 3)
+            Self.writeHex(traceIDLow, into: bytes, at: 19)
+            bytes[35] = UInt8(ascii: "-")
+            Self.writeHex(spanID, into: bytes, at: 36)
+            bytes[52] = UInt8(ascii: "-")
+            bytes[53] = UInt8(ascii: "0")
+            bytes[54] = sampled ? UInt8(ascii: "1") : UInt8(ascii: "0")
+            return 55
+        }
+    }
+
+    private static func writeHex(_ value: UInt64, into bytes: UnsafeMutableBufferPointer<UInt8>, at start: Int) {
+        for index in 0..<16 {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0xF
+            bytes[start + index] = nibble < 10 ? nibble + UInt8(ascii: "0") : nibble - 10 + UInt8(ascii: "a")
+        }
     }
 
     /// Lower-case hex digits only (§3.2.2.3: upper case is invalid).
@@ -59,11 +71,6 @@ struct TraceContext: Sendable, Equatable {
             value = value << 4 | UInt64(nibble)
         }
         return value
-    }
-
-    static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
-        let digits = Array("0123456789abcdef".utf8)
-        for shift in stride(from: 60, through: 0, by: -4) { bytes.append(digits[Int(value >> UInt64(shift) & 0xF)]) }
     }
 }
 

@@ -28,8 +28,9 @@ final class Tracer: Sendable {
         threshold = UInt64(max(0, min(1, settings.samplingRatio)) * Double(UInt64(1) << 53))
     }
 
-    /// The trace of a request whose head arrived at `start`; its server span is named by the method.
-    func begin(_ head: HTTPRequestHead, start: NIODeadline, clientIP: String, clientVersion: HTTPVersion?) -> RequestTrace {
+    /// The trace of a request whose head arrived at `start`: its context and span ids always (the upstream is told
+    /// of the trace even when it is not sampled), and a recorder of its spans only when it is sampled.
+    func begin(_ head: HTTPRequestHead, start: NIODeadline, clientIP: String, clientVersion: HTTPVersion?) -> TraceStart {
         var context = TraceContext.of(
             traceParent: head.headers.first(name: "traceparent"), traceState: head.headers.first(name: "tracestate"), ids: ids,
             sampleRoot: { [threshold] low in low & ((UInt64(1) << 53) - 1) < threshold })
@@ -37,30 +38,35 @@ final class Tracer: Sendable {
             context = TraceContext(traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, parentSpanID: context.parentSpanID,
                                    sampled: context.traceIDLow & ((UInt64(1) << 53) - 1) < threshold, traceState: context.traceState)
         }
-        var attributes: [(String, TraceSpan.Value)] = []
-        if context.sampled {
-            // What the OpenTelemetry HTTP server conventions name; never the query, a token, a cookie or a proof.
-            let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
-            attributes = [
-                ("http.request.method", .string(head.method.rawValue)), ("url.path", .string(path)),
-                ("client.address", .string(clientIP)),
-                ("network.protocol.version", .string(clientVersion.map { "\($0.major).\($0.minor)" } ?? "2")),
-            ]
-            if let host = head.headers.first(name: "host") {
-                let (name, port) = Self.split(host)
-                attributes.append(("server.address", .string(name)))
-                if let port { attributes.append(("server.port", .int(port))) }
-            }
-            if let agent = head.headers.first(name: "user-agent") { attributes.append(("user_agent.original", .string(agent))) }
+        let serverSpanID = ids.spanID()
+        let upstreamSpanID = ids.spanID()
+        guard context.sampled else {
+            return TraceStart(context: context, serverSpanID: serverSpanID, upstreamSpanID: upstreamSpanID, recorder: nil)
         }
-        return RequestTrace(
-            context: context, ids: ids, exporter: exporter, start: start, wallNanos: UInt64(Date().timeIntervalSince1970 * 1e9),
-            name: head.method.rawValue, attributes: attributes)
+        // What the OpenTelemetry HTTP server conventions name; never the query, a token, a cookie or a proof.
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
+        var attributes: [(String, TraceSpan.Value)] = [
+            ("http.request.method", .string(head.method.rawValue)), ("url.path", .string(path)),
+            ("client.address", .string(clientIP)),
+            ("network.protocol.version", .string(clientVersion.map { $0.minor == 0 ? "1.0" : "1.1" } ?? "2")),
+        ]
+        attributes.reserveCapacity(12)
+        if let host = head.headers.first(name: "host") {
+            let (name, port) = Self.split(host)
+            attributes.append(("server.address", .string(name)))
+            if let port { attributes.append(("server.port", .int(port))) }
+        }
+        if let agent = head.headers.first(name: "user-agent") { attributes.append(("user_agent.original", .string(agent))) }
+        let recorder = RequestTrace(
+            context: context, serverSpanID: serverSpanID, upstreamSpanID: upstreamSpanID, ids: ids, exporter: exporter, start: start,
+            wallNanos: UInt64(Date().timeIntervalSince1970 * 1e9), name: head.method.rawValue, attributes: attributes)
+        return TraceStart(context: context, serverSpanID: serverSpanID, upstreamSpanID: upstreamSpanID, recorder: recorder)
     }
 
     /// The upstream call's client-span attributes: the upstream's address, the method, the path (never the query).
     func upstreamAttributes(_ request: UpstreamRequestHead.Request) -> [(String, TraceSpan.Value)] {
         var attributes = upstream
+        attributes.reserveCapacity(upstream.count + 3)  // and the status code, at the end
         attributes.append(("http.request.method", .string(request.head.method.rawValue)))
         attributes.append(("url.path", .string(request.target.path)))
         return attributes
@@ -71,5 +77,24 @@ final class Tracer: Sendable {
         guard let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") else { return (authority, nil) }
         let port = Int64(authority[authority.index(after: colon)...])
         return port == nil ? (authority, nil) : (String(authority[..<colon]), port)
+    }
+}
+
+/// A request's trace as it starts: what is propagated, and the recorder of its spans when it is sampled.
+struct TraceStart {
+    let context: TraceContext
+    let serverSpanID: UInt64
+    let upstreamSpanID: UInt64
+    /// Nil when the trace is not sampled: nothing is recorded, the context is still passed on.
+    let recorder: RequestTrace?
+
+    /// What the upstream is sent: the upstream call's span as the parent.
+    var upstreamPropagation: TracePropagation {
+        TracePropagation(traceParent: context.traceParent(spanID: upstreamSpanID), traceState: context.traceState)
+    }
+
+    /// What a Check's allow sets on the request (no upstream call of Gatehouse's own): the server span as the parent.
+    var checkPropagation: TracePropagation {
+        TracePropagation(traceParent: context.traceParent(spanID: serverSpanID), traceState: context.traceState)
     }
 }

@@ -339,6 +339,7 @@ struct ConfigurationLoadingTests {
             "[listen]", "[admin]", "[upstream]", "[failure_log]", "[log]", "[verification]", "[jwks]", "[headers]",
             "[[provider]]", "[provider.headers]", "[[route]]", "[revocation]",
             "[assertion]", "audience", "header", "lifetime", "signing_key_file", "published_key_files", "claims",
+            "[tracing]", "endpoint", "sampling_ratio", "service_name", "export_interval", "export_timeout", "max_queue_size", "max_batch_size",
         ]
         for key in keys {
             #expect(text.contains(key.hasPrefix("[") ? key : "\(key) ="), "config.example.toml does not document \(key)")
