@@ -54,11 +54,12 @@ struct TracingTests {
 
     static func run(
         collectorArguments: [String] = [], upstreamHTTP2: Bool = false, configure: @escaping (inout Configuration) -> Void = { _ in },
+        withKeys: @escaping (inout Configuration, TestJWKSServer) -> Void = { _, _ in },
         _ body: (TestEnvironment, Collector) async throws -> Void
     ) async throws {
         let collector = try await Collector.start(collectorArguments)
         defer { collector.stop() }
-        try await TestEnvironment.run(upstreamHTTP2: upstreamHTTP2, configure: { configuration, _ in
+        try await TestEnvironment.run(upstreamHTTP2: upstreamHTTP2, configure: { configuration, jwks in
             var tracing = TracingSettings(endpoint: collector.endpoint)
             tracing.exportInterval = .milliseconds(50)
             tracing.serviceName = "orders-gatehouse"
@@ -66,6 +67,7 @@ struct TracingTests {
             var publicRoute = RouteSettings(match: .prefix("/public"))
             publicRoute.auth = .public
             configuration.routes = [publicRoute]
+            withKeys(&configuration, jwks)
             configure(&configuration)
         }) { env in try await body(env, collector) }
     }
@@ -259,6 +261,31 @@ struct TracingTests {
             #expect(Self.attribute(fetch, "gatehouse.provider") == .string("test"))
             #expect(Self.attribute(Self.span(spans, named: "gatehouse.verify"), "gatehouse.verification.cache") == .string("miss"))
         }
+    }
+}
+
+extension TracingTests {
+    /// An opaque token's introspection call is a child span (a second request, answered from the cache, has none), and
+    /// HTTP/2 streams are counted (`gatehouse_http2_streams_total`).
+    @Test func anIntrospectionCallIsAChildSpan() async throws {
+        let idp = try await TestIntrospectionIdP { _ in .init(body: TestIntrospectionIdP.active()) }
+        try await Self.run(withKeys: IntrospectionTests.opaqueProvider { $0.introspection.endpoint = idp.endpoint }) {
+            (env: TestEnvironment, collector: Collector) async throws in
+            #expect(try await env.request("/read/x", token: "opaque-r", headers: [("traceparent", Self.incoming)]).status == 200)
+            let spans = try await collector.spans(of: Self.incomingTraceID, count: 4, env)
+            let server = try #require(spans.first { $0["kind"] == .number("2") })
+            let call = try #require(Self.span(spans, named: "gatehouse.introspection"), "\(spans.map { $0["name"] })")
+            #expect(call["parent_span_id"] == server["span_id"] && Self.attribute(call, "gatehouse.provider") == .string("opaque"))
+            let again = "00-\(String(Self.incomingTraceID.reversed()))-\(Self.incomingParent)-01"
+            var arguments = ["--http2-prior-knowledge", "-H", "traceparent: \(again)", "-H", "Authorization: Bearer opaque-r"]
+            arguments.append(env.baseURL + "/read/y")
+            #expect(try await HTTP2Tests.curl(arguments).status == 200)
+            let cached = try await collector.spans(of: String(Self.incomingTraceID.reversed()), count: 3, env)
+            #expect(Self.span(cached, named: "gatehouse.introspection") == nil, "answered from the cache: \(cached.map { $0["name"] })")
+            let metrics = try await env.admin("/metrics").body
+            #expect(metrics.contains("gatehouse_http2_streams_total 1"), "\(metrics.split(separator: "\n").filter { $0.contains("http2") })")
+        }
+        await idp.close()
     }
 }
 
