@@ -51,7 +51,7 @@ if [[ -n ${ASSERTION:-} ]]; then  # ASSERTION=1: [assertion] on (an ES256 identi
   printf '[assertion]\nissuer = "https://gatehouse.bench"\nsigning_key_file = "%s"\nclaims = ["email"]\n' "$OUT/assertion.pem" >>"$OUT/gatehouse.toml"
 fi
 if [[ -n ${TRACING:-} ]]; then  # TRACING=RATIO: [tracing] on, exporting to the nginx upstream
-  printf '[tracing]\nendpoint = "http://127.0.0.1:%s/v1/traces"\nsampling_ratio = %s\nmax_queue_size = 65536\n' "$UP" "$TRACING" >>"$OUT/gatehouse.toml"
+  printf '[tracing]\nendpoint = "http://127.0.0.1:%s/v1/traces"\nsampling_ratio = %s\nmax_queue_size = 65536\nmax_batch_size = %s\n' "$UP" "$TRACING" "${TRACING_BATCH:-512}" >>"$OUT/gatehouse.toml"
 fi
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT

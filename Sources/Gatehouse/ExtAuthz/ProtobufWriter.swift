@@ -78,6 +78,11 @@ struct ProtobufWriter {
         }
     }
 
+    /// Bytes already encoded as fields of the message being written.
+    mutating func appendRaw(_ raw: some Collection<UInt8>) {
+        bytes.append(contentsOf: raw)
+    }
+
     /// A `bytes` field holding big-endian 64-bit words (OTLP's trace and span ids), written without an array of its own.
     mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
         writeKey(field, .lengthDelimited)

@@ -18,12 +18,12 @@ final class RequestTrace: @unchecked Sendable {
     private var server: TraceSpan
     private var children: [TraceSpan]
     private var upstreamStart: NIODeadline?
-    private var upstreamAttributes: [(String, TraceSpan.Value)] = []
+    private var upstreamAttributes = SpanAttributes(reservingCapacity: 0)
     private var finished = false
-    private var verificationAttributes: [(String, TraceSpan.Value)]?
+    private var verificationAttributes: SpanAttributes?
 
     init(context: TraceContext, serverSpanID: UInt64, upstreamSpanID: UInt64, ids: TraceIDs, exporter: SpanExporter, start: NIODeadline,
-         wallNanos: UInt64, name: String, attributes: [(String, TraceSpan.Value)]) {
+         wallNanos: UInt64, name: String, attributes: SpanAttributes) {
         self.context = context
         self.ids = ids
         self.exporter = exporter
@@ -45,12 +45,17 @@ final class RequestTrace: @unchecked Sendable {
 
     func addAttribute(_ name: String, _ value: TraceSpan.Value) {
         guard context.sampled else { return }
-        lock.withLock { server.attributes.append((name, value)) }
+        lock.withLock { server.attributes.add(name, value) }
     }
 
     /// A finished child of the server span.
     func child(_ name: String, kind: TraceSpan.Kind = .internal, from: NIODeadline, to: NIODeadline,
                attributes: [(String, TraceSpan.Value)], error: String? = nil) {
+        child(name, kind: kind, from: from, to: to, attributes: SpanAttributes(attributes), error: error)
+    }
+
+    func child(_ name: String, kind: TraceSpan.Kind = .internal, from: NIODeadline, to: NIODeadline,
+               attributes: SpanAttributes, error: String? = nil) {
         guard context.sampled else { return }
         let span = TraceSpan(
             traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: ids.spanID(), parentSpanID: serverSpanID,
@@ -60,34 +65,34 @@ final class RequestTrace: @unchecked Sendable {
             children.append(span)
             return false
         }
-        if late, context.sampled { exporter.enqueue([span]) }
+        if late, context.sampled { exporter.enqueue(OTLPTraceEncoding.spans([span]), count: 1) }
     }
 
     /// What the core recorded: the verification's span (from the request's head to its decision), a refusal's reason.
     func observe(_ records: ExchangeRecords, startedAt: NIODeadline?) {
         guard context.sampled else { return }
-        var attributes: [(String, TraceSpan.Value)] = []
+        var attributes = SpanAttributes()
         if let rejection = records.rejection {
-            attributes.append(("gatehouse.reason", .string(rejection.failure.reason.rawValue)))
-            if let provider = rejection.failure.provider { attributes.append(("gatehouse.provider", .string(provider))) }
-            lock.withLock { server.attributes += attributes }
+            attributes.add("gatehouse.reason", .string(rejection.failure.reason.rawValue))
+            if let provider = rejection.failure.provider { attributes.add("gatehouse.provider", .string(provider)) }
+            lock.withLock { server.attributes.add(attributes) }
         }
         if let (routeAuth, _) = records.outcome { addAttribute("gatehouse.route.auth", .string(routeAuth)) }
         if let nanoseconds = records.authNanoseconds, let startedAt {
-            if let verification { attributes += verification }
+            if let verification { attributes.add(verification) }
             child("gatehouse.verify", from: startedAt, to: startedAt + .nanoseconds(nanoseconds), attributes: attributes,
                   error: records.rejection.map { $0.failure.reason.rawValue })
         }
     }
 
     /// How the token was verified (`gatehouse.verification.cache`, the provider), set by the gatekeeper's caller.
-    var verification: [(String, TraceSpan.Value)]? {
+    var verification: SpanAttributes? {
         get { lock.withLock { verificationAttributes } }
         set { lock.withLock { verificationAttributes = newValue } }
     }
 
     /// The upstream call began (a retry's leg keeps the first one's start).
-    func upstreamStarted(at now: NIODeadline, attributes: [(String, TraceSpan.Value)]) {
+    func upstreamStarted(at now: NIODeadline, attributes: SpanAttributes) {
         guard context.sampled else { return }
         lock.withLock {
             if upstreamStart == nil { upstreamStart = now }
@@ -98,13 +103,13 @@ final class RequestTrace: @unchecked Sendable {
     /// The upstream call ended: its response ended, or it failed (`error`).
     func upstreamEnded(at now: NIODeadline, status: Int?, error: String?) {
         guard context.sampled else { return }
-        let started: (NIODeadline, [(String, TraceSpan.Value)])? = lock.withLock {
+        let started: (NIODeadline, SpanAttributes)? = lock.withLock {
             defer { upstreamStart = nil }
             return upstreamStart.map { ($0, upstreamAttributes) }
         }
         guard let (from, attributes) = started else { return }
         var all = attributes
-        if let status { all.append(("http.response.status_code", .int(Int64(status)))) }
+        if let status { all.add("http.response.status_code", .int(Int64(status))) }
         let span = TraceSpan(
             traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: upstreamSpanID, parentSpanID: serverSpanID,
             name: server.name, kind: .client, startNanos: wall(from), endNanos: wall(now), attributes: all,
@@ -114,7 +119,7 @@ final class RequestTrace: @unchecked Sendable {
             children.append(span)
             return false
         }
-        if late, context.sampled { exporter.enqueue([span]) }
+        if late, context.sampled { exporter.enqueue(OTLPTraceEncoding.spans([span]), count: 1) }
     }
 
     /// The server span ends: with the status the client got, or an error (the client went away). Exported once.
@@ -125,14 +130,14 @@ final class RequestTrace: @unchecked Sendable {
             finished = true
             server.endNanos = wall(now)
             if let status {
-                server.attributes.append(("http.response.status_code", .int(Int64(status))))
+                server.attributes.add("http.response.status_code", .int(Int64(status)))
                 if status >= 500 { server.error = "HTTP \(status)" }
             }
             if let error { server.error = error }
             children.append(server)
             return children
         }
-        if let spans, context.sampled { exporter.enqueue(spans) }
+        if let spans, context.sampled { exporter.enqueue(OTLPTraceEncoding.spans(spans), count: spans.count) }
     }
 }
 

@@ -13,8 +13,9 @@ final class SpanExporter: Sendable {
     private let client: HTTPClient
     private let metrics: GatehouseMetrics
     private let logger: Logger
-    private let queue = NIOLockedValueBox<[TraceSpan]>([])
-    private let resource: [(String, TraceSpan.Value)]
+    private let queue = NIOLockedValueBox(Pending())
+    /// The `Resource` message, encoded once.
+    private let resource: [UInt8]
     private let failures = RateLimitedReport()
 
     init(settings: TracingSettings, client: HTTPClient, metrics: GatehouseMetrics, logger: Logger) {
@@ -29,24 +30,30 @@ final class SpanExporter: Sendable {
         for (key, value) in settings.resourceAttributes.sorted(by: { $0.key < $1.key }) where key != "service.name" {
             resource.append((key, .string(value)))
         }
-        self.resource = resource
+        self.resource = OTLPTraceEncoding.resource(resource)
     }
 
-    /// Called on event loops: a lock and an append, or a drop when the queue is full.
-    func enqueue(_ spans: [TraceSpan]) {
-        let dropped: Int = queue.withLockedValue { queue in
-            let room = settings.maxQueueSize - queue.count
-            guard room < spans.count else {
-                queue.append(contentsOf: spans)
-                return 0
-            }
-            if room > 0 { queue.append(contentsOf: spans.prefix(room)) }
-            return spans.count - max(0, room)
+    /// Spans waiting for export, already encoded (`OTLPTraceEncoding.spans`), one request's run after another.
+    struct Pending {
+        var bytes: [UInt8] = []
+        /// Where each request's run ends in `bytes`, and how many spans it holds: batches split between runs.
+        var runs: [(end: Int, spans: Int)] = []
+        var spans = 0
+    }
+
+    /// Called on event loops: a lock and an append, or a drop when the queue is full. `encoded`: `count` spans.
+    func enqueue(_ encoded: [UInt8], count: Int) {
+        let fits: Bool = queue.withLockedValue { queue in
+            guard queue.spans + count <= settings.maxQueueSize else { return false }
+            queue.bytes.append(contentsOf: encoded)
+            queue.runs.append((queue.bytes.count, count))
+            queue.spans += count
+            return true
         }
-        if dropped > 0 { metrics.traceSpansDropped(dropped) }
+        if !fits { metrics.traceSpansDropped(count) }
     }
 
-    var queued: Int { queue.withLockedValue { $0.count } }
+    var queued: Int { queue.withLockedValue { $0.spans } }
 
     /// Exports every `export_interval` (at once again while full batches wait) until cancelled, then once more.
     func run() async {
@@ -58,37 +65,41 @@ final class SpanExporter: Sendable {
         _ = await exportQueued()
     }
 
-    /// Exports what is queued, a batch at a time; whether more was queued meanwhile (full batches may be waiting).
-    /// The queue is taken whole (no shifting of what is left), then sent in `max_batch_size` slices.
+    /// Exports what is queued, about `max_batch_size` spans at a time (batches split between requests); whether more
+    /// was queued meanwhile. The queue is taken whole, so a request never waits on an export.
     @discardableResult
     func exportQueued() async -> Bool {
-        let taken: [TraceSpan] = queue.withLockedValue { queue in
-            defer { queue = [] }
+        let taken: Pending = queue.withLockedValue { queue in
+            defer { queue = Pending() }
             return queue
         }
         var start = 0
-        while start < taken.count {
-            let end = min(start + settings.maxBatchSize, taken.count)
-            await export(taken[start..<end])
-            start = end
+        var spans = 0
+        for (index, run) in taken.runs.enumerated() {
+            spans += run.spans
+            if spans >= settings.maxBatchSize || index == taken.runs.count - 1 {
+                await export(taken.bytes[start..<run.end], spans: spans)
+                start = run.end
+                spans = 0
+            }
         }
-        return taken.count >= settings.maxBatchSize && queued >= settings.maxBatchSize
+        return taken.spans >= settings.maxBatchSize && queued >= settings.maxBatchSize
     }
 
-    private func export(_ batch: ArraySlice<TraceSpan>) async {
+    private func export(_ batch: ArraySlice<UInt8>, spans: Int) async {
         var request = HTTPClientRequest(url: settings.endpoint.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-protobuf")
         for (name, value) in settings.headers { request.headers.add(name: name, value: value) }
-        let body = OTLPTraceEncoding.request(batch, resource: resource, scope: "gatehouse", version: GatehouseVersion.string)
+        let body = OTLPTraceEncoding.request(encodedSpans: batch, resource: resource, scope: "gatehouse", version: GatehouseVersion.string)
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
             let response = try await client.execute(request, timeout: TimeAmount(settings.exportTimeout))
             _ = try await response.body.collect(upTo: 1 << 20)
             guard (200..<300).contains(response.status.code) else { throw ExportError(status: response.status) }
-            metrics.traceSpansExported(batch.count)
+            metrics.traceSpansExported(spans)
         } catch {
-            metrics.traceSpansDropped(batch.count)
+            metrics.traceSpansDropped(spans)
             failures.occurred("trace export failed; its spans are dropped", metadata: [
                 "gatehouse.tracing.endpoint": "\(settings.endpoint.absoluteString)", "gatehouse.error": "\(error)",
             ], to: logger)

@@ -13,18 +13,20 @@ final class Tracer: Sendable {
     private let threshold: UInt64
 
     /// `server.address`, `server.port`, `url.scheme` of `[upstream] url`.
-    private let upstream: [(String, TraceSpan.Value)]
+    private let upstream: SpanAttributes
 
     init(settings: TracingSettings, exporter: SpanExporter, upstream url: URL? = nil) {
         self.settings = settings
         self.exporter = exporter
-        var upstream: [(String, TraceSpan.Value)] = []
+        var upstream = SpanAttributes()
         if let url, let host = url.host {
             let scheme = url.scheme?.lowercased() ?? "http"
-            upstream = [("server.address", .string(host)), ("server.port", .int(Int64(url.port ?? (scheme == "https" ? 443 : 80)))),
-                        ("url.scheme", .string(scheme))]
+            upstream = SpanAttributes([
+                ("server.address", .string(host)), ("server.port", .int(Int64(url.port ?? (scheme == "https" ? 443 : 80)))),
+                ("url.scheme", .string(scheme)),
+            ])
         }
-        self.upstream = upstream
+        self.upstream = upstream  // encoded once: every upstream span starts with these bytes
         threshold = UInt64(max(0, min(1, settings.samplingRatio)) * Double(UInt64(1) << 53))
     }
 
@@ -45,18 +47,17 @@ final class Tracer: Sendable {
         }
         // What the OpenTelemetry HTTP server conventions name; never the query, a token, a cookie or a proof.
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
-        var attributes: [(String, TraceSpan.Value)] = [
-            ("http.request.method", .string(head.method.rawValue)), ("url.path", .string(path)),
-            ("client.address", .string(clientIP)),
-            ("network.protocol.version", .string(clientVersion.map { $0.minor == 0 ? "1.0" : "1.1" } ?? "2")),
-        ]
-        attributes.reserveCapacity(12)
+        var attributes = SpanAttributes(reservingCapacity: 512)
+        attributes.add("http.request.method", .string(head.method.rawValue))
+        attributes.add("url.path", .string(path))
+        attributes.add("client.address", .string(clientIP))
+        attributes.add("network.protocol.version", .string(clientVersion.map { $0.minor == 0 ? "1.0" : "1.1" } ?? "2"))
         if let host = head.headers.first(name: "host") {
             let (name, port) = Self.split(host)
-            attributes.append(("server.address", .string(name)))
-            if let port { attributes.append(("server.port", .int(port))) }
+            attributes.add("server.address", .string(name))
+            if let port { attributes.add("server.port", .int(port)) }
         }
-        if let agent = head.headers.first(name: "user-agent") { attributes.append(("user_agent.original", .string(agent))) }
+        if let agent = head.headers.first(name: "user-agent") { attributes.add("user_agent.original", .string(agent)) }
         let recorder = RequestTrace(
             context: context, serverSpanID: serverSpanID, upstreamSpanID: upstreamSpanID, ids: ids, exporter: exporter, start: start,
             wallNanos: UInt64(Date().timeIntervalSince1970 * 1e9), name: head.method.rawValue, attributes: attributes)
@@ -64,11 +65,11 @@ final class Tracer: Sendable {
     }
 
     /// The upstream call's client-span attributes: the upstream's address, the method, the path (never the query).
-    func upstreamAttributes(_ request: UpstreamRequestHead.Request) -> [(String, TraceSpan.Value)] {
-        var attributes = upstream
-        attributes.reserveCapacity(upstream.count + 3)  // and the status code, at the end
-        attributes.append(("http.request.method", .string(request.head.method.rawValue)))
-        attributes.append(("url.path", .string(request.target.path)))
+    func upstreamAttributes(_ request: UpstreamRequestHead.Request) -> SpanAttributes {
+        var attributes = SpanAttributes(reservingCapacity: 256)
+        attributes.add(upstream)
+        attributes.add("http.request.method", .string(request.head.method.rawValue))
+        attributes.add("url.path", .string(request.target.path))
         return attributes
     }
 
