@@ -317,9 +317,10 @@ private struct HPACKSink: UpstreamFieldSink {
     mutating func add(_ name: String, _ value: String) {
         let lowered = HTTP2FieldName.lowercased(name)
         if lowered == "host" || lowered == "transfer-encoding" { return }
-        // A request id is new on every request: kept out of the HPACK table, so that it does not push out
-        // the entries that repeat (the token above all, then sent as an index instead of encoded again).
-        headers.add(name: lowered, value: value, indexing: lowered == "x-request-id" ? .nonIndexable : .indexable)
+        // A request id (and a traceparent) is new on every request: kept out of the HPACK table, so that it does not
+        // push out the entries that repeat (the token above all, then sent as an index instead of encoded again).
+        let unique = lowered == "x-request-id" || lowered == "traceparent"
+        headers.add(name: lowered, value: value, indexing: unique ? .nonIndexable : .indexable)
     }
 
     /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
