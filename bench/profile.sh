@@ -4,7 +4,7 @@
 #
 #   bench/profile.sh              # after bench/run.sh has built .build-release and minted tokens
 #   DURATION=8 bench/profile.sh
-#   MODE=utilization | syscalls | mallocs (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
+#   MODE=utilization | syscalls | mallocs | faults (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 #   ASSERTION=1 bench/profile.sh                    # with [assertion] on
 #   TRACING=1 bench/profile.sh                      # with [tracing] on, this sampling ratio
@@ -80,10 +80,11 @@ if [[ ${MODE:-profile} == utilization ]]; then
   grep -E "CPUs utilized|task-clock" "$OUT/utilization.txt"
   exit 0
 fi
-if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs ]]; then
+if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs || ${MODE:-profile} == faults ]]; then
   # Syscalls (or malloc calls) per request: counts over DURATION seconds, divided by the requests
   # served meanwhile. Unlike times, these counts barely move between runs on this noisy VM.
   EVENTS='syscalls:sys_enter_*'
+  [[ $MODE == faults ]] && EVENTS='page-faults,context-switches'   # memory churn and thread hops per request
   if [[ $MODE == mallocs ]]; then
     LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
     perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
