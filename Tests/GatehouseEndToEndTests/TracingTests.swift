@@ -209,6 +209,18 @@ struct TracingTests {
         }
     }
 
+    /// A graceful stop exports what is queued once the requests in flight have drained (here nothing would be sent
+    /// for 5 minutes otherwise).
+    @Test func aGracefulStopExportsWhatIsQueued() async throws {
+        try await Self.run(configure: { $0.tracing?.exportInterval = .seconds(300) }) { (env: TestEnvironment, collector: Collector) async throws in
+            #expect(try await env.request("/v1/orders", token: Self.token(), headers: [("traceparent", Self.incoming)]).status == 200)
+            #expect(try await collector.received(env).spans.isEmpty, "nothing before the interval")
+            await env.gatehouse.stop()
+            let spans = try await collector.spans(of: Self.incomingTraceID, count: 3, env)
+            #expect(spans.count == 3, "\(spans.map { $0["name"] })")
+        }
+    }
+
     @Test func aGRPCCallsMetadataCarriesTheTraceparent() async throws {
         let collector = try await Collector.start()
         defer { collector.stop() }

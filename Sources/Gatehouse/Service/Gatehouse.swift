@@ -275,6 +275,8 @@ public final class Gatehouse: Service, Sendable {
         running.extAuthz?.quiesce.closeRemaining()
         try? await running.admin.close()
         await running.client?.pools.closeAll()
+        // The spans of the requests just drained, before the HTTP client goes (the background work was cancelled).
+        if let exporter = tracer?.exporter { await exporter.exportQueued() }
         try? await httpClient.shutdown()
     }
 

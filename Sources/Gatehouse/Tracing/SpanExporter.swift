@@ -55,14 +55,14 @@ final class SpanExporter: Sendable {
 
     var queued: Int { queue.withLockedValue { $0.spans } }
 
-    /// Exports every `export_interval` (at once again while full batches wait) until cancelled, then once more.
+    /// Exports every `export_interval` (at once again while full batches wait) until cancelled. What is left then is
+    /// exported by `Gatehouse.stop()`, once the requests in flight have drained.
     func run() async {
         while !Task.isCancelled {
             let full = await exportQueued()
             if full { continue }
             try? await Task.sleep(for: settings.exportInterval)
         }
-        _ = await exportQueued()
     }
 
     /// Exports what is queued, about `max_batch_size` spans at a time (batches split between requests); whether more
