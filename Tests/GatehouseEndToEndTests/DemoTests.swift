@@ -26,7 +26,8 @@ struct DemoTests {
             let response = try await HTTPClient.shared.execute(request, timeout: .seconds(5))
             return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
         }
-        let ready = await Contract.eventually {
+        // A first start of a fresh debug build (page cache cold, other suites busy) may take several seconds.
+        let ready = await Contract.eventually(timeout: .seconds(30)) {
             guard banner().contains("TOKEN=") else { return false }
             return (try? await get("http://127.0.0.1:\(adminPort)/readyz").status) == 200
         }
