@@ -8,6 +8,7 @@
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 #   ASSERTION=1 bench/profile.sh                    # with [assertion] on
 #   TRACING=1 bench/profile.sh                      # with [tracing] on, this sampling ratio
+#   TRACING_PORT=9 TRACING=1 bench/profile.sh       # ... exporting to a closed port (every export refused: no traffic)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -51,7 +52,7 @@ if [[ -n ${ASSERTION:-} ]]; then  # ASSERTION=1: [assertion] on (an ES256 identi
   printf '[assertion]\nissuer = "https://gatehouse.bench"\nsigning_key_file = "%s"\nclaims = ["email"]\n' "$OUT/assertion.pem" >>"$OUT/gatehouse.toml"
 fi
 if [[ -n ${TRACING:-} ]]; then  # TRACING=RATIO: [tracing] on, exporting to the nginx upstream
-  printf '[tracing]\nendpoint = "http://127.0.0.1:%s/v1/traces"\nsampling_ratio = %s\nmax_queue_size = 65536\nmax_batch_size = %s\n' "$UP" "$TRACING" "${TRACING_BATCH:-512}" >>"$OUT/gatehouse.toml"
+  printf '[tracing]\nendpoint = "http://127.0.0.1:%s/v1/traces"\nsampling_ratio = %s\nmax_queue_size = 65536\nmax_batch_size = %s\n' "${TRACING_PORT:-$UP}" "$TRACING" "${TRACING_BATCH:-512}" >>"$OUT/gatehouse.toml"
 fi
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT

@@ -221,6 +221,26 @@ struct TracingTests {
         }
     }
 
+    /// A collector nobody answers on does not hold a graceful stop up: the last export gets one `export_timeout`,
+    /// however many batches wait (30 here, of one span each; found when a stop took minutes in a benchmark).
+    @Test func aStopDoesNotWaitForADeadCollectorBatchByBatch() async throws {
+        let closed = try await freeLoopbackPort()
+        try await Self.run(configure: {
+            $0.tracing = TracingSettings(endpoint: URL(string: "http://127.0.0.1:\(closed)/v1/traces")!)  // safe: a loopback literal
+            $0.tracing?.exportInterval = .seconds(300)
+            $0.tracing?.exportTimeout = .seconds(1)
+            $0.tracing?.maxBatchSize = 1
+        }) { (env: TestEnvironment, _: Collector) async throws in
+            for _ in 0..<10 { #expect(try await env.request("/v1/orders", token: Self.token()).status == 200) }
+            #expect(env.gatehouse.tracer?.exporter.queued == 30)
+            let clock = ContinuousClock()
+            let started = clock.now
+            await env.gatehouse.stop()
+            let took = clock.now - started
+            #expect(took < .seconds(4), "the stop waited \(took) for a dead collector")
+        }
+    }
+
     @Test func aGRPCCallsMetadataCarriesTheTraceparent() async throws {
         let collector = try await Collector.start()
         defer { collector.stop() }

@@ -275,8 +275,11 @@ public final class Gatehouse: Service, Sendable {
         running.extAuthz?.quiesce.closeRemaining()
         try? await running.admin.close()
         await running.client?.pools.closeAll()
-        // The spans of the requests just drained, before the HTTP client goes (the background work was cancelled).
-        if let exporter = tracer?.exporter { await exporter.exportQueued() }
+        // The spans of the requests just drained, before the HTTP client goes (the background work was cancelled): one
+        // `export_timeout` at most, whatever the queue holds, so a dead collector never holds the stop up.
+        if let exporter = tracer?.exporter {
+            await exporter.exportQueued(until: .now() + TimeAmount(exporter.settings.exportTimeout))
+        }
         try? await httpClient.shutdown()
     }
 

@@ -67,8 +67,10 @@ final class SpanExporter: Sendable {
 
     /// Exports what is queued, about `max_batch_size` spans at a time (batches split between requests); whether more
     /// was queued meanwhile. The queue is taken whole, so a request never waits on an export.
+    /// - Parameter deadline: none is started after it, and what is left is dropped (counted): a stop waits for the
+    ///   collector once, never once per batch.
     @discardableResult
-    func exportQueued() async -> Bool {
+    func exportQueued(until deadline: NIODeadline? = nil) async -> Bool {
         let taken: Pending = queue.withLockedValue { queue in
             defer { queue = Pending() }
             return queue
@@ -78,7 +80,11 @@ final class SpanExporter: Sendable {
         for (index, run) in taken.runs.enumerated() {
             spans += run.spans
             if spans >= settings.maxBatchSize || index == taken.runs.count - 1 {
-                await export(taken.bytes[start..<run.end], spans: spans)
+                if let deadline, NIODeadline.now() >= deadline {
+                    metrics.traceSpansDropped(spans)
+                } else {
+                    await export(taken.bytes[start..<run.end], spans: spans, until: deadline)
+                }
                 start = run.end
                 spans = 0
             }
@@ -86,7 +92,7 @@ final class SpanExporter: Sendable {
         return taken.spans >= settings.maxBatchSize && queued >= settings.maxBatchSize
     }
 
-    private func export(_ batch: ArraySlice<UInt8>, spans: Int) async {
+    private func export(_ batch: ArraySlice<UInt8>, spans: Int, until deadline: NIODeadline? = nil) async {
         var request = HTTPClientRequest(url: settings.endpoint.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-protobuf")
@@ -94,7 +100,9 @@ final class SpanExporter: Sendable {
         let body = OTLPTraceEncoding.request(encodedSpans: batch, resource: resource, scope: "gatehouse", version: GatehouseVersion.string)
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
-            let response = try await client.execute(request, timeout: TimeAmount(settings.exportTimeout))
+            var timeout = TimeAmount(settings.exportTimeout)
+            if let deadline { timeout = min(timeout, max(.zero, deadline - .now())) }
+            let response = try await client.execute(request, timeout: timeout)
             _ = try await response.body.collect(upTo: 1 << 20)
             guard (200..<300).contains(response.status.code) else { throw ExportError(status: response.status) }
             metrics.traceSpansExported(spans)
