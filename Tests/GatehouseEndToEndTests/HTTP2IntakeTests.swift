@@ -111,10 +111,12 @@ struct HTTP2IntakeTests {
         ("x-auth-provider", "evil"), ("x-auth-guest", "true"), ("x-user-email", "evil@example.com"), ("x_user_email", "evil@example.com"),
         ("authorization", "Bearer forged"), ("cookie", "session=forged"), ("host", "evil.example"), ("x-forwarded-for", "10.0.0.1"),
         ("x-request-id", "forged"), ("te", "trailers"), ("x-checksum", "abc"),
+        ("x-gatehouse-assertion", "forged"), ("x_gatehouse_assertion", "forged"),  // [assertion]'s header (A01)
     ]
 
     static func withConfiguredHeader(_ configuration: inout Configuration) {
         configuration.headers.mappings.append(HeaderMapping(name: "X-User-Email", claimPath: "email"))
+        configuration.assertion = AssertionSettings(issuer: "https://gatehouse.test", audience: "orders", signingKey: .generated())
     }
 
     @Test(arguments: upstreamProtocols)

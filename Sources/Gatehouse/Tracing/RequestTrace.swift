@@ -44,7 +44,6 @@ final class RequestTrace: @unchecked Sendable {
     }
 
     func addAttribute(_ name: String, _ value: TraceSpan.Value) {
-        guard context.sampled else { return }
         lock.withLock { server.attributes.add(name, value) }
     }
 
@@ -56,21 +55,23 @@ final class RequestTrace: @unchecked Sendable {
 
     func child(_ name: String, kind: TraceSpan.Kind = .internal, from: NIODeadline, to: NIODeadline,
                attributes: SpanAttributes, error: String? = nil) {
-        guard context.sampled else { return }
-        let span = TraceSpan(
+        record(TraceSpan(
             traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: ids.spanID(), parentSpanID: serverSpanID,
-            name: name, kind: kind, startNanos: wall(from), endNanos: wall(to), attributes: attributes, error: error, traceState: nil)
+            name: name, kind: kind, startNanos: wall(from), endNanos: wall(to), attributes: attributes, error: error, traceState: nil))
+    }
+
+    /// A finished child: kept for the server span's end, or exported alone if that has passed (a wait that outlived it).
+    private func record(_ span: TraceSpan) {
         let late: Bool = lock.withLock {
             if finished { return true }
             children.append(span)
             return false
         }
-        if late, context.sampled { exporter.enqueue(OTLPTraceEncoding.spans([span]), count: 1) }
+        if late { exporter.enqueue(OTLPTraceEncoding.spans([span]), count: 1) }
     }
 
     /// What the core recorded: the verification's span (from the request's head to its decision), a refusal's reason.
     func observe(_ records: ExchangeRecords, startedAt: NIODeadline?) {
-        guard context.sampled else { return }
         var attributes = SpanAttributes()
         if let rejection = records.rejection {
             attributes.add("gatehouse.reason", .string(rejection.failure.reason.rawValue))
@@ -93,7 +94,6 @@ final class RequestTrace: @unchecked Sendable {
 
     /// The upstream call began (a retry's leg keeps the first one's start).
     func upstreamStarted(at now: NIODeadline, attributes: SpanAttributes) {
-        guard context.sampled else { return }
         lock.withLock {
             if upstreamStart == nil { upstreamStart = now }
             upstreamAttributes = attributes
@@ -102,7 +102,6 @@ final class RequestTrace: @unchecked Sendable {
 
     /// The upstream call ended: its response ended, or it failed (`error`).
     func upstreamEnded(at now: NIODeadline, status: Int?, error: String?) {
-        guard context.sampled else { return }
         let started: (NIODeadline, SpanAttributes)? = lock.withLock {
             defer { upstreamStart = nil }
             return upstreamStart.map { ($0, upstreamAttributes) }
@@ -110,21 +109,14 @@ final class RequestTrace: @unchecked Sendable {
         guard let (from, attributes) = started else { return }
         var all = attributes
         if let status { all.add("http.response.status_code", .int(Int64(status))) }
-        let span = TraceSpan(
+        record(TraceSpan(
             traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: upstreamSpanID, parentSpanID: serverSpanID,
             name: server.name, kind: .client, startNanos: wall(from), endNanos: wall(now), attributes: all,
-            error: error ?? status.flatMap { $0 >= 400 ? "HTTP \($0)" : nil }, traceState: nil)
-        let late: Bool = lock.withLock {
-            if finished { return true }
-            children.append(span)
-            return false
-        }
-        if late, context.sampled { exporter.enqueue(OTLPTraceEncoding.spans([span]), count: 1) }
+            error: error ?? status.flatMap { $0 >= 400 ? "HTTP \($0)" : nil }, traceState: nil))
     }
 
     /// The server span ends: with the status the client got, or an error (the client went away). Exported once.
     func finish(at now: NIODeadline, status: Int?, error: String? = nil) {
-        guard context.sampled else { return }
         let spans: [TraceSpan]? = lock.withLock {
             guard !finished else { return nil }
             finished = true
@@ -137,7 +129,7 @@ final class RequestTrace: @unchecked Sendable {
             children.append(server)
             return children
         }
-        if let spans, context.sampled { exporter.enqueue(OTLPTraceEncoding.spans(spans), count: spans.count) }
+        if let spans { exporter.enqueue(OTLPTraceEncoding.spans(spans), count: spans.count) }
     }
 }
 

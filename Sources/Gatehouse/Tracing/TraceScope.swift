@@ -32,13 +32,4 @@ enum TraceScope {
         }
         return future
     }
-
-    /// A child span for work that ends with `end`'s call (not a future).
-    static func begin(_ name: String, kind: TraceSpan.Kind = .client, attributes: [(String, TraceSpan.Value)] = [])
-        -> (@Sendable (_ error: String?) -> Void)?
-    {
-        guard let trace = slot.currentValue else { return nil }
-        let start = NIODeadline.now()
-        return { error in trace.child(name, kind: kind, from: start, to: .now(), attributes: attributes, error: error) }
-    }
 }
