@@ -38,7 +38,7 @@ extension ExchangeDriving {
             let decision = TraceScope.with(trace) { request.decide(recent: recent, now: Date(), on: coreEventLoop) }
             if let trace, case .admit(.verified(let identity)) = decision {
                 let cache = request.presentsRecentToken ? "connection" : identity.verifiedNow ? "miss" : "hit"
-                trace.verification = .verification(cache: cache, provider: identity.providerName)
+                trace.verified(cache: cache, provider: identity.providerName)
             }
             performCoreAction(core.decided(decision, generation: generation, now: .now()))
         case .signOut(let endpoint, let identity, let request, let body, let generation):
@@ -52,7 +52,7 @@ extension ExchangeDriving {
                 switch result {
                 case .success(let decision):
                     if let trace = self.trace, case .admit(.verified(let identity)) = decision {
-                        trace.verification = .verification(cache: "miss", provider: identity.providerName)
+                        trace.verified(cache: "miss", provider: identity.providerName)
                     }
                     self.performCoreAction(self.core.decided(decision, generation: generation, now: .now()))
                 case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))

@@ -12,7 +12,7 @@ extension StreamDriver: UpstreamLegDelegate {
         // The core's deadlines: the response head's (a retry's leg keeps the first one's), a stalled body's.
         let now = NIODeadline.now()
         core.upstreamLegStarted(now: now)
-        if let trace, let request { trace.upstreamStarted(at: now, attributes: services.tracer?.upstreamAttributes(request) ?? SpanAttributes()) }
+        if let request { trace?.upstreamStarted(at: now, request) }
         if case .ahead(let next) = core.upstreamWatch(now: now, legTakesMore: nil) { armWatchdog(at: next) }
         if let leg = connection.upstream.openIdle(on: transport.eventLoop) { return begin(leg, admission: admission) }
         connection.upstream.open(on: transport.eventLoop) { result in

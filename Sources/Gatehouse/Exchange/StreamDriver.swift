@@ -91,7 +91,8 @@ final class StreamDriver: ExchangeDriving {
     /// which read the clock (`core.lastProgress`).
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
-        let started = services.tracer?.begin(head, start: core.lastProgress, clientIP: connection.peer.ip, clientVersion: transport.clientVersion)
+        let started = services.tracer?.begin(head, start: core.lastProgress, clientIP: connection.peer.ip, clientVersion: transport.clientVersion,
+                                             on: transport.eventLoop)
         trace = started?.recorder
         perform(core.receivedHead(
             head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services,

@@ -90,9 +90,9 @@ final class CheckDriver: ExchangeDriving {
         let certificate = check.sourceCertificate.isEmpty
             ? nil : ForwardedClientCertificate.thumbprint(ofPEM: check.sourceCertificate.removingPercentEncoding ?? "")
         let now = NIODeadline.now()
-        let started = services.tracer?.begin(head, start: now, clientIP: check.sourceAddress, clientVersion: nil)
+        let started = services.tracer?.begin(head, start: now, clientIP: check.sourceAddress, clientVersion: nil, on: coreEventLoop)
         trace = started?.recorder
-        trace?.addAttribute("gatehouse.via", .string(core.via ?? "ext_authz"))
+        trace?.cameVia(core.via ?? "ext_authz")
         performCoreAction(core.receivedHead(
             head, clientIP: check.sourceAddress, certificateThumbprint: certificate, services: services, recent: tokenMemory?.recent,
             now: now, trace: started?.checkPropagation))

@@ -1,22 +1,36 @@
 /// Spans as OTLP's `ExportTraceServiceRequest` (opentelemetry-proto, `collector/trace/v1`), the body of an
 /// OTLP/HTTP export in its binary protobuf form (`application/x-protobuf`). A request's spans are encoded when it
-/// ends (`spans`), as the `ScopeSpans.spans` fields they will be; an export wraps a run of them (`request`).
+/// ends (`write`), as the `ScopeSpans.spans` fields they will be; an export wraps a run of them (`request`).
 enum OTLPTraceEncoding {
-    /// The spans as `ScopeSpans.spans` (field 2) fields, one after the other.
-    static func spans(_ spans: [TraceSpan]) -> [UInt8] {
-        var writer = ProtobufWriter(reservingCapacity: spans.count * 320)
-        for span in spans { writer.writeMessageField(2) { write(span, into: &$0) } }
-        return writer.bytes
+    /// `span` as a `ScopeSpans.spans` field (2), its `KeyValue` attributes written by `attributes`.
+    static func write(_ span: TraceSpan, into writer: inout SpanWriter, attributes: (inout SpanWriter) -> Void) {
+        writer.writeMessageField(2) { writer in
+            writer.writeWordsField(1, span.traceIDHigh, span.traceIDLow)
+            writer.writeWordsField(2, span.spanID)
+            if let state = span.traceState, !state.isEmpty { writer.writeStringField(3, state) }
+            if let parent = span.parentSpanID { writer.writeWordsField(4, parent) }
+            writer.writeStringField(5, span.name)
+            writer.writeVarintField(6, span.kind.rawValue)
+            writer.writeFixed64Field(7, span.startNanos)
+            writer.writeFixed64Field(8, max(span.endNanos, span.startNanos))
+            attributes(&writer)  // field 9
+            if let error = span.error {
+                writer.writeMessageField(15) { status in
+                    status.writeStringField(2, error)
+                    status.writeVarintField(3, 2)  // STATUS_CODE_ERROR
+                }
+            }
+        }
     }
 
     /// The `Resource` message's fields, encoded once per exporter.
     static func resource(_ attributes: [(String, TraceSpan.Value)]) -> [UInt8] {
-        var writer = ProtobufWriter(reservingCapacity: 256)
+        var writer = SpanWriter(capacity: 256)
         for (key, value) in attributes { keyValue(key, value, field: 1, into: &writer) }
         return writer.bytes
     }
 
-    /// An export of spans encoded by `spans(_:)`.
+    /// An export of spans encoded by `write`.
     static func request(encodedSpans: some Collection<UInt8>, resource: [UInt8], scope: String, version: String) -> [UInt8] {
         var writer = ProtobufWriter(reservingCapacity: encodedSpans.count + resource.count + 64)
         writer.writeMessageField(1) { resourceSpans in  // ResourceSpans
@@ -32,45 +46,44 @@ enum OTLPTraceEncoding {
         return writer.bytes
     }
 
-    private static func write(_ span: TraceSpan, into writer: inout ProtobufWriter) {
-        writer.writeWordsField(1, span.traceIDHigh, span.traceIDLow)
-        writer.writeWordsField(2, span.spanID)
-        if let state = span.traceState { writer.writeStringField(3, state) }
-        if let parent = span.parentSpanID { writer.writeWordsField(4, parent) }
-        writer.writeStringField(5, span.name)
-        writer.writeVarintField(6, span.kind.rawValue)
-        writer.writeFixed64Field(7, span.startNanos)
-        writer.writeFixed64Field(8, max(span.endNanos, span.startNanos))
-        writer.appendRaw(span.attributes.bytes)  // field 9, encoded as they were added
-        if let error = span.error {
-            writer.writeMessageField(15) { status in
-                status.writeStringField(2, error)
-                status.writeVarintField(3, 2)  // STATUS_CODE_ERROR
-            }
-        }
+    /// A span attribute (`Span.attributes`, field 9).
+    static func attribute(_ key: String, _ value: TraceSpan.Value, into writer: inout SpanWriter) {
+        keyValue(key, value, field: 9, into: &writer)
+    }
+
+    /// A string span attribute that is part of a string (of a header, of the request target).
+    static func attribute(_ key: String, _ value: Substring, into writer: inout SpanWriter) {
+        let count = value.utf8.count
+        writeKeyValueHead(key, anyValue: 1 + varintSize(UInt64(count)) + count, field: 9, into: &writer)
+        writer.writeStringField(1, value)
     }
 
     /// A `KeyValue` as field `field` of the message being written. Its lengths are known up front, so it is written
     /// straight through (no nested message to measure afterwards): one per attribute of every span.
-    static func keyValue(_ key: String, _ value: TraceSpan.Value, field: Int, into writer: inout ProtobufWriter) {
+    static func keyValue(_ key: String, _ value: TraceSpan.Value, field: Int, into writer: inout SpanWriter) {
+        switch value {
+        case .string(let text):
+            let count = text.utf8.count
+            writeKeyValueHead(key, anyValue: 1 + varintSize(UInt64(count)) + count, field: field, into: &writer)
+            writer.writeStringField(1, text)
+        case .bool(let flag):
+            writeKeyValueHead(key, anyValue: 2, field: field, into: &writer)
+            writer.writeVarintField(2, flag ? 1 : 0)
+        case .int(let number):
+            writeKeyValueHead(key, anyValue: 1 + varintSize(UInt64(bitPattern: number)), field: field, into: &writer)
+            writer.writeVarintField(3, UInt64(bitPattern: number))
+        }
+    }
+
+    /// A `KeyValue`'s key, length, its own key and the head of its `AnyValue` (`anyValue` bytes long, written next).
+    private static func writeKeyValueHead(_ key: String, anyValue: Int, field: Int, into writer: inout SpanWriter) {
         let keyCount = key.utf8.count
-        let anyValue: Int  // the AnyValue message's length
-        switch value {
-        case .string(let text): anyValue = 1 + varintSize(UInt64(text.utf8.count)) + text.utf8.count
-        case .bool: anyValue = 2
-        case .int(let number): anyValue = 1 + varintSize(UInt64(bitPattern: number))
-        }
         let pair = 1 + varintSize(UInt64(keyCount)) + keyCount + 1 + varintSize(UInt64(anyValue)) + anyValue
-        writer.writeVarint(UInt64(field) << 3 | 2)
+        writer.writeKey(field, wireType: 2)
         writer.writeVarint(UInt64(pair))
-        writer.writeStringField(1, key, always: true)
-        writer.writeVarint(2 << 3 | 2)
+        writer.writeStringField(1, key)
+        writer.writeKey(2, wireType: 2)
         writer.writeVarint(UInt64(anyValue))
-        switch value {
-        case .string(let text): writer.writeStringField(1, text, always: true)
-        case .bool(let flag): writer.writeVarintField(2, flag ? 1 : 0, always: true)
-        case .int(let number): writer.writeVarintField(3, UInt64(bitPattern: number), always: true)
-        }
     }
 
     private static func varintSize(_ value: UInt64) -> Int {

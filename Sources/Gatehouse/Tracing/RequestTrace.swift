@@ -1,135 +1,171 @@
-import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 
 /// The spans of one request (docs/reference.md §16): its server span, the span of its verification, of what the
-/// decision waited on (`TraceScope`), and of the upstream call. Times are taken on the monotonic clock and
-/// placed on the wall clock read once, at the request's start. Locked: a child span may end on another event loop
-/// (an HTTP client's). Made for sampled traces only (`TraceStart`); handed to the exporter when the server span ends.
+/// decision waited on (`TraceScope`), and of the upstream call. Made for sampled traces only (`TraceStart`).
+///
+/// Cheap by construction, as every sampled request pays for it: what a span says is kept as the request gave it, and
+/// the request's spans are encoded once, together, when the server span ends (`finish`), then handed to the
+/// exporter. Times are taken on the monotonic clock and placed on the wall clock read once, at the request's start.
+///
+/// Confined to the request's event loop, so it takes no lock: its door (`StreamDriver`, `CheckDriver`) is, and so
+/// are the upstream leg's callbacks. A wait's span may end on another event loop (an HTTP client's): it reads only
+/// the constants and goes to the exporter on its own (`child`).
 final class RequestTrace: @unchecked Sendable {
     let context: TraceContext
     let serverSpanID: UInt64
     /// The upstream call's span, chosen up front: its id is the parent in the `traceparent` the upstream gets.
     let upstreamSpanID: UInt64
-    private let ids: TraceIDs
-    private let exporter: SpanExporter
+    private let tracer: Tracer
     private let startWallNanos: UInt64
     private let start: NIODeadline
-    private let lock = NIOLock()
-    private var server: TraceSpan
-    private var children: [TraceSpan]
-    private var upstreamStart: NIODeadline?
-    private var upstreamAttributes = SpanAttributes(reservingCapacity: 0)
-    private var finished = false
-    private var verificationAttributes: SpanAttributes?
+    private let request: ServerSpanRequest
+    private let eventLoop: any EventLoop
 
-    init(context: TraceContext, serverSpanID: UInt64, upstreamSpanID: UInt64, ids: TraceIDs, exporter: SpanExporter, start: NIODeadline,
-         wallNanos: UInt64, name: String, attributes: SpanAttributes) {
+    // The request's event loop only.
+    private var finished = false
+    private var via: String?
+    private var routeAuth: String?
+    private var refusal: (reason: String, provider: String?)?
+    private var verification: (cache: String, provider: String)?
+    /// The verification span's times: from the request's head to its decision.
+    private var verified: (from: UInt64, to: UInt64)?
+    private var upstream: UpstreamCall?
+
+    /// The upstream call: the client span.
+    private struct UpstreamCall {
+        let start: NIODeadline
+        let method: String
+        let path: String
+        var end: (at: NIODeadline, status: Int?, error: String?)?
+    }
+
+    init(context: TraceContext, serverSpanID: UInt64, upstreamSpanID: UInt64, tracer: Tracer, request: ServerSpanRequest,
+         start: NIODeadline, wallNanos: UInt64, on eventLoop: any EventLoop) {
         self.context = context
-        self.ids = ids
-        self.exporter = exporter
-        self.start = start
-        startWallNanos = wallNanos
         self.serverSpanID = serverSpanID
         self.upstreamSpanID = upstreamSpanID
-        children = []
-        children.reserveCapacity(4)  // verification, a wait or two, the upstream call; then the server span
-        server = TraceSpan(
-            traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: serverSpanID, parentSpanID: context.parentSpanID,
-            name: name, kind: .server, startNanos: wallNanos, endNanos: wallNanos, attributes: attributes, error: nil,
-            traceState: context.traceState)
+        self.tracer = tracer
+        self.request = request
+        self.start = start
+        startWallNanos = wallNanos
+        self.eventLoop = eventLoop
     }
 
     private func wall(_ deadline: NIODeadline) -> UInt64 {
         startWallNanos &+ UInt64(max(0, (deadline - start).nanoseconds))
     }
 
-    func addAttribute(_ name: String, _ value: TraceSpan.Value) {
-        lock.withLock { server.attributes.add(name, value) }
+    private func span(_ spanID: UInt64, _ name: String, _ kind: TraceSpan.Kind, from: UInt64, to: UInt64, error: String? = nil) -> TraceSpan {
+        TraceSpan(traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: spanID, parentSpanID: serverSpanID, name: name,
+                  kind: kind, startNanos: from, endNanos: to, error: error)
     }
 
-    /// A finished child of the server span.
-    func child(_ name: String, kind: TraceSpan.Kind = .internal, from: NIODeadline, to: NIODeadline,
-               attributes: [(String, TraceSpan.Value)], error: String? = nil) {
-        child(name, kind: kind, from: from, to: to, attributes: SpanAttributes(attributes), error: error)
-    }
-
-    func child(_ name: String, kind: TraceSpan.Kind = .internal, from: NIODeadline, to: NIODeadline,
-               attributes: SpanAttributes, error: String? = nil) {
-        record(TraceSpan(
-            traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: ids.spanID(), parentSpanID: serverSpanID,
-            name: name, kind: kind, startNanos: wall(from), endNanos: wall(to), attributes: attributes, error: error, traceState: nil))
-    }
-
-    /// A finished child: kept for the server span's end, or exported alone if that has passed (a wait that outlived it).
-    private func record(_ span: TraceSpan) {
-        let late: Bool = lock.withLock {
-            if finished { return true }
-            children.append(span)
-            return false
+    /// A child of the server span for a wait of the decision (`TraceScope`), on whichever event loop it ended:
+    /// exported on its own, never held for the server span.
+    func child(_ name: String, kind: TraceSpan.Kind, from: NIODeadline, to: NIODeadline, attributes: [(String, TraceSpan.Value)],
+               error: String? = nil) {
+        var writer = SpanWriter(capacity: 256)
+        OTLPTraceEncoding.write(span(tracer.ids.spanID(), name, kind, from: wall(from), to: wall(to), error: error), into: &writer) { writer in
+            for (key, value) in attributes { OTLPTraceEncoding.attribute(key, value, into: &writer) }
         }
-        if late { exporter.enqueue(OTLPTraceEncoding.spans([span]), count: 1) }
+        writer.withBytes { tracer.exporter.enqueue($0, count: 1) }
+    }
+
+    /// The request came through ext_authz (`gatehouse.via`).
+    func cameVia(_ via: String) {
+        assert(eventLoop.inEventLoop)
+        self.via = via
+    }
+
+    /// How the token was verified (`connection`, `hit`, `miss`) and by which provider: the verification span's.
+    func verified(cache: String, provider: String) {
+        assert(eventLoop.inEventLoop)
+        verification = (cache, provider)
     }
 
     /// What the core recorded: the verification's span (from the request's head to its decision), a refusal's reason.
     func observe(_ records: ExchangeRecords, startedAt: NIODeadline?) {
-        var attributes = SpanAttributes()
-        if let rejection = records.rejection {
-            attributes.add("gatehouse.reason", .string(rejection.failure.reason.rawValue))
-            if let provider = rejection.failure.provider { attributes.add("gatehouse.provider", .string(provider)) }
-            lock.withLock { server.attributes.add(attributes) }
-        }
-        if let (routeAuth, _) = records.outcome { addAttribute("gatehouse.route.auth", .string(routeAuth)) }
+        assert(eventLoop.inEventLoop)
+        if let rejection = records.rejection { refusal = (rejection.failure.reason.rawValue, rejection.failure.provider) }
+        if let (auth, _) = records.outcome { routeAuth = auth }
         if let nanoseconds = records.authNanoseconds, let startedAt {
-            if let verification { attributes.add(verification) }
-            child("gatehouse.verify", from: startedAt, to: startedAt + .nanoseconds(nanoseconds), attributes: attributes,
-                  error: records.rejection.map { $0.failure.reason.rawValue })
+            verified = (wall(startedAt), wall(startedAt + .nanoseconds(nanoseconds)))
         }
-    }
-
-    /// How the token was verified (`gatehouse.verification.cache`, the provider), set by the gatekeeper's caller.
-    var verification: SpanAttributes? {
-        get { lock.withLock { verificationAttributes } }
-        set { lock.withLock { verificationAttributes = newValue } }
     }
 
     /// The upstream call began (a retry's leg keeps the first one's start).
-    func upstreamStarted(at now: NIODeadline, attributes: SpanAttributes) {
-        lock.withLock {
-            if upstreamStart == nil { upstreamStart = now }
-            upstreamAttributes = attributes
-        }
+    func upstreamStarted(at now: NIODeadline, _ request: UpstreamRequestHead.Request) {
+        assert(eventLoop.inEventLoop)
+        guard upstream == nil else { return }
+        upstream = UpstreamCall(start: now, method: request.head.method.rawValue, path: request.target.path)
     }
 
-    /// The upstream call ended: its response ended, or it failed (`error`).
+    /// The upstream call ended: its response ended, or it failed (`error`). The first end counts.
     func upstreamEnded(at now: NIODeadline, status: Int?, error: String?) {
-        let started: (NIODeadline, SpanAttributes)? = lock.withLock {
-            defer { upstreamStart = nil }
-            return upstreamStart.map { ($0, upstreamAttributes) }
-        }
-        guard let (from, attributes) = started else { return }
-        var all = attributes
-        if let status { all.add("http.response.status_code", .int(Int64(status))) }
-        record(TraceSpan(
-            traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: upstreamSpanID, parentSpanID: serverSpanID,
-            name: server.name, kind: .client, startNanos: wall(from), endNanos: wall(now), attributes: all,
-            error: error ?? status.flatMap { $0 >= 400 ? "HTTP \($0)" : nil }, traceState: nil))
+        assert(eventLoop.inEventLoop)
+        guard upstream?.end == nil else { return }
+        upstream?.end = (now, status, error)
     }
 
-    /// The server span ends: with the status the client got, or an error (the client went away). Exported once.
+    /// The server span ends: with the status the client got, or an error (the client went away). The request's
+    /// spans are encoded and exported, once.
     func finish(at now: NIODeadline, status: Int?, error: String? = nil) {
-        let spans: [TraceSpan]? = lock.withLock {
-            guard !finished else { return nil }
-            finished = true
-            server.endNanos = wall(now)
-            if let status {
-                server.attributes.add("http.response.status_code", .int(Int64(status)))
-                if status >= 500 { server.error = "HTTP \(status)" }
-            }
-            if let error { server.error = error }
-            children.append(server)
-            return children
+        assert(eventLoop.inEventLoop)
+        guard !finished else { return }
+        finished = true
+        var writer = SpanWriter(capacity: 1024)
+        var spans = 1
+        if let verified {
+            writeVerification(verified, into: &writer)
+            spans += 1
         }
-        if let spans { exporter.enqueue(OTLPTraceEncoding.spans(spans), count: spans.count) }
+        if let upstream, let end = upstream.end {
+            writeUpstreamCall(upstream, end: end, into: &writer)
+            spans += 1
+        }
+        var server = TraceSpan(
+            traceIDHigh: context.traceIDHigh, traceIDLow: context.traceIDLow, spanID: serverSpanID, parentSpanID: context.parentSpanID,
+            name: request.method, kind: .server, startNanos: startWallNanos, endNanos: wall(now), traceState: context.traceState)
+        if let status, status >= 500 { server.error = "HTTP \(status)" }
+        if let error { server.error = error }
+        OTLPTraceEncoding.write(server, into: &writer) { writer in
+            request.write(into: &writer)
+            if let via { OTLPTraceEncoding.attribute("gatehouse.via", .string(via), into: &writer) }
+            writeRefusal(into: &writer)
+            if let routeAuth { OTLPTraceEncoding.attribute("gatehouse.route.auth", .string(routeAuth), into: &writer) }
+            if let status { OTLPTraceEncoding.attribute("http.response.status_code", .int(Int64(status)), into: &writer) }
+        }
+        writer.withBytes { tracer.exporter.enqueue($0, count: spans) }
+    }
+
+    private func writeVerification(_ times: (from: UInt64, to: UInt64), into writer: inout SpanWriter) {
+        let verify = span(tracer.ids.spanID(), "gatehouse.verify", .internal, from: times.from, to: times.to, error: refusal?.reason)
+        OTLPTraceEncoding.write(verify, into: &writer) { writer in
+            writeRefusal(into: &writer)
+            if let (cache, provider) = verification {
+                OTLPTraceEncoding.attribute("gatehouse.verification.cache", .string(cache), into: &writer)
+                OTLPTraceEncoding.attribute("gatehouse.provider", .string(provider), into: &writer)
+            }
+        }
+    }
+
+    private func writeUpstreamCall(_ call: UpstreamCall, end: (at: NIODeadline, status: Int?, error: String?), into writer: inout SpanWriter) {
+        let client = span(upstreamSpanID, request.method, .client, from: wall(call.start), to: wall(end.at),
+                          error: end.error ?? end.status.flatMap { $0 >= 400 ? "HTTP \($0)" : nil })
+        OTLPTraceEncoding.write(client, into: &writer) { writer in
+            writer.writeRaw(tracer.upstreamAttributes.bytes)
+            OTLPTraceEncoding.attribute("http.request.method", .string(call.method), into: &writer)
+            OTLPTraceEncoding.attribute("url.path", .string(call.path), into: &writer)
+            if let status = end.status { OTLPTraceEncoding.attribute("http.response.status_code", .int(Int64(status)), into: &writer) }
+        }
+    }
+
+    /// A refusal's reason and provider (`gatehouse.reason`, `gatehouse.provider`).
+    private func writeRefusal(into writer: inout SpanWriter) {
+        guard let (reason, provider) = refusal else { return }
+        OTLPTraceEncoding.attribute("gatehouse.reason", .string(reason), into: &writer)
+        if let provider { OTLPTraceEncoding.attribute("gatehouse.provider", .string(provider), into: &writer) }
     }
 }
 

@@ -42,7 +42,7 @@ final class SpanExporter: Sendable {
     }
 
     /// Called on event loops: a lock and an append, or a drop when the queue is full. `encoded`: `count` spans.
-    func enqueue(_ encoded: [UInt8], count: Int) {
+    func enqueue(_ encoded: UnsafeBufferPointer<UInt8>, count: Int) {
         let fits: Bool = queue.withLockedValue { queue in
             guard queue.spans + count <= settings.maxQueueSize else { return false }
             queue.bytes.append(contentsOf: encoded)

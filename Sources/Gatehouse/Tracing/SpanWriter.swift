@@ -1,0 +1,128 @@
+/// Writes spans in the protobuf wire format into memory of its own, grown when a write needs more: the writer every
+/// sampled request's spans go through, so each byte costs a store, not an array append (an `Array`'s uniqueness
+/// check is a runtime call per byte). Noncopyable: it owns its memory, freed with it.
+struct SpanWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The bytes written so far, for as long as `body` runs.
+    func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        body(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    var bytes: [UInt8] { withBytes { Array($0) } }
+
+    /// Room for `more` bytes after what is written.
+    private mutating func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        let grown = max(capacity * 2, count + more)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        moved.initialize(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = grown
+    }
+
+    mutating func writeVarint(_ value: UInt64) {
+        reserve(10)
+        var value = value
+        while value >= 0x80 {
+            base[count] = UInt8(truncatingIfNeeded: value) | 0x80
+            count += 1
+            value >>= 7
+        }
+        base[count] = UInt8(value)
+        count += 1
+    }
+
+    /// A field's key: its number and wire type (0 varint, 1 fixed64, 2 length-delimited).
+    mutating func writeKey(_ field: Int, wireType: UInt64) {
+        writeVarint(UInt64(field) << 3 | wireType)
+    }
+
+    mutating func writeVarintField(_ field: Int, _ value: UInt64) {
+        writeKey(field, wireType: 0)
+        writeVarint(value)
+    }
+
+    mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
+        writeKey(field, wireType: 1)
+        reserve(8)
+        UnsafeMutableRawPointer(base + count).storeBytes(of: value.littleEndian, as: UInt64.self)
+        count += 8
+    }
+
+    /// A `bytes` field of big-endian 64-bit words (OTLP's trace and span ids).
+    mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
+        writeKey(field, wireType: 2)
+        writeVarint(second == nil ? 8 : 16)
+        reserve(16)
+        UnsafeMutableRawPointer(base + count).storeBytes(of: first.bigEndian, as: UInt64.self)
+        count += 8
+        if let second {
+            UnsafeMutableRawPointer(base + count).storeBytes(of: second.bigEndian, as: UInt64.self)
+            count += 8
+        }
+    }
+
+    /// A string or bytes field, written even when empty.
+    mutating func writeBytesField(_ field: Int, _ value: UnsafeBufferPointer<UInt8>) {
+        writeKey(field, wireType: 2)
+        writeVarint(UInt64(value.count))
+        writeRaw(value)
+    }
+
+    mutating func writeStringField(_ field: Int, _ value: String) {
+        var value = value
+        value.withUTF8 { writeBytesField(field, $0) }
+    }
+
+    mutating func writeStringField(_ field: Int, _ value: Substring) {
+        var value = value
+        value.withUTF8 { writeBytesField(field, $0) }
+    }
+
+    /// Bytes already encoded as fields of the message being written.
+    mutating func writeRaw(_ raw: UnsafeBufferPointer<UInt8>) {
+        guard let source = raw.baseAddress, !raw.isEmpty else { return }
+        reserve(raw.count)
+        (base + count).update(from: source, count: raw.count)
+        count += raw.count
+    }
+
+    mutating func writeRaw(_ raw: [UInt8]) {
+        raw.withUnsafeBufferPointer { writeRaw($0) }
+    }
+
+    /// A nested message written by `body`: a one-byte length is set aside, and the message moved along for a longer one.
+    mutating func writeMessageField(_ field: Int, _ body: (inout SpanWriter) -> Void) {
+        writeKey(field, wireType: 2)
+        reserve(1)
+        let lengthAt = count
+        count += 1
+        body(&self)
+        let length = count - lengthAt - 1
+        guard length >= 0x80 else {
+            base[lengthAt] = UInt8(length)
+            return
+        }
+        var size = 1
+        while UInt64(length) >> (7 * UInt64(size)) != 0 { size += 1 }
+        reserve(size - 1)
+        UnsafeMutableRawPointer(base + lengthAt + size).copyMemory(from: base + lengthAt + 1, byteCount: length)  // memmove: overlapping
+        var value = UInt64(length)
+        for index in 0..<size {
+            base[lengthAt + index] = UInt8(truncatingIfNeeded: value) & 0x7F | (index < size - 1 ? 0x80 : 0)
+            value >>= 7
+        }
+        count += size - 1
+    }
+}
