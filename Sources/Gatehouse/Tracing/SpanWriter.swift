@@ -21,8 +21,13 @@ struct SpanWriter: ~Copyable {
     var bytes: [UInt8] { withBytes { Array($0) } }
 
     /// Room for `more` bytes after what is written.
+    @inline(__always)
     private mutating func reserve(_ more: Int) {
-        guard count + more > capacity else { return }
+        if _slowPath(count + more > capacity) { grow(toFit: more) }
+    }
+
+    @inline(never)
+    private mutating func grow(toFit more: Int) {
         let grown = max(capacity * 2, count + more)
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
         moved.initialize(from: base, count: count)
@@ -31,8 +36,19 @@ struct SpanWriter: ~Copyable {
         capacity = grown
     }
 
+    /// Most varints a span holds (keys, lengths under 128) are one byte: that case is inlined.
+    @inline(__always)
     mutating func writeVarint(_ value: UInt64) {
         reserve(10)
+        if _fastPath(value < 0x80) {
+            base[count] = UInt8(truncatingIfNeeded: value)
+            count += 1
+        } else {
+            writeLongVarint(value)
+        }
+    }
+
+    private mutating func writeLongVarint(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
             base[count] = UInt8(truncatingIfNeeded: value) | 0x80
@@ -44,6 +60,7 @@ struct SpanWriter: ~Copyable {
     }
 
     /// A field's key: its number and wire type (0 varint, 1 fixed64, 2 length-delimited).
+    @inline(__always)
     mutating func writeKey(_ field: Int, wireType: UInt64) {
         writeVarint(UInt64(field) << 3 | wireType)
     }
