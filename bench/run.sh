@@ -612,7 +612,7 @@ wrk_args() {  # wrk_args SCENARIO: the request-shaping arguments (exports TOKENS
     c) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/bad-tokens ;;
     f) WRK_ARGS=(-s bench/dpop.lua); export PROOFS=$OUT/dpop-proofs DPOP_TOKEN=$OUT/dpop-token ;;
     g | h | h-saturating) WRK_ARGS=(-H "Authorization: Bearer opaque-bench-token-0123456789abcdefghijklmnopqrstuvwxyz") ;;
-    a-opaque | a-plain | a-assertion | a-trace0 | a-trace1) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
+    a-opaque | a-plain | a-assertion | a-traceoff | a-trace0 | a-trace1) WRK_ARGS=(-H "Authorization: Bearer $TOKEN") ;;
     b-plain | b-assertion) WRK_ARGS=(-s bench/pool.lua); export TOKENS=$OUT/tokens ;;
   esac
 }
@@ -801,21 +801,32 @@ run_assertion() {
 }
 
 # Scenarios a-trace0, a-trace1 (gatehouse): [tracing] on with a sampling ratio of 0, then 1 (every request's spans
-# exported to the upstream nginx), each in a fresh process right after a-plain. Records the spans exported and dropped.
+# exported to the upstream nginx), against a-traceoff (tracing off), each in a fresh process. A few percent is below
+# this VM's run-to-run noise (two runs of the same process differ by up to 10%), so the three alternate for
+# TRACE_ROUNDS rounds and each round's ratios are recorded (ratio_rN); the summary takes their medians.
 run_tracing() {
-  local name=$1 mode scenario exported dropped
-  for mode in trace0 trace1; do
-    scenario=a-$mode
-    start_contender "$name" "$mode"
-    warm_up "$name" "$scenario"
-    run_wrk "$name" "$scenario"
-    sleep 1.5   # the last batch's export
-    read -r exported dropped <<<"$(curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
-      awk '/^gatehouse_trace_spans_exported_total / { e = $2 } /^gatehouse_trace_spans_dropped_total / { d = $2 } END { printf "%d %d", e, d }')"
-    record "$name" "$scenario" spans_exported "$exported"
-    record "$name" "$scenario" spans_dropped "$dropped"
-    printf '  %-10s %s  %s spans exported, %s dropped\n' "$name" "$scenario" "$exported" "$dropped"
-    stop_contender
+  local name=$1 mode scenario exported dropped round off rps
+  for round in $(seq "${TRACE_ROUNDS:-3}"); do
+    for mode in main trace0 trace1; do
+      scenario=a-$mode
+      [[ $mode == main ]] && scenario=a-traceoff
+      start_contender "$name" "$mode"
+      warm_up "$name" "$scenario"
+      run_wrk "$name" "$scenario"
+      rps=$(awk -F'\t' -v c="$name" -v s="$scenario" '$1 == c && $2 == s && $3 == "rps" { v = $4 } END { print v }' "$RESULTS")
+      if [[ $mode == main ]]; then
+        off=$rps
+      else
+        record "$name" "$scenario" "ratio_r$round" "$(awk -v a="$rps" -v b="$off" 'BEGIN { printf "%.4f", a / b }')"
+        sleep 1.5   # the last batch's export
+        read -r exported dropped <<<"$(curl -s --max-time 5 "http://127.0.0.1:$ADMIN_PORT/metrics" |
+          awk '/^gatehouse_trace_spans_exported_total / { e = $2 } /^gatehouse_trace_spans_dropped_total / { d = $2 } END { printf "%d %d", e, d }')"
+        record "$name" "$scenario" spans_exported "$exported"
+        record "$name" "$scenario" spans_dropped "$dropped"
+        printf '  %-10s %s  round %s: %s spans exported, %s dropped\n' "$name" "$scenario" "$round" "$exported" "$dropped"
+      fi
+      stop_contender
+    done
   done
 }
 
