@@ -300,6 +300,36 @@ struct TracingTests {
 extension TracingTests {
     /// An opaque token's introspection call is a child span (a second request, answered from the cache, has none), and
     /// HTTP/2 streams are counted (`gatehouse_http2_streams_total`).
+    /// `gatehouse.verification.cache` says how the token was verified, also when the decision waited on something
+    /// else: a token from the cache whose userinfo call was in flight is a hit, the one that verified it a miss.
+    @Test func aCachedTokenWaitingOnAUserinfoCallInFlightIsACacheHit() async throws {
+        try await Self.run(withKeys: { configuration, jwks in
+            PresetTests.cognito(&configuration, jwks, tokenUse: .access)
+            configuration.providers[0].userinfo = true
+            configuration.providers[0].domain = jwks.baseURL
+            jwks.update { $0.userinfo = "{\"sub\":\"8f2e-1111\",\"email\":\"ada@example.com\"}" }
+        }) { (env: TestEnvironment, collector: Collector) async throws in
+            let token = PresetTests.cognitoAccessToken()
+            env.jwks.update { $0.delay = .milliseconds(500) }  // the keys are in; the userinfo answer waits
+            let second = String(Self.incomingTraceID.reversed())
+            func send(_ trace: String) async throws -> Int {
+                try await HTTP2Tests.curl(["-H", "traceparent: 00-\(trace)-\(Self.incomingParent)-01", "-H", "Authorization: Bearer \(token)",
+                                           env.baseURL + "/x"]).status
+            }
+            async let first = send(Self.incomingTraceID)
+            #expect(await Contract.eventually { env.jwks.userinfoCount == 1 }, "the first request's userinfo call is in flight")
+            #expect(try await send(second) == 200)
+            #expect(try await first == 200)
+            #expect(env.jwks.userinfoCount == 1, "the second request joined the call")
+            for (trace, cache, joined) in [(Self.incomingTraceID, "miss", false), (second, "hit", true)] {
+                let spans = try await collector.spans(of: trace, count: 4, env)
+                let userinfo = try #require(Self.span(spans, named: "gatehouse.userinfo"), "\(spans.map { $0["name"] })")
+                #expect((Self.attribute(userinfo, "gatehouse.joined") == .bool(true)) == joined)
+                #expect(Self.attribute(Self.span(spans, named: "gatehouse.verify"), "gatehouse.verification.cache") == .string(cache), "\(trace)")
+            }
+        }
+    }
+
     @Test func anIntrospectionCallIsAChildSpan() async throws {
         let idp = try await TestIntrospectionIdP { _ in .init(body: TestIntrospectionIdP.active()) }
         try await Self.run(withKeys: IntrospectionTests.opaqueProvider { $0.introspection.endpoint = idp.endpoint }) {
@@ -309,12 +339,17 @@ extension TracingTests {
             let server = try #require(spans.first { $0["kind"] == .number("2") })
             let call = try #require(Self.span(spans, named: "gatehouse.introspection"), "\(spans.map { $0["name"] })")
             #expect(call["parent_span_id"] == server["span_id"] && Self.attribute(call, "gatehouse.provider") == .string("opaque"))
+            // The decision waited on the call: its verification was done now.
+            let verified = try #require(Self.span(spans, named: "gatehouse.verify"))
+            #expect(Self.attribute(verified, "gatehouse.verification.cache") == .string("miss"))
             let again = "00-\(String(Self.incomingTraceID.reversed()))-\(Self.incomingParent)-01"
             var arguments = ["--http2-prior-knowledge", "-H", "traceparent: \(again)", "-H", "Authorization: Bearer opaque-r"]
             arguments.append(env.baseURL + "/read/y")
             #expect(try await HTTP2Tests.curl(arguments).status == 200)
             let cached = try await collector.spans(of: String(Self.incomingTraceID.reversed()), count: 3, env)
             #expect(Self.span(cached, named: "gatehouse.introspection") == nil, "answered from the cache: \(cached.map { $0["name"] })")
+            let fromCache = try #require(Self.span(cached, named: "gatehouse.verify"))
+            #expect(Self.attribute(fromCache, "gatehouse.verification.cache") == .string("hit"))
             let metrics = try await env.admin("/metrics").body
             #expect(metrics.contains("gatehouse_http2_streams_total 1"), "\(metrics.split(separator: "\n").filter { $0.contains("http2") })")
         }

@@ -52,7 +52,8 @@ extension ExchangeDriving {
                 switch result {
                 case .success(let decision):
                     if let trace = self.trace, case .admit(.verified(let identity)) = decision {
-                        trace.verified(cache: "miss", provider: identity.providerName)
+                        // The wait may have been for something else (userinfo, a TokenReview) with the token from a cache.
+                        trace.verified(cache: identity.verifiedNow ? "miss" : "hit", provider: identity.providerName)
                     }
                     self.performCoreAction(self.core.decided(decision, generation: generation, now: .now()))
                 case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))

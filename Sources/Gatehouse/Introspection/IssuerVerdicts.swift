@@ -107,7 +107,9 @@ final class IssuerVerdicts: Sendable {
         case .active(let identity, _):
             counters.active.increment()
             kept = answer
-            result = .success(identity)
+            var fresh = identity  // for the requests that waited on this call; the cache keeps it unmarked
+            fresh.verifiedNow = true
+            result = .success(fresh)
         case .inactive(var failure, let until):
             counters.inactive.increment()
             failure.provider = providerName

@@ -17,7 +17,8 @@ public struct VerifiedIdentity: Sendable {
     /// that set is still the provider's current one (a key replaced under the same `kid`, or removed,
     /// makes the token verify again).
     var keysFetchedAt: NIODeadline?
-    /// This request's check verified the signature (a cache miss); false for a copy taken from a cache. For its trace.
+    /// This request's check verified the signature, or introspected the token (a cache miss); false for a copy taken
+    /// from a cache. For its trace.
     var verifiedNow = false
     /// The identity assertion signed for this verification (`AssertionSigner`), kept as long as the identity is.
     var assertionSlot = AssertionSlot()
@@ -28,6 +29,6 @@ public struct VerifiedIdentity: Sendable {
     func with(claims: [String: JSONValue]) -> VerifiedIdentity {
         VerifiedIdentity(
             providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, assertionSlot: assertionSlot)
+            expiry: expiry, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, verifiedNow: verifiedNow, assertionSlot: assertionSlot)
     }
 }
