@@ -7,6 +7,7 @@
 #   DURATION=5s bench/run.sh              # shorter
 #   SKIP_BUILD=1 bench/run.sh             # use the existing .build-release/release/gatehouse
 #   CONTENDERS="nginx gatehouse" bench/run.sh   # a subset (targets that need a missing one: n/a)
+#   TRACE_ROUNDS=5 bench/run.sh           # rounds of tracing off / ratio 0 / every request sampled (default 3)
 #
 # CPU layout (2 cores): wrk, curl, the upstream nginx (and its TLS JWKS copy) and the upload sink on
 # CPU 0; the contender alone on CPU 1, one contender at a time. Every contender gets the same token
