@@ -29,7 +29,7 @@ final class RequestTrace: @unchecked Sendable {
     private var refusal: (reason: String, provider: String?)?
     private var verification: (cache: String, provider: String)?
     /// The verification span's times: from the request's head to its decision.
-    private var verified: (from: UInt64, to: UInt64)?
+    private var verifyTimes: (from: UInt64, to: UInt64)?
     private var upstream: UpstreamCall?
 
     /// The upstream call: the client span.
@@ -90,7 +90,7 @@ final class RequestTrace: @unchecked Sendable {
         if let rejection = records.rejection { refusal = (rejection.failure.reason.rawValue, rejection.failure.provider) }
         if let (auth, _) = records.outcome { routeAuth = auth }
         if let nanoseconds = records.authNanoseconds, let startedAt {
-            verified = (wall(startedAt), wall(startedAt + .nanoseconds(nanoseconds)))
+            verifyTimes = (wall(startedAt), wall(startedAt + .nanoseconds(nanoseconds)))
         }
     }
 
@@ -116,8 +116,8 @@ final class RequestTrace: @unchecked Sendable {
         finished = true
         var writer = SpanWriter(capacity: 1024)
         var spans = 1
-        if let verified {
-            writeVerification(verified, into: &writer)
+        if let verifyTimes {
+            writeVerification(verifyTimes, into: &writer)
             spans += 1
         }
         if let upstream, let end = upstream.end {
