@@ -125,7 +125,7 @@ struct UpstreamRequestHead {
             switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
             case .hopByHop:
                 if Self.isNamed(name, "transfer-encoding") { hadChunkedBody = true }
-                if Self.isNamed(name, "te"), value.lowercased().contains("trailers") { acceptsTrailers = true }
+                if Self.isNamed(name, "te"), HeaderHygiene.listsTrailers(value) { acceptsTrailers = true }
             case .identity, .token, .untrustedCertificate, .proof, .requestID:
                 break
             case .bearerForm(let bearer):

@@ -103,3 +103,16 @@ struct HeaderHygieneTests {
         #expect(headers == original)
     }
 }
+
+/// `TE: trailers` (what a gRPC call sends, forwarded to an HTTP/2 upstream): the token, in any case, among others.
+struct TrailersAcceptanceTests {
+    @Test(arguments: ["trailers", "Trailers", " TRAILERS\t", "gzip, trailers", "trailers,deflate", ",, trailers ,"])
+    func aListNamingTrailersAcceptsThem(_ value: String) {
+        #expect(HeaderHygiene.listsTrailers(value))
+    }
+
+    @Test(arguments: ["", "gzip", "trailer", "trailerss", "notrailers", "trailers-x", "tra iler s", "trailers;q=1x"])
+    func aListWithoutTheTokenDoesNot(_ value: String) {
+        #expect(!HeaderHygiene.listsTrailers(value))
+    }
+}
