@@ -128,21 +128,21 @@ final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // As on the client port: NIO's stream events end here, the most frequent first.
-        switch event {
-        case let window as NIOHTTP2WindowUpdatedEvent:
+        // As on the client port: NIO's stream events end here.
+        switch HTTP2StreamEvent(event) {
+        case .windowUpdated(let window):
             // The connection's window is topped up by the output; a stream still sending its request gets its own, until
             // the request is over the bound (then it may send no more than its window: the bytes are dropped anyway).
             if let (stream, size) = output.windowUpdated(window), gathering[stream]?.body.isTooLarge == false,
                let increment = gathering[stream]?.window.windowChanged(to: size) {
                 output.sendWindowUpdate(stream, increment)
             }
-        case let created as NIOHTTP2StreamCreatedEvent:
+        case .created(let created):
             openStreams.opened(created.streamID, channel: context.channel)
-        case let closed as StreamClosedEvent:
+        case .closed(let closed):
             gathering[closed.streamID] = nil
             openStreams.closed(closed.streamID, channel: context.channel)
-        default:
+        case .other:
             context.fireUserInboundEventTriggered(event)
         }
     }

@@ -113,16 +113,16 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // NIO's stream events end here (the manager hears of opens and closes from `openStreams`, and has no use
-        // for windows); the most frequent first, each cast costs.
-        switch event {
-        case let window as NIOHTTP2WindowUpdatedEvent:
+        // for windows).
+        switch HTTP2StreamEvent(event) {
+        case .windowUpdated(let window):
             if let (stream, size) = output.windowUpdated(window) { streams[stream]?.windowChanged(to: size) }
-        case let created as NIOHTTP2StreamCreatedEvent:
+        case .created(let created):
             openStreams.opened(created.streamID, channel: context.channel)
-        case let closed as StreamClosedEvent:
+        case .closed(let closed):
             if let stream = streams.removeValue(forKey: closed.streamID) { stream.closed() }
             openStreams.closed(closed.streamID, channel: context.channel)
-        default:
+        case .other:
             context.fireUserInboundEventTriggered(event)
         }
     }

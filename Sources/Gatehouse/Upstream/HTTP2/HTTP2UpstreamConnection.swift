@@ -113,13 +113,13 @@ final class HTTP2UpstreamConnection: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch event {
-        case let closed as StreamClosedEvent:
+        switch HTTP2StreamEvent(event) {
+        case .closed(let closed):
             if let leg = legs.removeValue(forKey: closed.streamID) { leg.closed(refused: closed.reason == .refusedStream) }
             if isGoingAway && legs.isEmpty { context.close(promise: nil) }
-        case let window as NIOHTTP2WindowUpdatedEvent:
+        case .windowUpdated(let window):
             if let (stream, size) = output.windowUpdated(window) { legs[stream]?.windowChanged(to: size) }
-        default:
+        case .created, .other:
             break
         }
         context.fireUserInboundEventTriggered(event)
