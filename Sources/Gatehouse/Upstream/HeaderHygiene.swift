@@ -93,15 +93,14 @@ public enum HeaderHygiene {
     static func listsTrailers(_ value: String) -> Bool {
         var value = value
         return value.withUTF8 { bytes in
-            let isWhitespace = { (byte: UInt8) in byte == ASCIIByte.space || byte == UInt8(ascii: "\t") }
             var start = 0
             while start <= bytes.count {
                 var end = start
                 while end < bytes.count, bytes[end] != ASCIIByte.comma { end += 1 }
                 var first = start
                 var last = end
-                while first < last, isWhitespace(bytes[first]) { first += 1 }
-                while last > first, isWhitespace(bytes[last - 1]) { last -= 1 }
+                while first < last, isOptionalWhitespace(bytes[first]) { first += 1 }
+                while last > first, isOptionalWhitespace(bytes[last - 1]) { last -= 1 }
                 if last - first == trailers.count,
                    zip(bytes[first..<last], trailers).allSatisfy({ ASCIIByte.lowercased($0) == $1 }) {
                     return true
@@ -112,11 +111,15 @@ public enum HeaderHygiene {
         }
     }
 
+    /// OWS (RFC 9110 §5.6.3): a space or a tab.
+    private static func isOptionalWhitespace(_ byte: UInt8) -> Bool {
+        byte == ASCIIByte.space || byte == UInt8(ascii: "\t")
+    }
+
     /// The token without the optional whitespace (spaces, tabs) around it.
     private static func trimmed(_ token: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
-        let isWhitespace = { (byte: UInt8) in byte == ASCIIByte.space || byte == UInt8(ascii: "\t") }
-        guard let first = token.firstIndex(where: { !isWhitespace($0) }),
-            let last = token.lastIndex(where: { !isWhitespace($0) })
+        guard let first = token.firstIndex(where: { !isOptionalWhitespace($0) }),
+            let last = token.lastIndex(where: { !isOptionalWhitespace($0) })
         else { return token[token.endIndex...] }
         return token[first...last]
     }
