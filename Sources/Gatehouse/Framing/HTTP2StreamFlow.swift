@@ -12,7 +12,9 @@ struct HTTP2StreamFlow {
     static let lowWatermark = 32 * 1024
 
     private var window: InboundFlowWindow
-    private var held = CircularBuffer<HTTP2Frame.FramePayload>()
+    /// Frames held while the reader does not read: made for the first one, as most streams never hold one (an empty
+    /// `CircularBuffer` allocates its storage, and so does emptying one).
+    private var held: CircularBuffer<HTTP2Frame.FramePayload>?
     /// The reader asked for more: frames are handed on as they arrive, until the read ends.
     private(set) var readRequested = true
     private(set) var pendingBytes = 0
@@ -24,22 +26,23 @@ struct HTTP2StreamFlow {
         window = InboundFlowWindow(target: targetWindow)
     }
 
-    var hasHeldFrames: Bool { !held.isEmpty }
+    var hasHeldFrames: Bool { !(held?.isEmpty ?? true) }
     var isUnderHighWatermark: Bool { pendingBytes < Self.highWatermark }
 
     // MARK: Inbound
 
     /// A frame arrived: handed back to be delivered now, or held (nil).
     mutating func arrived(_ payload: HTTP2Frame.FramePayload) -> HTTP2Frame.FramePayload? {
-        if readRequested && held.isEmpty { return payload }
+        if readRequested && !hasHeldFrames { return payload }
         if case .data(let data) = payload { window.held(data.data.readableBytes) }
-        held.append(payload)
+        if held == nil { held = CircularBuffer(initialCapacity: 4) }
+        held?.append(payload)
         return nil
     }
 
     /// The next held frame to deliver, while the reader reads.
     mutating func nextHeld() -> HTTP2Frame.FramePayload? {
-        guard readRequested, let payload = held.popFirst() else { return nil }
+        guard readRequested, let payload = held?.popFirst() else { return nil }
         if case .data(let data) = payload { releasedBytes += data.data.readableBytes }
         return payload
     }
@@ -59,7 +62,7 @@ struct HTTP2StreamFlow {
     mutating func requestRead() { readRequested = true }
     /// The read ended: frames are held until the reader asks again.
     mutating func readEnded() { readRequested = false }
-    mutating func dropHeld() { held.removeAll() }
+    mutating func dropHeld() { held = nil }
 
     // MARK: Outbound
 
