@@ -13,10 +13,19 @@ enum GRPCRefusal {
     }
 
     /// Whether the request is a gRPC call: `application/grpc`, `application/grpc+proto`, `+json`, ….
+    /// Read in place, in any case: lower-casing the value first made a string of it on every gRPC call.
     static func isGRPC(_ headers: HTTPHeaders) -> Bool {
-        guard let type = headers.first(name: "content-type")?.lowercased() else { return false }
-        return type == "application/grpc" || type.hasPrefix("application/grpc+") || type.hasPrefix("application/grpc;")
+        guard let type = headers.first(name: "content-type") else { return false }
+        let utf8 = type.utf8
+        guard utf8.count >= grpcType.count,
+              zip(utf8, grpcType).allSatisfy({ ASCIIByte.lowercased($0) == $1 })
+        else { return false }
+        guard utf8.count > grpcType.count else { return true }
+        let next = utf8[utf8.index(utf8.startIndex, offsetBy: grpcType.count)]
+        return next == UInt8(ascii: "+") || next == ASCIIByte.semicolon
     }
+
+    private static let grpcType: [UInt8] = Array("application/grpc".utf8)
 
     /// The gRPC form of a local answer: its status mapped to a gRPC code, its message in
     /// `grpc-message`, its `WWW-Authenticate` / `Retry-After` kept as headers.
