@@ -69,8 +69,9 @@ enum HTTP2RequestHeadReader {
         var regularFieldSeen = false
         var sectionBytes = 0
         // One list, built once: the host's slot first (filled below), then the regular fields as they come.
-        var headers: [(String, String)] = [("host", "")]
-        headers.reserveCapacity(count + 2)
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(count + 2)  // one allocation: an array literal first would make two
+        headers.append(("host", ""))
         for (name, value) in block {
             sectionBytes += name.utf8.count + value.utf8.count + 4
             if sectionBytes > maxHeaderBytes { return .failure(.tooLarge) }
