@@ -315,12 +315,21 @@ private struct HPACKSink: UpstreamFieldSink {
     var headers = HPACKHeaders()
 
     mutating func add(_ name: String, _ value: String) {
-        let lowered = HTTP2FieldName.lowercased(name)
+        let lowered = Self.lowercased(name)
         if lowered == "host" || lowered == "transfer-encoding" { return }
         // A request id (and a traceparent) is new on every request: kept out of the HPACK table, so that it does not
         // push out the entries that repeat (the token above all, then sent as an index instead of encoded again).
         let unique = lowered == "x-request-id" || lowered == "traceparent"
         headers.add(name: lowered, value: value, indexing: unique ? .nonIndexable : .indexable)
+    }
+
+    /// The names Gatehouse adds on every request, lower-cased once: lower-casing a name over 15 bytes makes a string.
+    private static func lowercased(_ name: String) -> String {
+        switch name {
+        case "X-Forwarded-Proto": "x-forwarded-proto"
+        case "X-Forwarded-Host": "x-forwarded-host"
+        default: HTTP2FieldName.lowercased(name)
+        }
     }
 
     /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
