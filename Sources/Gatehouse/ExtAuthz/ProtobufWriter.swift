@@ -1,5 +1,5 @@
-/// Writes the protobuf wire format for the messages Gatehouse sends (`CheckResponse`, the health check's answer,
-/// OTLP's `ExportTraceServiceRequest`): fields in number order, nested messages length-prefixed.
+/// Writes the protobuf wire format for the messages Gatehouse answers with (`CheckResponse`, the health
+/// check's answer): fields in number order, nested messages length-prefixed.
 struct ProtobufWriter {
     private(set) var bytes: [UInt8] = []
 
@@ -20,22 +20,15 @@ struct ProtobufWriter {
         writeVarint(UInt64(field) << 3 | UInt64(type.rawValue))
     }
 
-    /// A varint field (an enum, an int32 code); proto3 leaves zero out unless `always` (a `oneof` member).
-    mutating func writeVarintField(_ field: Int, _ value: UInt64, always: Bool = false) {
-        guard always || value != 0 else { return }
+    /// A varint field (an enum, an int32 code); proto3 leaves zero out.
+    mutating func writeVarintField(_ field: Int, _ value: UInt64) {
+        guard value != 0 else { return }
         writeKey(field, .varint)
         writeVarint(value)
     }
 
     mutating func writeBoolField(_ field: Int, _ value: Bool) {
         writeVarintField(field, value ? 1 : 0)
-    }
-
-    /// A `fixed64` field (OTLP's Unix-nanosecond times); proto3 leaves zero out.
-    mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
-        guard value != 0 else { return }
-        writeKey(field, .fixed64)
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     mutating func writeDoubleField(_ field: Int, _ value: Double) {
@@ -65,29 +58,10 @@ struct ProtobufWriter {
         let length = bytes.count - lengthAt - 1
         if length < 0x80 {
             bytes[lengthAt] = UInt8(length)
-            return
+        } else {
+            var varint = ProtobufWriter(reservingCapacity: 5)
+            varint.writeVarint(UInt64(length))
+            bytes.replaceSubrange(lengthAt...lengthAt, with: varint.bytes)
         }
-        // Widened in place: room for the longer varint, then its bytes (no array of its own).
-        var size = 1
-        while UInt64(length) >> (7 * size) != 0 { size += 1 }
-        bytes.insert(contentsOf: repeatElement(0, count: size - 1), at: lengthAt + 1)
-        var value = UInt64(length)
-        for index in 0..<size {
-            bytes[lengthAt + index] = UInt8(truncatingIfNeeded: value) & 0x7F | (index < size - 1 ? 0x80 : 0)
-            value >>= 7
-        }
-    }
-
-    /// Bytes already encoded as fields of the message being written.
-    mutating func appendRaw(_ raw: some Collection<UInt8>) {
-        bytes.append(contentsOf: raw)
-    }
-
-    /// A `bytes` field holding big-endian 64-bit words (OTLP's trace and span ids), written without an array of its own.
-    mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
-        writeKey(field, .lengthDelimited)
-        writeVarint(second == nil ? 8 : 16)
-        withUnsafeBytes(of: first.bigEndian) { bytes.append(contentsOf: $0) }
-        if let second { withUnsafeBytes(of: second.bigEndian) { bytes.append(contentsOf: $0) } }
     }
 }

@@ -30,17 +30,17 @@ enum OTLPTraceEncoding {
         return writer.bytes
     }
 
-    /// An export of spans encoded by `write`.
-    static func request(encodedSpans: some Collection<UInt8>, resource: [UInt8], scope: String, version: String) -> [UInt8] {
-        var writer = ProtobufWriter(reservingCapacity: encodedSpans.count + resource.count + 64)
+    /// An export of spans encoded by `write`: the body of one POST.
+    static func request(encodedSpans: ArraySlice<UInt8>, resource: [UInt8], scope: String, version: String) -> [UInt8] {
+        var writer = SpanWriter(capacity: encodedSpans.count + resource.count + 64)
         writer.writeMessageField(1) { resourceSpans in  // ResourceSpans
-            resourceSpans.writeMessageField(1) { $0.appendRaw(resource) }  // Resource
+            resourceSpans.writeMessageField(1) { $0.writeRaw(resource) }  // Resource
             resourceSpans.writeMessageField(2) { scopeSpans in  // ScopeSpans
                 scopeSpans.writeMessageField(1) { instrumentation in
                     instrumentation.writeStringField(1, scope)
                     instrumentation.writeStringField(2, version)
                 }
-                scopeSpans.appendRaw(encodedSpans)
+                encodedSpans.withUnsafeBufferPointer { scopeSpans.writeRaw($0) }
             }
         }
         return writer.bytes

@@ -1,6 +1,7 @@
-/// Writes spans in the protobuf wire format into memory of its own, grown when a write needs more: the writer every
-/// sampled request's spans go through, so each byte costs a store, not an array append (an `Array`'s uniqueness
-/// check is a runtime call per byte). Noncopyable: it owns its memory, freed with it.
+/// Writes spans, and the OTLP export that carries them, in the protobuf wire format into memory of its own, grown when
+/// a write needs more: the writer every sampled request's spans go through, so each byte costs a store, not an array
+/// append (an `Array`'s uniqueness check is a runtime call per byte; `ProtobufWriter`, ext_authz's, appends). Noncopyable:
+/// it owns its memory, freed with it.
 struct SpanWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int

@@ -17,6 +17,8 @@ import NIOCore
 enum TraceScope {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
+        // safe: made once per process at the first traced decision, from nothing a client sends; only a process out
+        // of thread-specific keys (PTHREAD_KEYS_MAX) fails here.
         precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left for TraceScope")
         return key
     }()
