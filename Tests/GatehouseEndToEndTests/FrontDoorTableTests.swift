@@ -36,6 +36,8 @@ struct FrontDoorTableTests {
         var token: String?
         var headers: [(String, String)] = []
         var expected: Expected
+        /// A 503's `Retry-After` is at least this (every 503 has one of at least a second).
+        var retryAfterAtLeast = 1
     }
 
     /// What one door made of one request.
@@ -47,10 +49,12 @@ struct FrontDoorTableTests {
         var bodyBytes: Int
         /// The answer ended cleanly (an HTTP/2 stream ended, not reset).
         var complete = true
+        /// The answer's `Retry-After`.
+        var retryAfter: String?
 
         var description: String {
             "\(forwarded ? "forwarded" : "local") \(status.map(String.init) ?? "-") reason \(reason ?? "-") logged \(loggedReasons) "
-                + "body \(bodyBytes)B\(complete ? "" : ", cut short")"
+                + "body \(bodyBytes)B\(complete ? "" : ", cut short")\(retryAfter.map { ", Retry-After \($0)" } ?? "")"
         }
     }
 
@@ -58,6 +62,7 @@ struct FrontDoorTableTests {
 
     static func configure(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
         configuration.extAuthz = ExtAuthzSettings(address: SocketAddressSetting(host: "127.0.0.1", port: 0))
+        configuration.jwks.unknownKidCooldown = .seconds(600)  // outlasts the table: see unknownKidCoolingDown
         var down = ProviderSettings(name: "down", type: .jwks)
         down.issuer = downIssuer
         down.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // discard port: nothing listens, every fetch fails
@@ -93,7 +98,10 @@ struct FrontDoorTableTests {
             Case(name: "unsupportedAlgorithm", path: "/v1/orders", token: unsigned, expected: .local(status: 401, reason: "unsupported_algorithm")),
             Case(name: "unknownIssuer", path: "/v1/orders", token: claims(["iss": .string("https://evil.test")]),
                  expected: .local(status: 401, reason: "unknown_issuer")),
-            Case(name: "unknownKey", path: "/v1/orders", token: TestSigner.ec.with(keyID: "ec-unknown").token(claims: Claims.valid()),
+            // Issued an hour before the keys were listed, without its kid: evidence the kid is not the provider's, so
+            // 401 on every way in, with no refetch and no cooldown in play (a fresh token would get 503 on the second way).
+            Case(name: "unknownKey", path: "/v1/orders",
+                 token: TestSigner.ec.with(keyID: "ec-unknown").token(claims: Claims.valid(extra: ["iat": .number(String(now - 3600))])),
                  expected: .local(status: 401, reason: "unknown_key")),
             Case(name: "badSignature", path: "/v1/orders", token: TestSigner.otherRSA.with(keyID: "rsa-1").token(claims: Claims.valid()),
                  expected: .local(status: 401, reason: "bad_signature")),
@@ -110,6 +118,10 @@ struct FrontDoorTableTests {
             Case(name: "forbidden", path: "/team/x", token: valid, expected: .local(status: 403, reason: "forbidden")),
             Case(name: "keysUnavailable", path: "/down/x", token: claims(["iss": .string(downIssuer)]),
                  expected: .local(status: 503, reason: "keys_unavailable")),
+            // A fresh token naming a kid the set lacks, while the refetch cooldown (spent before the table ran) forbids a
+            // fetch: nothing says the kid is not the provider's, so retry (503) when a fetch may start, never 401.
+            Case(name: "unknownKidCoolingDown", path: "/v1/orders", token: TestSigner.ec.with(keyID: "ec-just-published").token(claims: Claims.valid()),
+                 expected: .local(status: 503, reason: "keys_unavailable"), retryAfterAtLeast: 60),
             Case(name: "badTarget", path: "/public/..;/admin", token: valid, expected: .local(status: 400, reason: nil)),
             Case(name: "userinfo", path: "/.gatehouse/userinfo", token: valid, expected: .local(status: 200, reason: nil)),
             Case(name: "userinfoHEAD", method: "HEAD", path: "/.gatehouse/userinfo", token: valid, expected: .local(status: 200, reason: nil)),
@@ -147,6 +159,9 @@ struct FrontDoorTableTests {
     func everyCaseGetsTheSameAnswerThroughTheCoreAndBothDoors(_ upstream: UpstreamProtocol) async throws {
         try await TestEnvironment.run(waitForKeys: false, upstreamHTTP2: upstream == .http2, configure: Self.configure) { env in
             try await Self.waitForTheTestProvider(env)
+            // Spends the refetch cooldown (10 minutes here): a fresh unknown kid is refetched once, and refused with that evidence.
+            let noise = try await env.request("/v1/orders", token: TestSigner.ec.with(keyID: "noise").token(claims: Claims.valid()))
+            #expect(noise.status == 401 && noise.json?["reason"] == .string("unknown_key"))
             let revoked = TestSigner.ec.token(claims: Claims.valid(extra: ["jti": .string("table-revoked")]))
             #expect(try await env.request("/.gatehouse/signout", method: .POST, token: revoked).status == 200)
             for door in Door.allCases {
@@ -186,6 +201,10 @@ struct FrontDoorTableTests {
             #expect(outcome.reason == reason, "\(what): reason", sourceLocation: sourceLocation)
             #expect(outcome.loggedReasons == (reason.map { [$0] } ?? []), "\(what): failure log", sourceLocation: sourceLocation)
             #expect(!reachedUpstream, "\(what): reached the upstream", sourceLocation: sourceLocation)
+            if status == 503 {
+                let seconds = outcome.retryAfter.flatMap { Int($0) }
+                #expect(seconds.map { $0 >= testCase.retryAfterAtLeast } == true, "\(what): Retry-After", sourceLocation: sourceLocation)
+            }
             if testCase.method == "HEAD" && door != .check {
                 #expect(outcome.bodyBytes == 0, "\(what): a HEAD answer with a body", sourceLocation: sourceLocation)
             } else if status == 200 {
@@ -204,7 +223,7 @@ struct FrontDoorTableTests {
                 let response = try await env.request(
                     target(door, testCase), method: HTTPMethod(rawValue: testCase.method), headers: headers(door, testCase))
                 outcomes[testCase.name] = outcome(
-                    door, testCase, env, status: response.status, body: response.body)
+                    door, testCase, env, status: response.status, body: response.body, retryAfter: response.headers.first(name: "retry-after"))
             }
         case .check:
             let port = try #require(env.gatehouse.extAuthzAddress?.port)
@@ -219,7 +238,8 @@ struct FrontDoorTableTests {
                 let json = try? StrictJSON.parse(Array(answer.body.utf8)).objectValue
                 outcomes[testCase.name] = Outcome(
                     forwarded: answer.allowed == true, status: answer.deniedStatus, reason: json?["reason"]?.stringValue,
-                    loggedReasons: loggedReasons(env, requestID(door, testCase)), bodyBytes: answer.body.utf8.count)
+                    loggedReasons: loggedReasons(env, requestID(door, testCase)), bodyBytes: answer.body.utf8.count,
+                    retryAfter: answer.values("retry-after").first)
             }
         case .http2:
             let answers = try await HTTP2IntakeTests.send(cases.map { testCase in
@@ -229,19 +249,19 @@ struct FrontDoorTableTests {
             }, to: env)
             for testCase in cases {
                 let answer = try #require(answers[testCase.name], "no HTTP/2 answer for \(testCase.name)")
-                outcomes[testCase.name] = outcome(door, testCase, env, status: answer.status, body: answer.body)
+                outcomes[testCase.name] = outcome(door, testCase, env, status: answer.status, body: answer.body, retryAfter: answer.value("retry-after"))
                 outcomes[testCase.name]?.complete = answer.ended && answer.resetCode == nil
             }
         }
         return outcomes
     }
 
-    static func outcome(_ door: Door, _ testCase: Case, _ env: TestEnvironment, status: Int?, body: String) -> Outcome {
+    static func outcome(_ door: Door, _ testCase: Case, _ env: TestEnvironment, status: Int?, body: String, retryAfter: String?) -> Outcome {
         let json = try? StrictJSON.parse(Array(body.utf8)).objectValue
         let forwarded = env.upstream.requests.contains { $0.uri.hasSuffix("door=\(door.rawValue)&case=\(testCase.name)") }
         return Outcome(
             forwarded: forwarded, status: status, reason: forwarded ? nil : json?["reason"]?.stringValue,
-            loggedReasons: loggedReasons(env, requestID(door, testCase)), bodyBytes: body.utf8.count)
+            loggedReasons: loggedReasons(env, requestID(door, testCase)), bodyBytes: body.utf8.count, retryAfter: retryAfter)
     }
 
     static func loggedReasons(_ env: TestEnvironment, _ requestID: String) -> [String] {
@@ -290,7 +310,8 @@ struct FrontDoorTableTests {
                 let json = try? StrictJSON.parse(Array(response.body.utf8)).objectValue
                 let body = core.exchange?.isHEAD == true ? 0 : response.body.utf8.count
                 return Outcome(forwarded: false, status: Int(response.status.code), reason: json?["reason"]?.stringValue,
-                               loggedReasons: loggedReasons(env, requestID(.core, testCase)), bodyBytes: body)
+                               loggedReasons: loggedReasons(env, requestID(.core, testCase)), bodyBytes: body,
+                               retryAfter: response.headers.first(name: "retry-after"))
             case .forward:
                 return Outcome(forwarded: true, status: nil, reason: nil, loggedReasons: loggedReasons(env, requestID(.core, testCase)), bodyBytes: 0)
             }

@@ -322,8 +322,12 @@ struct TokenAttackTests {
                 "../../etc/passwd", "../../../../../../dev/null", "' OR 1=1--", "\" OR \"\"=\"", "$(reboot)", "`reboot`", "rsa-1; reboot",
                 "rsa-1/../rsa-1", "RSA-1", "rsa-1 ", " rsa-1", "%72sa-1", "rsa-1\u{0}", "*", ".*", "{\"$ne\":null}",
             ]
-            for kid in kids {
-                try await env.expectAttackRejected(token: TestSigner.rsa.with(keyID: kid).token(claims: Claims.valid()), reasons: [.unknownKey])
+            // The first one is fresh and causes the refetch, whose evidence refuses it; the others were issued an hour before
+            // the keys were listed, so they are refused on the set's own evidence (a fresh one within the cooldown gets 503).
+            let hourAgo = Int64(Date().timeIntervalSince1970) - 3600
+            for (index, kid) in kids.enumerated() {
+                let claims = index == 0 ? Claims.valid() : Claims.valid(extra: ["iat": .number(String(hourAgo))])
+                try await env.expectAttackRejected(token: TestSigner.rsa.with(keyID: kid).token(claims: claims), reasons: [.unknownKey])
             }
             let numericKid = Forge.signed(header: "{\"alg\":\"RS256\",\"kid\":1}")
             try await env.expectAttackRejected(token: numericKid, reasons: [.malformedToken])
@@ -367,9 +371,13 @@ struct TokenAttackTests {
                 TestSigner.ec.with(keyID: "off-curve").token(claims: Claims.valid()),
                 TestSigner.ec.with(keyID: "xyz").token(claims: Claims.valid()),
             ]
+            // The set lists these kids with keys that were skipped: refused at once (no fetch makes them usable), with why.
+            let fetches = env.jwks.fetchCount
             for token in rejected {
                 try await env.expectAttackRejected(token: token, reasons: [.unknownKey], validSigner: .ed)
+                #expect(env.failureLog.last?["detail"]?.stringValue?.hasPrefix("the provider's key with this kid cannot be used: ") == true)
             }
+            #expect(env.jwks.fetchCount == fetches)
             try await env.expectAttackRejected(
                 token: Forge.hmac(.sha256, key: Array("secret".utf8), kid: "oct"), reasons: [.unsupportedAlgorithm], validSigner: .ed)
         }

@@ -36,4 +36,23 @@ struct VerifyTokenTests {
         #expect(failure.reason == .expired)
         #expect(TokenInspection.explanation(failure).hasPrefix("The access token expired. (exp "))
     }
+
+    /// An unknown kid is judged by `serve`'s rule (docs/reference.md §3.8): a fresh token's kid is refetched and
+    /// refused with that evidence; an old token's is refused on the key set just fetched.
+    @Test func anUnknownKidIsJudgedByServesRule() async throws {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.rsa]))
+        let now = Int64(Date().timeIntervalSince1970)
+        let fresh = TestSigner.ec.with(keyID: "fresh").token(claims: Claims.valid())
+        let old = TestSigner.ec.with(keyID: "old").token(claims: Claims.valid(extra: ["iat": .number(String(now - 3600))]))
+        for (token, detail) in [(fresh, "no key with this kid, even after a refetch"),
+                                (old, "no key with this kid: the token was issued before the provider's keys were last listed, without it")] {
+            let result = await TokenInspection.verify(token, configuration: configuration(jwks), logger: Logger(label: "test"))
+            guard case .failure(let failure) = result else {
+                Issue.record("a token of an unknown kid verified")
+                continue
+            }
+            #expect(failure.reason == .unknownKey && failure.detail == detail)
+        }
+        await jwks.close()
+    }
 }

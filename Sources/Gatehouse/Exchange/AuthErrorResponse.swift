@@ -30,7 +30,9 @@ enum AuthErrorResponse {
         } else {
             addBearerChallenge(for: failure, message: message, to: &headers)
         }
-        if failure.status == .serviceUnavailable { headers.add(name: "Retry-After", value: String(retryAfterSeconds)) }
+        if failure.status == .serviceUnavailable {
+            headers.add(name: "Retry-After", value: String(failure.retryAfterSeconds ?? retryAfterSeconds))
+        }
         let bodyPrefix = "{\"error\":\(errorCode(for: failure.reason).jsonQuoted),\"reason\":\(failure.reason.rawValue.jsonQuoted),"
             + "\"message\":\(message.jsonQuoted),\"request_id\":"
         return (headers, bodyPrefix)

@@ -24,6 +24,18 @@ enum CacheLifetime {
         return .seconds(max(0, Int64(expiry.timeIntervalSince(reference))))
     }
 
+    /// The response's `Age` (RFC 9111 §5.1: one non-negative integer of seconds): zero without the
+    /// header, nil when it is there but is not that (several values, a sign, a fraction, text).
+    static func age(of headers: HTTPHeaders) -> Duration? {
+        let values = headers[canonicalForm: "age"]
+        guard !values.isEmpty else { return .zero }
+        guard values.count == 1, let text = values.first?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+              text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        // A number too large for 64 bits is an age older than any key: the document says nothing of today.
+        return .seconds(Int64(text) ?? Int64(Int32.max))
+    }
+
     private static func httpDate(_ text: String) -> Date? {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

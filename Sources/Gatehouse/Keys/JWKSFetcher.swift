@@ -12,6 +12,9 @@ public struct JWKSFetcher: Sendable {
         public var keySet: JWKSet
         /// From `Cache-Control: max-age` or `Expires`, unclamped; nil when the response has neither.
         public var freshFor: Duration?
+        /// How long a cache on the way had held the document (`Age`, RFC 9111 §5.1): zero without one,
+        /// nil when the header cannot be read.
+        public var age: Duration?
         public var body: [UInt8]
     }
 
@@ -58,7 +61,9 @@ public struct JWKSFetcher: Sendable {
             let body = Array(buffer: response.body ?? ByteBuffer())
             do {
                 let keySet = try JWKSet.parse(body, allowedAlgorithms: algorithms)
-                return Fetched(keySet: keySet, freshFor: CacheLifetime.freshness(of: response.headers), body: body)
+                return Fetched(
+                    keySet: keySet, freshFor: CacheLifetime.freshness(of: response.headers), age: CacheLifetime.age(of: response.headers),
+                    body: body)
             } catch {
                 throw FetchError("unusable JWKS: \(error)")
             }

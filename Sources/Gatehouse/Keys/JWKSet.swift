@@ -54,6 +54,11 @@ public struct JWKSet: Sendable {
         return JWKSet(keys: keys, skipped: skipped)
     }
 
+    /// Every `kid` the document lists, of keys loaded or skipped: what the provider still publishes.
+    var listedKeyIDs: Set<String> {
+        Set(keys.compactMap(\.keyID)).union(skipped.compactMap(\.keyID))
+    }
+
     /// The keys that may verify a token with this `kid` and `alg`.
     ///
     /// With a key ID: the key with exactly that `kid` if it may verify `algorithm`. Without one: the

@@ -6,7 +6,8 @@ import NIOConcurrencyHelpers
 
 /// Every provider's current keys, read on each request without waiting, and the one place that
 /// fetches them: at most one fetch per provider in flight (single-flight), unknown-`kid` refetches
-/// at most once per cooldown, the last good set kept on failure until `max_stale`.
+/// at most once per cooldown, the last good set kept on failure until `max_stale`, and the key IDs
+/// later fetches dropped remembered (`KeySnapshot.retiredKeyIDs`).
 ///
 /// The request path reads an immutable snapshot through one atomic load (no lock, no actor hop);
 /// the fetch bookkeeping sits behind a per-provider lock that only fetches take.
@@ -19,7 +20,10 @@ public final class KeyStore: Sendable {
 
     struct ProviderState {
         var lastError: String?
-        var inFlight: EventLoopFuture<Void>?
+        /// The fetch under way; it completes with whether it succeeded.
+        var inFlight: EventLoopFuture<Bool>?
+        /// When the last refetch an unknown `kid` caused began: the cooldown counts from it (and from
+        /// nothing else: the first fetch and scheduled refreshes do not spend it).
         var lastUnscheduledFetch: NIODeadline?
         /// When a fetch failure was last written to the operational log (they are rate limited).
         var lastFailureLogged: NIODeadline?
@@ -90,21 +94,43 @@ public final class KeyStore: Sendable {
         return now - snapshot.fetchedAt <= TimeAmount(settings.maxStale) ? snapshot : nil
     }
 
-    /// Starts (or joins) a refetch because a token named a key the set does not have.
-    /// Returns nil when the provider was refetched for this reason within `unknown_kid_cooldown`.
-    public func refetchForUnknownKey(provider index: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void>? {
+    /// What a token naming a key the set lacks may wait for.
+    public enum UnknownKeyRefetch {
+        /// A fetch that began now or was already in flight; it completes with whether it succeeded.
+        case fetching(EventLoopFuture<Bool>)
+        /// None is in flight and none may start for this long (`unknown_kid_cooldown`).
+        case coolingDown(TimeAmount)
+    }
+
+    /// Joins the fetch in flight, or starts a refetch because a token named a key the set does not have:
+    /// at most one per provider per `unknown_kid_cooldown`.
+    public func refetchForUnknownKey(provider index: Int, on eventLoop: any EventLoop) -> UnknownKeyRefetch {
         let now = NIODeadline.now()
         let cooldown = TimeAmount(settings.unknownKidCooldown)
-        return fetch(provider: index, on: eventLoop) { state in
-            if let last = state.lastUnscheduledFetch, now - last < cooldown { return false }
+        var wait = TimeAmount.zero
+        let fetch = fetch(provider: index, on: eventLoop) { state in
+            if let last = state.lastUnscheduledFetch, now - last < cooldown {
+                wait = last + cooldown - now
+                return false
+            }
             state.lastUnscheduledFetch = now
             return true
-        }?.hop(to: eventLoop)
+        }
+        guard let fetch else { return .coolingDown(wait) }
+        return .fetching(fetch.hop(to: eventLoop))
+    }
+
+    /// How long until a token naming an unknown key may cause a refetch again (zero: now).
+    public func refetchAllowedIn(provider index: Int, now: NIODeadline = .now()) -> TimeAmount {
+        let cooldown = TimeAmount(settings.unknownKidCooldown)
+        guard let last = states[index].withLockedValue({ $0.lastUnscheduledFetch }), now - last < cooldown else { return .zero }
+        return last + cooldown - now
     }
 
     /// Starts (or joins) a fetch for the scheduled refresher or start-up.
     func refresh(provider index: Int, on eventLoop: any EventLoop) -> EventLoopFuture<Void> {
-        fetch(provider: index, on: eventLoop) { _ in true } ?? eventLoop.makeSucceededVoidFuture()
+        guard let fetch = fetch(provider: index, on: eventLoop, mayStart: { _ in true }) else { return eventLoop.makeSucceededVoidFuture() }
+        return fetch.map { _ in }
     }
 
     /// When the refresher should fetch this provider next.
@@ -129,6 +155,7 @@ public final class KeyStore: Sendable {
             let keySet = try? JWKSet.parse(persisted.body, allowedAlgorithms: provider.algorithms)
         else { return false }
         let fetchedAt = NIODeadline.now() - .nanoseconds(Int64(age * 1e9))
+        // No `listedAsOf`: when that fetch began is not on disk, so no token's `iat` is judged against this set.
         let loaded = SnapshotBox(KeySnapshot(keySet: keySet, fetchedAt: fetchedAt, fetchedAtDate: persisted.fetchedAt))
         // A fetch that succeeded meanwhile wins.
         guard snapshots[index].compareExchange(expected: current, desired: loaded, ordering: .acquiringAndReleasing).exchanged else {
@@ -166,13 +193,14 @@ public final class KeyStore: Sendable {
     }
 
     /// Single-flight: joins the fetch in flight, or starts one if `mayStart` agrees (decided under the lock).
+    /// The future completes with whether the fetch succeeded.
     private func fetch(
         provider index: Int,
         on eventLoop: any EventLoop,
         mayStart: (inout ProviderState) -> Bool
-    ) -> EventLoopFuture<Void>? {
-        let promise = eventLoop.makePromise(of: Void.self)
-        enum Action { case join(EventLoopFuture<Void>), start, refuse }
+    ) -> EventLoopFuture<Bool>? {
+        let promise = eventLoop.makePromise(of: Bool.self)
+        enum Action { case join(EventLoopFuture<Bool>), start, refuse }
         let action: Action = states[index].withLockedValue { state in
             if let inFlight = state.inFlight { return .join(inFlight) }
             guard mayStart(&state) else { return .refuse }
@@ -181,29 +209,35 @@ public final class KeyStore: Sendable {
         }
         switch action {
         case .join(let future):
-            promise.succeed()
+            promise.succeed(false)
             return future
         case .refuse:
-            promise.succeed()
+            promise.succeed(false)
             return nil
         case .start:
             let provider = providers[index]
+            let startedAt = Date()
             fetcher.fetch(provider, on: eventLoop).whenComplete { result in
-                self.record(result, provider: index)
-                promise.succeed()
+                self.record(result, provider: index, startedAt: startedAt)
+                promise.succeed((try? result.get()) != nil)
             }
             return promise.futureResult
         }
     }
 
-    private func record(_ result: Result<JWKSFetcher.Fetched, any Error>, provider index: Int) {
+    private func record(_ result: Result<JWKSFetcher.Fetched, any Error>, provider index: Int, startedAt: Date) {
         let name = providers[index].name
         switch result {
         case .success(let fetched):
             let interval = CacheLifetime.refreshInterval(
                 freshFor: fetched.freshFor, minimum: settings.minRefresh, maximum: settings.maxRefresh)
             let now = NIODeadline.now()
-            let snapshot = KeySnapshot(keySet: fetched.keySet, fetchedAt: now, fetchedAtDate: Date())
+            // Fetches of one provider never overlap (single-flight), so the set read here is the one replaced.
+            let previous = snapshots[index].load(ordering: .acquiring).snapshot
+            let snapshot = KeySnapshot(
+                keySet: fetched.keySet, fetchedAt: now, fetchedAtDate: Date(),
+                listedAsOf: fetched.age.map { startedAt - TimeInterval($0.components.seconds) },
+                retiredKeyIDs: previous?.retiredKeyIDs(after: fetched.keySet) ?? [])
             snapshots[index].store(SnapshotBox(snapshot), ordering: .releasing)
             persist(fetched.body, provider: index, at: snapshot.fetchedAtDate)
             states[index].withLockedValue { state in

@@ -51,6 +51,9 @@ public struct AuthFailure: Error, Sendable, Equatable {
     /// The `DPoP` challenge this answer carries (a request of the DPoP scheme, a DPoP refusal, or a
     /// route that requires DPoP), with the fresh nonce when one is required.
     public var dpopChallenge: DPoPChallenge?
+    /// For a 503: the `Retry-After` this answer carries, when it knows better than the server's default
+    /// (an unknown `kid`: when its provider's keys may be refetched).
+    public var retryAfterSeconds: Int?
 
     public init(_ reason: FailureReason, _ detail: String) {
         self.reason = reason

@@ -124,17 +124,7 @@ struct TokenVerifier: Sendable {
         }
         let keys = snapshot.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
         if keys.isEmpty && !isKeyIDKnown(jws.keyID, in: snapshot) {
-            guard let refetch = keyStore.refetchForUnknownKey(provider: index, on: eventLoop) else {
-                return .done(.failure(unknownKey(jws, index, afterRefetch: false)))
-            }
-            let traced = TraceScope.span("gatehouse.jwks.fetch", attributes: [("gatehouse.provider", .string(keyStore.providers[index].name))],
-                                         around: refetch)
-            return .pending(traced.map {
-                guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
-                let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
-                guard !keys.isEmpty else { return .failure(unknownKey(jws, index, afterRefetch: true)) }
-                return check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fresh.fetchedAt, now: now)
-            })
+            return unknownKey(jws, provider: index, in: snapshot, tokenKey: key, rejectionKey: rejectionKey, now: now, on: eventLoop)
         }
         return .done(check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
     }
@@ -178,7 +168,7 @@ struct TokenVerifier: Sendable {
         return .success(index)
     }
 
-    private func check(
+    func check(
         _ key: TokenKey, _ rejectionKey: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], keysFetchedAt: NIODeadline, now: Int64
     ) -> Result<VerifiedIdentity, AuthFailure> {
         guard !keys.isEmpty else {
@@ -238,30 +228,17 @@ struct TokenVerifier: Sendable {
     }
 
     /// A token without `kid` counts as naming an unknown key: only a set with one fitting key can serve it.
-    private func isKeyIDKnown(_ keyID: String?, in snapshot: KeySnapshot) -> Bool {
+    func isKeyIDKnown(_ keyID: String?, in snapshot: KeySnapshot) -> Bool {
         guard let keyID else { return false }
         return snapshot.keySet.keys.contains { $0.keyID == keyID }
     }
 
-    private func keysUnavailable(_ jws: CompactJWS, _ index: Int) -> AuthFailure {
+    func keysUnavailable(_ jws: CompactJWS, _ index: Int) -> AuthFailure {
         diagnosed(AuthFailure(.keysUnavailable, "provider \(providers[index].name) has no usable keys"), jws, index)
     }
 
-    /// No key with this `kid`: `unknown_key`, unless the last fetch of the provider's keys (the refetch just
-    /// made, or the one the cooldown remembers) failed, which says nothing of the kid: `keys_unavailable`, so
-    /// during a rotation with the JWKS endpoint down the holder of a fresh token retries instead of signing
-    /// in again (docs/security.md K16).
-    private func unknownKey(_ jws: CompactJWS, _ index: Int, afterRefetch: Bool) -> AuthFailure {
-        if keyStore.lastFetchFailed(provider: index) {
-            let detail = "no key with this kid, and refetching provider \(providers[index].name)'s keys failed"
-            return diagnosed(AuthFailure(.keysUnavailable, detail), jws, index)
-        }
-        let detail = afterRefetch ? "no key with this kid, even after a refetch" : "no key with this kid (refetch cooldown active)"
-        return diagnosed(AuthFailure(.unknownKey, detail), jws, index)
-    }
-
     /// Adds what the failure log may say about a token whose signature has not (yet) verified.
-    private func diagnosed(_ failure: AuthFailure, _ jws: CompactJWS, _ index: Int?) -> AuthFailure {
+    func diagnosed(_ failure: AuthFailure, _ jws: CompactJWS, _ index: Int?) -> AuthFailure {
         var failure = failure
         failure.provider = index.map { providers[$0].name }
         failure.issuer = failure.issuer ?? jws.claims["iss"]?.stringValue.map { LogText.truncated($0) }

@@ -10,6 +10,8 @@ final class TestJWKSServer: Sendable {
         var body: String
         var status: HTTPResponseStatus = .ok
         var cacheControl: String?
+        /// An `Age` header on the key set (a cache on the way held it this long).
+        var age: String?
         var delay: TimeAmount = .zero
         /// Served at `/.well-known/openid-configuration` when set.
         var discovery: String?
@@ -127,6 +129,7 @@ final class TestJWKSServer: Sendable {
                 let status = isUserinfo ? current.userinfoStatus : isDiscovery ? (current.discovery == nil ? .notFound : .ok) : current.status
                 var headers: HTTPHeaders = ["Content-Type": "application/json", "Content-Length": String(body.utf8.count)]
                 if let cacheControl = current.cacheControl { headers.add(name: "Cache-Control", value: cacheControl) }
+                if let age = current.age, !isDiscovery, !isUserinfo { headers.add(name: "Age", value: age) }
                 respond(status: status, body: body, headers: headers, delay: current.delay, context: context)
             }
         }

@@ -21,4 +21,14 @@ struct CacheLifetimeTests {
         #expect(CacheLifetime.freshness(of: ["Cache-Control": "no-cache"]) == .zero)
         #expect(CacheLifetime.freshness(of: [:]) == nil)
     }
+
+    /// K18: how long a cache on the way held the key set; anything but one non-negative integer is unknown.
+    @Test func ageIsReadStrictly() {
+        #expect(CacheLifetime.age(of: [:]) == .zero)
+        #expect(CacheLifetime.age(of: ["Age": "7200"]) == .seconds(7200))
+        #expect(CacheLifetime.age(of: ["Age": " 5 "]) == .seconds(5))
+        for bad in ["-1", "1.5", "abc", "1e3", "+3"] { #expect(CacheLifetime.age(of: ["Age": bad]) == nil, "\(bad)") }
+        #expect(CacheLifetime.age(of: HTTPHeaders([("Age", "1"), ("Age", "2")])) == nil)
+        #expect(CacheLifetime.age(of: ["Age": "99999999999999999999"]) == .seconds(Int64(Int32.max)))
+    }
 }
