@@ -35,6 +35,8 @@ struct TestEnvironment: Sendable {
         }
     }
     var failureLogLines: [String] { lines.withLockedValue { $0 } }
+    /// Forgets the failure-log lines kept so far (a long run's memory is then Gatehouse's, not the log's).
+    func forgetFailureLog() { lines.withLockedValue { $0 = [] } }
     /// The operational log (standard error in production) at warning and above, one record a line.
     var operationalLog: [String] { operationalRecords.withLockedValue { $0 } }
 

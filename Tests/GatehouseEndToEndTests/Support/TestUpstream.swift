@@ -48,20 +48,28 @@ final class TestUpstream: Sendable {
     private let received = NIOLockedValueBox<[Received]>([])
     private let counted = NIOLockedValueBox(Traffic())
     private let closed = NIOLockedValueBox(0)
+    /// The connections open now, closed with the listener (an upstream that stops drops them all).
+    private let open = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
     private let channel: any Channel
 
     /// - Parameters:
     ///   - tls: serve https with this context.
     ///   - http2: speak HTTP/2 (prior knowledge, or ALPN `h2` with `tls`), each stream one request.
-    init(tls: NIOSSLContext? = nil, http2: Bool = false) async throws {
+    ///   - port: the port to listen on (0: any free one); a restarted upstream binds its predecessor's.
+    init(tls: NIOSSLContext? = nil, http2: Bool = false, port: Int = 0) async throws {
         let received = self.received
         let counted = self.counted
         let closed = self.closed
+        let open = self.open
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 counted.withLockedValue { $0.connections += 1 }
-                channel.closeFuture.whenComplete { _ in closed.withLockedValue { $0 += 1 } }
+                open.withLockedValue { $0[ObjectIdentifier(channel)] = channel }
+                channel.closeFuture.whenComplete { _ in
+                    closed.withLockedValue { $0 += 1 }
+                    open.withLockedValue { $0[ObjectIdentifier(channel)] = nil }
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(ByteCounter(counted: counted))
@@ -82,7 +90,7 @@ final class TestUpstream: Sendable {
                     try sync.addHandler(Handler(received: received, counted: counted))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: "127.0.0.1", port: port).get()
     }
 
     var port: Int { channel.localAddress?.port ?? 0 }
@@ -99,8 +107,10 @@ final class TestUpstream: Sendable {
         counted.withLockedValue { $0 = Traffic() }
     }
 
+    /// Stops listening and drops every open connection, as a stopped process would.
     func close() async {
         try? await channel.close()
+        for connection in open.withLockedValue({ Array($0.values) }) { try? await connection.close() }
     }
 
     /// First in every connection's pipeline: counts the bytes as they arrive, before any parsing.
@@ -213,6 +223,10 @@ final class TestUpstream: Sendable {
                     context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
                 }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            case let uri where uri.hasPrefix("/whoami"):
+                // Who Gatehouse said the caller is: every X-Auth-Subject value received, in order.
+                let subjects = head.headers[canonicalForm: "x-auth-subject"].joined(separator: ",")
+                respond(context, status: .ok, body: subjects, keepAlive: head.isKeepAlive)
             default:
                 let echo = JSONValue.object([
                     "method": .string(head.method.rawValue), "uri": .string(head.uri), "body_bytes": .number(String(bodyBytes)),
