@@ -43,7 +43,10 @@ struct ExtAuthzEnvoyTests {
         return TestEnvironment.Response(status: Int(response.status.code), headers: response.headers, body: String(buffer: body))
     }
 
-    static let spoofed = [("x-auth-subject", "mallory"), ("x_auth_subject", "mallory"), ("x-auth-email", "mallory@evil.example")]
+    static let spoofed = [
+        ("x-auth-subject", "mallory"), ("x_auth_subject", "mallory"), ("x-auth-email", "mallory@evil.example"), ("x-auth_email", "mallory@evil.example"),
+        ("x_auth_provider", "evil"), ("x_auth-cnf_jkt", "forged-thumbprint"),
+    ]
 
     @Test(arguments: ["grpc", "http", "http2"])
     func envoyForwardsAValidTokenWithGatehousesIdentityAndRefusesTheRest(_ mode: String) async throws {
@@ -55,9 +58,11 @@ struct ExtAuthzEnvoyTests {
             #expect(received.values("x-auth-subject") == ["user-1"], "\(mode): \(received.headers)")
             #expect(received.values("x-auth-provider") == ["test"], "\(mode): \(received.headers)")
             #expect(received.values("x-auth-email").allSatisfy { $0 != "mallory@evil.example" }, "\(mode): \(received.headers)")
-            if mode == "grpc" {
-                // The HTTP protocol cannot remove headers it never saw: the operator's headers_with_underscores_action does (deploy/).
-                #expect(received.values("x_auth_subject").isEmpty, "\(received.headers)")
+            // Every `_` spelling is removed on both protocols, with Envoy's default headers_with_underscores_action (ALLOW):
+            // over gRPC Gatehouse sees them; over HTTP, which shows it only allowed_headers, it has Envoy remove every
+            // spelling of every identity name (x-envoy-auth-headers-to-remove). WSGI, Rack, PHP and CGI read them as X-Auth-*.
+            for spelling in ["x_auth_subject", "x-auth_email", "x_auth_provider", "x_auth-cnf_jkt"] {
+                #expect(received.values(spelling).isEmpty, "\(mode): \(spelling) reached the app: \(received.headers)")
             }
 
             let refused = try await Self.get(env, port: envoy, "/v1/orders", headers: Self.spoofed)

@@ -148,6 +148,26 @@ struct ExtAuthzTests {
         }
     }
 
+    /// A Check says the request's host twice, as `attributes.request.http.host` and as the `:authority` entry of its
+    /// headers; Envoy sends them equal. A Check whose two disagree is refused 400, as a door refuses a `Host` that
+    /// disagrees with `:authority` (E19): the host is never read one way for one rule and another way for the next.
+    /// A difference of ASCII case is the same host.
+    @Test func aCheckWhoseHostAttributeDisagreesWithItsAuthorityIsRefused() async throws {
+        try await Self.run { env, port in
+            let authorization = ("authorization", "Bearer \(Self.token())")
+            let answers = try await Self.call(port, [
+                Self.check("differs", headers: [authorization], extra: ["host": .string("evil.test")]),
+                Self.check("case", headers: [authorization], extra: ["host": .string("API.Test")]),
+                Self.check("same", headers: [authorization]),
+            ])
+            #expect(answers["differs"]?.deniedStatus == 400, "\(String(describing: answers["differs"]))")
+            #expect(answers["differs"]?.allowed != true)
+            #expect(answers["case"]?.allowed == true, "\(String(describing: answers["case"]))")
+            #expect(answers["same"]?.allowed == true, "\(String(describing: answers["same"]))")
+            try await env.expectNothingReachedUpstream()
+        }
+    }
+
     /// A decision that would outlast the caller's deadline (a JWKS refetch for an unknown key that takes 3 s) is
     /// denied 503 before the deadline, never left to time out (Envoy would apply status_on_error) nor allowed.
     @Test func aDecisionThatWouldOutlastTheCallersDeadlineIsDenied503InTime() async throws {

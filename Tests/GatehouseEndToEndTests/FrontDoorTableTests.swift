@@ -122,6 +122,9 @@ struct FrontDoorTableTests {
             // fetch: nothing says the kid is not the provider's, so retry (503) when a fetch may start, never 401.
             Case(name: "unknownKidCoolingDown", path: "/v1/orders", token: TestSigner.ec.with(keyID: "ec-just-published").token(claims: Claims.valid()),
                  expected: .local(status: 503, reason: "keys_unavailable"), retryAfterAtLeast: 60),
+            Case(name: "checkUnknownKidCoolingDown", path: "/.gatehouse/check",
+                 token: TestSigner.ec.with(keyID: "ec-just-published").token(claims: Claims.valid()),
+                 headers: [("x-forwarded-uri", "/v1/orders")], expected: .local(status: 503, reason: "keys_unavailable"), retryAfterAtLeast: 60),
             Case(name: "badTarget", path: "/public/..;/admin", token: valid, expected: .local(status: 400, reason: nil)),
             Case(name: "userinfo", path: "/.gatehouse/userinfo", token: valid, expected: .local(status: 200, reason: nil)),
             Case(name: "userinfoHEAD", method: "HEAD", path: "/.gatehouse/userinfo", token: valid, expected: .local(status: 200, reason: nil)),

@@ -164,9 +164,12 @@ final class CheckDriver: ExchangeDriving {
                 guard let slot = pseudoHeaderNames.firstIndex(of: header.name) else {
                     return .failure(.badRequest("unknown pseudo-header \(header.name)"))
                 }
-                // The request's method and path are said twice (field and header): they must agree.
-                if slot == 0 || slot == 3, let described = pseudo[slot], !described.isEmpty, described != header.value {
-                    return .failure(.badRequest("\(header.name) differs from the request's \(header.name.dropFirst())"))
+                // The request's method, path and host are said twice (attribute and header): they must agree, as a door
+                // refuses a Host that disagrees with `:authority` (docs/security.md E19): one reading, whichever is read.
+                // A host is compared without regard to ASCII case.
+                if slot != 1, let described = pseudo[slot], !described.isEmpty,
+                   slot == 2 ? !described.utf8.elementsEqualIgnoringASCIICase(header.value.utf8) : described != header.value {
+                    return .failure(.badRequest("\(header.name) differs from the request's \(slot == 2 ? "host" : String(header.name.dropFirst()))"))
                 }
                 pseudo[slot] = header.value
             } else if singleValuedFields.contains(where: { $0 == header.name }), StringBytes.contains(ASCIIByte.comma, in: header.value) {

@@ -160,10 +160,13 @@ struct ExtAuthzResponder {
         case .allow(let allowance):
             var headers = HTTPHeaders()
             for (name, value) in allowance.headersToSet { headers.add(name: name, value: value) }
-            // Envoy's HTTP protocol removes these from the request on a 200 (after it sets the ones above).
-            if !allowance.headersToRemove.isEmpty {
-                headers.add(name: "x-envoy-auth-headers-to-remove", value: allowance.headersToRemove.joined(separator: ","))
+            // Envoy's HTTP protocol removes these from the request on a 200 (after it sets the ones above): what the
+            // client sent of them among the headers Envoy showed, and every `_` spelling of an identity name, which it
+            // does not show (an upstream reading `_` as `-` would take `x_auth_subject` for Gatehouse's).
+            let removed = allowance.headersToRemove + allowance.spellingsToRemove.filter { name in
+                !allowance.headersToRemove.contains(name) && !allowance.headersToSet.contains { $0.0 == name }
             }
+            if !removed.isEmpty { headers.add(name: "x-envoy-auth-headers-to-remove", value: removed.joined(separator: ",")) }
             return .http(status: .ok, headers: headers, body: "")
         case .deny(let response):
             return .http(status: response.status, headers: response.headers, body: response.body)

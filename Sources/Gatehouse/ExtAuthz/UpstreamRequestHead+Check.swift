@@ -6,9 +6,6 @@ extension UpstreamRequestHead {
     /// sets: Envoy removes after it sets, so the name would not reach the upstream at all), the DPoP token as
     /// `Bearer`, and the identity as metadata. Hop-by-hop fields, `X-Forwarded-*` and the request id are
     /// Envoy's own to write.
-    /// The identity headers Gatehouse sets of its own, beside the configured ones (`IdentityHeaderNames.lowercasedNames`).
-    private static let ownIdentityHeaderNames = ["x-auth-provider", "x-auth-claims", "x-auth-guest", "x-auth-cnf-jkt", "x-auth-cnf-x5t-s256"]
-
     func checkAllowance(_ request: Request, admission: Gatekeeper.Admission) -> CheckAllowance {
         var allowance = CheckAllowance()
         forEachAdmissionHeader(admission) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
@@ -40,11 +37,12 @@ extension UpstreamRequestHead {
         }
         // Envoy sets only what Gatehouse returns: every identity header Gatehouse could set and did not is removed
         // too, whether the Check listed it or not (Envoy's HTTP protocol lists only `allowed_headers`).
-        for names in [Self.ownIdentityHeaderNames, identityHeaderNames.lowercasedNames] {
+        for names in [IdentityHeaderNames.ownNames, identityHeaderNames.lowercasedNames] {
             for name in names where !allowance.headersToSet.contains(where: { $0.0 == name }) && !allowance.headersToRemove.contains(name) {
                 allowance.headersToRemove.append(name)
             }
         }
+        allowance.spellingsToRemove = identityHeaderNames.otherSpellings
         if case .verified(let identity) = admission {
             allowance.metadata.append(("provider", .string(identity.providerName)))
             if let subject = identity.subject { allowance.metadata.append(("sub", .string(subject))) }

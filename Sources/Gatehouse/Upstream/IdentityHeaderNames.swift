@@ -8,6 +8,16 @@ public struct IdentityHeaderNames: Sendable {
     private let foldedNames: [[UInt8]]
     /// The configured names in lower case, once each: what Gatehouse may set besides its own (`x-auth-provider`, …).
     let lowercasedNames: [String]
+    /// Every other spelling of every name Gatehouse may set (`ownNames` and the configured ones), with `-` and `_`
+    /// written either way (`x_auth_subject`, `x-auth_subject`, …): what a gateway that never shows Gatehouse the client's
+    /// header list (Envoy's HTTP ext_authz protocol) must remove, since upstreams that read `_` as `-` take them for it.
+    let otherSpellings: [String]
+
+    /// The identity headers Gatehouse sets of its own, beside the configured ones.
+    static let ownNames = ["x-auth-provider", "x-auth-claims", "x-auth-guest", "x-auth-cnf-jkt", "x-auth-cnf-x5t-s256"]
+
+    /// A name with more separators than this has only its all-`-` and all-`_` spellings (2^8 spellings at most per name).
+    static let spelledSeparatorLimit = 8
 
     /// - Parameters:
     ///   - mappings: every identity header mapping: `[headers]` and every provider's `[provider.headers]`.
@@ -23,6 +33,28 @@ public struct IdentityHeaderNames: Sendable {
         }
         foldedNames = folded
         lowercasedNames = lowercased
+        let setNames = Self.ownNames + lowercased
+        var spellings: [String] = []
+        for name in setNames {
+            for spelling in Self.spellings(of: name) where !setNames.contains(spelling) && !spellings.contains(spelling) {
+                spellings.append(spelling)
+            }
+        }
+        otherSpellings = spellings
+    }
+
+    /// Every spelling of `name` (lower case) with each of its `-` and `_` written either way (2^separators of them).
+    static func spellings(of name: String) -> [String] {
+        let bytes = name.utf8.map { $0 == ASCIIByte.underscore ? ASCIIByte.hyphen : $0 }
+        let separators = bytes.indices.filter { bytes[$0] == ASCIIByte.hyphen }
+        guard separators.count <= spelledSeparatorLimit else {
+            return [bytes, bytes.map { $0 == ASCIIByte.hyphen ? ASCIIByte.underscore : $0 }].map { String(decoding: $0, as: UTF8.self) }
+        }
+        return (0..<(1 << separators.count)).map { mask in
+            var spelled = bytes
+            for (bit, index) in separators.enumerated() where mask & (1 << bit) != 0 { spelled[index] = ASCIIByte.underscore }
+            return String(decoding: spelled, as: UTF8.self)
+        }
     }
 
     /// Whether an incoming header of this name must be removed before identity headers are added.
