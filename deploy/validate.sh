@@ -508,3 +508,24 @@ for i in "${!configs[@]}"; do
 done
 listed=$(printf '%s, ' "${labels[@]}")
 ok "gatehouse: check-config ($gatehouse $("$gatehouse" --version)) accepts ${#configs[@]} configurations: ${listed%, }"
+
+# The identity-header blocks of the proxy examples are what `gatehouse proxy-headers` prints for their
+# configuration (the built-in names where an example has no gatehouse.toml of its own).
+proxy_examples=(
+    "nginx deploy/nginx/auth-request.conf -"
+    "traefik deploy/traefik/dynamic.yml deploy/traefik/gatehouse.toml"
+    "envoy deploy/envoy/ext-authz-http.yaml deploy/envoy/gatehouse.toml"
+    "istio deploy/istio/mesh-config.yaml -"
+    "envoy-gateway deploy/envoy-gateway/security-policy.yaml -"
+    "gateway-api deploy/gateway-api/httproute-external-auth.yaml -"
+)
+for example in "${proxy_examples[@]}"; do
+    read -r proxy file config <<<"$example"
+    arguments=(proxy-headers --proxy "$proxy" --check "$file")
+    [ "$config" = - ] || arguments+=(--config "$config")
+    if ! out=$("$gatehouse" "${arguments[@]}" 2>&1); then
+        echo "$out" >&2
+        fail "gatehouse: $file does not hold what 'gatehouse ${arguments[*]}' prints"
+    fi
+done
+ok "gatehouse: the identity-header blocks of ${#proxy_examples[@]} proxy examples are what 'gatehouse proxy-headers' prints"

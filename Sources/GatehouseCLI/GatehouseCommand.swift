@@ -7,7 +7,7 @@ struct GatehouseCommand: AsyncParsableCommand {
         commandName: "gatehouse",
         abstract: "An authentication sidecar: verifies bearer JWTs and forwards to an unmodified upstream.",
         version: GatehouseVersion.string,
-        subcommands: [Serve.self, CheckConfig.self, VerifyToken.self, Demo.self, BenchVerify.self]
+        subcommands: [Serve.self, CheckConfig.self, VerifyToken.self, ProxyHeaders.self, Demo.self, BenchVerify.self]
     )
 }
 
@@ -22,6 +22,10 @@ struct ConfigOption: ParsableArguments {
 
     /// Loads and validates; on failure prints every issue to stderr and exits 1.
     func load() throws -> Configuration {
+        try Self.load(path: path)
+    }
+
+    static func load(path: String) throws -> Configuration {
         do {
             return try Configuration.load(fromFile: path)
         } catch {

@@ -72,4 +72,61 @@ struct NginxAuthRequestTests {
             }
         }
     }
+
+    /// Issue 42: a valid token and a forged value for every name Gatehouse can set (and their `_` spellings, which
+    /// nginx drops): the app sees none of the forged values, and Gatehouse's identity and signed assertion. A 503 of
+    /// Gatehouse's (no keys for the provider) reaches the client as 503 with its Retry-After, request id and body,
+    /// not as nginx's 500.
+    @Test func noForgedIdentityHeaderReachesTheAppAndA503StaysA503() async throws {
+        let keys = try AssertionTests.KeyFiles()
+        defer { keys.remove() }
+        let signingKey = try AssertionKey.load(file: try keys.p256("signing.pem"), needs: .privateKey)
+        try await TestEnvironment.run(waitForKeys: false, configure: { configuration, _ in
+            configuration.assertion = AssertionSettings(issuer: AssertionTests.issuer, audience: "orders", signingKey: signingKey)
+            var down = ProviderSettings(name: "down", type: .jwks)
+            down.issuer = FrontDoorTableTests.downIssuer
+            down.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // nothing listens: never any keys
+            down.audiences = [Claims.audience]
+            configuration.providers.append(down)
+        }) { (env: TestEnvironment) async throws in
+            try await FrontDoorTableTests.waitForTheTestProvider(env)
+            try await TestNginx.with(
+                serverFile: Self.exampleFile,
+                replacements: [("127.0.0.1:3000", "127.0.0.1:\(env.upstream.port)"), ("127.0.0.1:8080", "127.0.0.1:\(env.port)")]
+            ) { nginx in
+                let names = IdentityHeaderCatalog.names(for: env.gatehouse.configuration)
+                #expect(names.count >= 17, "\(names)")
+                let forged = names.flatMap { name in
+                    [(name, "forged"), (name.replacingOccurrences(of: "-", with: "_"), "forged")]
+                }
+                let token = TestSigner.ec.token(claims: Claims.valid(extra: ["name": .string("Ada")]))
+                let allowed = try await env.request("/orders", token: token, headers: forged, port: nginx.port)
+                #expect(allowed.status == 200, "\(allowed.status) \(allowed.body)")
+                let received = try #require(env.upstream.last)
+                let leaked = received.headers.filter { $0.1 == "forged" }
+                #expect(leaked.isEmpty, "forged values reached the app: \(leaked)")
+                #expect(received.values("x-auth-subject") == ["user-1"])
+                #expect(received.values("x-auth-name") == ["Ada"])
+                #expect(received.values("x-auth-provider") == ["test"])
+                let assertion = received.values("x-gatehouse-assertion")
+                #expect(assertion.count == 1 && assertion.first?.split(separator: ".").count == 3, "Gatehouse's assertion: \(assertion)")
+
+                // Gatehouse's 503: what a client of Gatehouse itself would get, through nginx.
+                let keyless = TestSigner.ec.token(claims: Claims.valid(extra: ["iss": .string(FrontDoorTableTests.downIssuer)]))
+                let direct = try await env.request("/orders", token: keyless)
+                #expect(direct.status == 503)
+                let before = env.upstream.requestCount
+                let viaNginx = try await env.request("/orders", token: keyless, headers: [("X-Request-Id", "nginx-503")], port: nginx.port)
+                #expect(viaNginx.status == 503, "\(viaNginx.status) \(viaNginx.body)")
+                #expect(viaNginx.headers.first(name: "retry-after") == direct.headers.first(name: "retry-after"))
+                #expect(viaNginx.headers.first(name: "content-type")?.hasPrefix("application/json") == true)
+                #expect(viaNginx.headers.first(name: "x-request-id") == "nginx-503")
+                var expected = try #require(direct.json)
+                expected["request_id"] = .string("nginx-503")
+                #expect(viaNginx.json == expected, "nginx: \(viaNginx.body); Gatehouse: \(direct.body)")
+                #expect(env.upstream.requestCount == before)
+                #expect(env.failureLog.filter { $0["request_id"] == .string("nginx-503") }.count == 1, "one failure-log line")
+            }
+        }
+    }
 }

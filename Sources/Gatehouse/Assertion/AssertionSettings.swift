@@ -4,7 +4,9 @@ public struct AssertionSettings: Sendable, Equatable {
     public var issuer: String
     /// Default: the upstream URL's origin.
     public var audience: String
-    public var header = "X-Gatehouse-Assertion"
+    public var header = AssertionSettings.defaultHeader
+    /// The request header the assertion is sent in unless `header` says otherwise.
+    public static let defaultHeader = "X-Gatehouse-Assertion"
     public var lifetime: Duration = .seconds(60)
     public var signingKey: AssertionKey
     /// Published beside the signing key (rotation): public halves only.

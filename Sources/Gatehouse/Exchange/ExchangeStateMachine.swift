@@ -234,7 +234,10 @@ struct ExchangeStateMachine {
 
     private mutating func reject(_ failure: AuthFailure, _ exchange: ExchangeRequest) -> Action {
         records.rejection = .init(failure: failure, request: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
-        return answer(LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: exchange.services.retryAfterSeconds))
+        var response = LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: exchange.services.retryAfterSeconds)
+        // The decision endpoint's caller may not see the body (nginx auth_request): the reason as a header too.
+        if exchange.endpoint == .check { response.headers.add(name: "X-Gatehouse-Reason", value: failure.reason.rawValue) }
+        return answer(response)
     }
 
     /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a

