@@ -20,11 +20,7 @@ struct EnvoyExampleTests {
             settings.httpPathPrefix = "/ext-authz"  // as deploy/envoy/gatehouse.toml
             configuration.extAuthz = settings
             configuration.assertion = AssertionSettings(issuer: AssertionTests.issuer, audience: "orders", signingKey: signingKey)
-            var down = ProviderSettings(name: "down", type: .jwks)
-            down.issuer = FrontDoorTableTests.downIssuer
-            down.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // nothing listens: never any keys
-            down.audiences = [Claims.audience]
-            configuration.providers.append(down)
+            configuration.providers.append(.keyless())
         }) { (env: TestEnvironment) async throws in
             try await FrontDoorTableTests.waitForTheTestProvider(env)
             let authz = try #require(env.gatehouse.extAuthzAddress?.port)

@@ -63,11 +63,7 @@ struct FrontDoorTableTests {
     static func configure(_ configuration: inout Configuration, _ jwks: TestJWKSServer) {
         configuration.extAuthz = ExtAuthzSettings(address: SocketAddressSetting(host: "127.0.0.1", port: 0))
         configuration.jwks.unknownKidCooldown = .seconds(600)  // outlasts the table: see unknownKidCoolingDown
-        var down = ProviderSettings(name: "down", type: .jwks)
-        down.issuer = downIssuer
-        down.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // discard port: nothing listens, every fetch fails
-        down.audiences = [Claims.audience]
-        configuration.providers.append(down)
+        configuration.providers.append(.keyless())
         func route(_ prefix: String, _ change: (inout RouteSettings) -> Void) -> RouteSettings {
             var route = RouteSettings(match: .prefix(prefix))
             change(&route)

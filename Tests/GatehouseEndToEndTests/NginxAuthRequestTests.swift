@@ -83,11 +83,7 @@ struct NginxAuthRequestTests {
         let signingKey = try AssertionKey.load(file: try keys.p256("signing.pem"), needs: .privateKey)
         try await TestEnvironment.run(waitForKeys: false, configure: { configuration, _ in
             configuration.assertion = AssertionSettings(issuer: AssertionTests.issuer, audience: "orders", signingKey: signingKey)
-            var down = ProviderSettings(name: "down", type: .jwks)
-            down.issuer = FrontDoorTableTests.downIssuer
-            down.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // nothing listens: never any keys
-            down.audiences = [Claims.audience]
-            configuration.providers.append(down)
+            configuration.providers.append(.keyless())
         }) { (env: TestEnvironment) async throws in
             try await FrontDoorTableTests.waitForTheTestProvider(env)
             try await TestNginx.with(

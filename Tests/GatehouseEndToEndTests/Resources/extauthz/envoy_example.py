@@ -5,7 +5,6 @@ accepts connections; runs until killed or --lifetime."""
 
 import argparse
 import os
-import signal
 import sys
 import tempfile
 
@@ -19,23 +18,9 @@ def main():
     parser.add_argument("--config", required=True)
     parser.add_argument("--lifetime", type=float, default=120)
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with open(args.config) as handle:
         template = handle.read()
-    workdir = tempfile.mkdtemp(prefix="gatehouse-envoy-example-")
-    envoy = None
-    try:
-        envoy, port = envoy_process.start(template, {}, workdir)
-        with open(args.port_file + ".tmp", "w") as handle:
-            handle.write(str(port))
-        os.rename(args.port_file + ".tmp", args.port_file)
-        envoy.wait(timeout=args.lifetime)
-    except envoy_process.subprocess.TimeoutExpired:
-        pass
-    finally:
-        if envoy is not None:
-            envoy_process.stop(envoy)
-
+    envoy_process.serve(template, {}, tempfile.mkdtemp(prefix="gatehouse-envoy-example-"), args.port_file, args.lifetime)
 
 if __name__ == "__main__":
     main()

@@ -10,7 +10,6 @@ is TLS, and asks for client certificates of that CA (not required: a client with
 
 import argparse
 import os
-import signal
 import sys
 import tempfile
 
@@ -107,9 +106,6 @@ def main():
     parser.add_argument("--client-ca")
     parser.add_argument("--lifetime", type=float, default=120)
     args = parser.parse_args()
-    # Stopped with SIGTERM by the test: Envoy goes with it (the finally below).
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-
     workdir = tempfile.mkdtemp(prefix="gatehouse-envoy-gateway-")
     values = {"gatehouse": args.gatehouse_port, "upstream": args.upstream_port, "prefix": args.path_prefix}
     values.update({
@@ -118,19 +114,8 @@ def main():
         "gatehouse_protocol": HTTP2_OPTIONS if args.mode in ("grpc", "http2") else "",
         "app_protocol": HTTP2_OPTIONS if args.upstream_http2 else "",
     })
-    envoy = None
-    try:
-        envoy, port = envoy_process.start(CONFIG, values, workdir)
-        with open(args.port_file + ".tmp", "w") as handle:
-            handle.write(str(port))
-        os.rename(args.port_file + ".tmp", args.port_file)
-        envoy.wait(timeout=args.lifetime)
-    except envoy_process.subprocess.TimeoutExpired:
-        pass
-    finally:
-        if envoy is not None:
-            envoy_process.stop(envoy)
-
+    # Stopped with SIGTERM by the test: Envoy goes with it.
+    envoy_process.serve(CONFIG, values, workdir, args.port_file, args.lifetime)
 
 if __name__ == "__main__":
     main()

@@ -4,6 +4,7 @@ extauthz/envoy_gateway.py."""
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -86,6 +87,24 @@ def start(config_template, values, workdir):
             time.sleep(0.05)
     process.kill()
     raise SystemExit("envoy did not listen within 60 s")
+
+
+def serve(config_template, values, workdir, port_file, lifetime):
+    """`start`, then the port written to `port_file` (atomically), then Envoy kept until `lifetime` seconds have
+    passed or the caller is stopped (SIGTERM exits through the finally, which stops Envoy too)."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    envoy = None
+    try:
+        envoy, port = start(config_template, values, workdir)
+        with open(port_file + ".tmp", "w") as handle:
+            handle.write(str(port))
+        os.rename(port_file + ".tmp", port_file)
+        envoy.wait(timeout=lifetime)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if envoy is not None:
+            stop(envoy)
 
 
 def stop(process):
