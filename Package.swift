@@ -8,6 +8,16 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// `GATEHOUSE_REVISION` (the image build passes it: no .git there), else the checkout's commit (`-dirty` with
+/// uncommitted changes), else "unknown"; only `[0-9A-Za-z._-]` are kept.
+let buildRevision: String = {
+    let given = Context.environment["GATEHOUSE_REVISION"].flatMap { $0.isEmpty ? nil : $0 }
+        ?? Context.gitInformation.map { $0.currentCommit + ($0.hasUncommittedChanges ? "-dirty" : "") }
+        ?? "unknown"
+    let kept = given.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+    return kept.isEmpty ? "unknown" : String(kept.prefix(64))
+}()
+
 let package = Package(
     name: "gatehouse",
     platforms: [.macOS(.v14)],
@@ -15,21 +25,23 @@ let package = Package(
         .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
         .library(name: "Gatehouse", targets: ["Gatehouse"]),
     ],
+    // Pinned up to the next minor version (a patch release may come in): what the image builds is what the
+    // tests ran. Package.resolved stays out of git (the package copies of these machines make it unusable).
     dependencies: [
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
-        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", .upToNextMinor(from: "2.101.3")),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", .upToNextMinor(from: "2.37.6")),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", .upToNextMinor(from: "1.46.0")),
+        .package(url: "https://github.com/apple/swift-atomics.git", .upToNextMinor(from: "1.3.0")),
+        .package(url: "https://github.com/apple/swift-crypto.git", .upToNextMinor(from: "4.5.2")),
+        .package(url: "https://github.com/apple/swift-log.git", .upToNextMinor(from: "1.16.2")),
+        .package(url: "https://github.com/apple/swift-metrics.git", .upToNextMinor(from: "2.13.0")),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", .upToNextMinor(from: "1.8.2")),
+        .package(url: "https://github.com/swift-server/async-http-client.git", .upToNextMinor(from: "1.37.0")),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", .upToNextMinor(from: "2.4.1")),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", .upToNextMinor(from: "2.13.0")),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", .upToNextMinor(from: "0.6.0")),
+        .package(url: "https://github.com/vapor/postgres-nio.git", .upToNextMinor(from: "1.33.2")),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", .upToNextMinor(from: "1.13.2")),
     ],
     targets: [
         .target(
@@ -55,9 +67,13 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                "CGatehouseBuildInfo",
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The commit a binary is built from (`gatehouse --version`, `gatehouse_build_info`), as a C string: the only
+        // kind of target a manifest can hand a value to.
+        .target(name: "CGatehouseBuildInfo", cSettings: [.define("GATEHOUSE_REVISION", to: "\"\(buildRevision)\"")]),
         .executableTarget(
             name: "GatehouseCLI",
             dependencies: [

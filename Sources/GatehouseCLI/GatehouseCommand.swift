@@ -6,8 +6,8 @@ struct GatehouseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gatehouse",
         abstract: "An authentication sidecar: verifies bearer JWTs and forwards to an unmodified upstream.",
-        version: GatehouseVersion.string,
-        subcommands: [Serve.self, CheckConfig.self, VerifyToken.self, ProxyHeaders.self, Demo.self, BenchVerify.self]
+        version: GatehouseVersion.description,
+        subcommands: [Serve.self, CheckConfig.self, VerifyToken.self, ProxyHeaders.self, Health.self, Demo.self, BenchVerify.self]
     )
 }
 

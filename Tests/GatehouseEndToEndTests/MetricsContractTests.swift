@@ -41,6 +41,10 @@ struct MetricsContractTests {
                 #expect(first.value("gatehouse_accept_errors_total", ["listener": listener]) == 0, "\(listener): \(first.text)")
             }
             #expect(first.value("gatehouse_jwks_age_seconds", ["provider": "never"]) == -1, "\(first.text)")
+            // The build: what `gatehouse --version` says.
+            #expect(first.value("gatehouse_build_info", ["version": GatehouseVersion.string, "revision": GatehouseVersion.revision]) == 1,
+                    "\(first.text)")
+            #expect(first.types["gatehouse_build_info"] == "gauge")
             #expect(first.types["gatehouse_requests_total"] == "counter")
             #expect(first.types["gatehouse_accept_errors_total"] == "counter")
             #expect(first.types["gatehouse_jwks_age_seconds"] == "gauge")

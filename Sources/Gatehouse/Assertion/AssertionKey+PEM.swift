@@ -24,17 +24,25 @@ extension AssertionKey {
         }
         switch block.label {
         case "PRIVATE KEY", "EC PRIVATE KEY":
-            if let key = try? P256.Signing.PrivateKey(pemRepresentation: block.pem) { return AssertionKey(.p256(key.publicKey, key)) }
+            // swift-crypto reads any 32-byte EC scalar as a P-256 key (a secp256k1 key too): the curve is checked here.
+            if names(p256Curve, in: block.der), let key = try? P256.Signing.PrivateKey(pemRepresentation: block.pem) {
+                return AssertionKey(.p256(key.publicKey, key))
+            }
             if block.label == "PRIVATE KEY", let raw = ed25519PrivateKey(pkcs8: block.der),
                let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) {
                 return AssertionKey(.ed25519(key.publicKey, key))
+            }
+            if block.label == "EC PRIVATE KEY", !names([0x06, 0x05, 0x2B, 0x81, 0x04], in: block.der), !names([0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE], in: block.der) {
+                throw AssertionKeyError("an EC private key that names no curve: write it with its curve named (openssl ec -param_enc named_curve)")
             }
             throw AssertionKeyError(unsupported(block.der))
         case "PUBLIC KEY":
             guard needs == .publicKey else {
                 throw AssertionKeyError("a public key: the signing key must be a private key (-----BEGIN PRIVATE KEY-----)")
             }
-            if let key = try? P256.Signing.PublicKey(pemRepresentation: block.pem) { return AssertionKey(.p256(key, nil)) }
+            if names(p256Curve, in: block.der), let key = try? P256.Signing.PublicKey(pemRepresentation: block.pem) {
+                return AssertionKey(.p256(key, nil))
+            }
             if let raw = ed25519PublicKey(spki: block.der), let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) {
                 return AssertionKey(.ed25519(key, nil))
             }
@@ -64,10 +72,19 @@ extension AssertionKey {
         return Array(der[12...])
     }
 
+    /// The DER of the named curve P-256 (`prime256v1`, 1.2.840.10045.3.1.7), which a PKCS #8, SEC 1 or SPKI
+    /// P-256 key names.
+    private static let p256Curve: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
+
+    private static func names(_ oid: [UInt8], in der: [UInt8]) -> Bool {
+        der.count >= oid.count && (0...(der.count - oid.count)).contains { Array(der[$0..<$0 + oid.count]) == oid }
+    }
+
     /// What the key is, by the algorithm identifiers in it, for the message that refuses it.
     private static func unsupported(_ der: [UInt8]) -> String {
-        func has(_ oid: [UInt8]) -> Bool { der.count >= oid.count && (0...(der.count - oid.count)).contains { Array(der[$0..<$0 + oid.count]) == oid } }
+        func has(_ oid: [UInt8]) -> Bool { names(oid, in: der) }
         if has([0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01]) { return unsupported(rsa: true) }
+        if has([0x2B, 0x81, 0x04, 0x00, 0x0A]) { return unsupported(what: "an EC secp256k1 key (ES256K, not ES256)") }
         if has([0x2B, 0x81, 0x04, 0x00, 0x22]) { return unsupported(what: "an EC P-384 key") }
         if has([0x2B, 0x81, 0x04, 0x00, 0x23]) { return unsupported(what: "an EC P-521 key") }
         if has([0x2B, 0x65, 0x71]) { return unsupported(what: "an Ed448 key") }

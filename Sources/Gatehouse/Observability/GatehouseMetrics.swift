@@ -57,6 +57,10 @@ public struct GatehouseMetrics: Sendable {
         http2Streams = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_http2_streams_total"))
         traceSpansExported = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_trace_spans_exported_total"))
         traceSpansDropped = registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_trace_spans_dropped_total"))
+        registry.makeGauge(
+            descriptor: MetricHelp.descriptor("gatehouse_build_info"),
+            labels: [("version", GatehouseVersion.string), ("revision", GatehouseVersion.revision)]
+        ).set(1.0)
         assertionSignatures = ["success", "failure"].map {
             registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_assertion_signatures_total"), labels: [("result", $0)])
         }

@@ -1,0 +1,126 @@
+import AsyncHTTPClient
+import Foundation
+@testable import Gatehouse
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+/// deploy/docker/Dockerfile built (scripts/image.sh: podman, the Dockerfile's own runtime stage given the binary built
+/// here, where no registry is reachable) and run as a user runs it (issue 43): non-root, read-only root file system,
+/// the configuration mounted read-only; /healthz and /readyz; a token forwarded with its identity, none refused 401;
+/// the image's health check; SIGTERM drains the request in flight and exits 0. No shell in the image; the labels and
+/// `--version` name the commit.
+@Suite(.serialized, .timeLimit(.minutes(30)))
+struct ContainerImageTests {
+    static let tag = "localhost/gatehouse:test"
+
+    /// podman as scripts/image.sh configures it (runc, no default ulimits).
+    static func podman(_ arguments: [String], timeout: Duration = .seconds(120)) async throws -> (exitCode: Int32, output: String) {
+        let configuration = FileManager.default.homeDirectoryForCurrentUser.path + "/.cache/gatehouse/containers.conf"
+        return try await ChildProcess.runToEnd(["/usr/bin/env", "CONTAINERS_CONF=\(configuration)", "podman"] + arguments, timeout: timeout)
+    }
+
+    static func checkout() async throws -> String {
+        let repository = ProxyExampleBlocksTests.repository.path
+        return try await ChildProcess.runToEnd(["/usr/bin/env", "git", "-C", repository, "rev-parse", "HEAD"]).output
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func theImageRunsAsAUserWouldRunIt() async throws {
+        let built = try await ChildProcess.runToEnd([ProxyExampleBlocksTests.repository.path + "/scripts/image.sh", Self.tag], timeout: .seconds(1500))
+        try #require(built.exitCode == 0, "scripts/image.sh: \(built.output.suffix(3000))")
+
+        // What the image says of itself.
+        let commit = try await Self.checkout()
+        let labels = try StrictJSON.parse(Array(try await Self.podman(["image", "inspect", "--format", "{{json .Config.Labels}}", Self.tag]).output.utf8))
+        #expect(labels.objectValue?["org.opencontainers.image.revision"]?.stringValue?.hasPrefix(commit) == true, "\(labels)")
+        #expect(labels.objectValue?["org.opencontainers.image.version"]?.stringValue == GatehouseVersion.string, "\(labels)")
+        let version = try await Self.podman(["run", "--rm", "--network", "none", Self.tag, "--version"])
+        #expect(version.exitCode == 0 && version.output.hasPrefix("\(GatehouseVersion.string) (\(commit)"), "\(version.output)")
+        let shell = try await Self.podman(["run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", Self.tag, "-c", "true"])
+        #expect(shell.exitCode != 0, "the image has a shell: \(shell.output)")
+        let size = try await Self.podman(["image", "inspect", "--format", "{{.Size}}", Self.tag]).output
+        print("container image \(Self.tag): \((Int(size.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >> 20) MiB")
+
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
+        let upstream = try await TestUpstream()
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: .init(redirectConfiguration: .disallow))
+        let name = "gatehouse-test-\(UUID().uuidString.prefix(8))"
+        let folder = NSTemporaryDirectory() + name
+        do {
+            let (port, admin) = (try await freeLoopbackPort(), try await freeLoopbackPort())
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let configuration = """
+                [listen]
+                address = "127.0.0.1:\(port)"
+                [admin]
+                address = "127.0.0.1:\(admin)"
+                [upstream]
+                url = "http://127.0.0.1:\(upstream.port)"
+                [[provider]]
+                name = "test"
+                type = "jwks"
+                issuer = "\(Claims.issuer)"
+                jwks_uri = "\(jwks.jwksURL.absoluteString)"
+                audiences = ["\(Claims.audience)"]
+                """
+            try configuration.write(toFile: folder + "/gatehouse.toml", atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder + "/gatehouse.toml")
+            // As a user runs it: read-only root file system and configuration; the image's own non-root user.
+            let started = try await Self.podman([
+                "run", "--detach", "--name", name, "--network", "host", "--read-only",
+                "--volume", "\(folder)/gatehouse.toml:/etc/gatehouse/gatehouse.toml:ro", Self.tag,
+            ])
+            try #require(started.exitCode == 0, "podman run: \(started.output)")
+
+            func get(_ path: String, port: Int, token: String? = nil) async throws -> (status: Int, body: String) {
+                var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+                if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+                let response = try await client.execute(request, timeout: .seconds(10))
+                return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+            }
+            let ready = await Contract.eventually(timeout: .seconds(30)) { (try? await get("/readyz", port: admin).status) == 200 }
+            let logs = { (try? await Self.podman(["logs", name]).output) ?? "" }
+            if !ready {
+                let output = await logs()
+                Issue.record("never ready: \(output)")
+                throw CancellationError()
+            }
+            #expect(try await get("/healthz", port: admin).status == 200)
+
+            let inspected = try await Self.podman(["inspect", "--format", "{{.State.Pid}} {{.HostConfig.ReadonlyRootfs}} {{.Config.User}}", name]).output
+            let fields = inspected.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            #expect(fields.count == 3 && fields[1] == "true" && fields[2] == "65532:65532", "\(inspected)")
+            let status = (try? String(contentsOfFile: "/proc/\(fields.first ?? "0")/status", encoding: .utf8)) ?? ""
+            #expect(status.split(separator: "\n").contains { $0.hasPrefix("Uid:") && $0.split(separator: "\t").dropFirst().allSatisfy { $0 == "65532" } },
+                    "the process runs as 65532: \(status.split(separator: "\n").filter { $0.hasPrefix("Uid:") })")
+
+            let refused = try await get("/v1/orders", port: port)
+            #expect(refused.status == 401 && refused.body.contains("missing_token"), "\(refused)")
+            let allowed = try await get("/v1/orders", port: port, token: TestSigner.ec.token(claims: Claims.valid()))
+            #expect(allowed.status == 200, "\(allowed)")
+            #expect(upstream.last?.values("x-auth-subject") == ["user-1"])
+
+            let health = try await Self.podman(["healthcheck", "run", name])
+            #expect(health.exitCode == 0, "the image's health check: \(health.output)")
+
+            // SIGTERM while a request is in flight (the upstream answers after 2 s): it is answered, then exit 0.
+            async let slow = get("/slow", port: port, token: TestSigner.ec.token(claims: Claims.valid()))
+            #expect(await Contract.eventually { upstream.requests.contains { $0.uri == "/slow" } })
+            let stopped = try await Self.podman(["stop", "--time", "20", name])
+            #expect(stopped.exitCode == 0, "\(stopped.output)")
+            #expect(try await slow.status == 200, "the request in flight was drained")
+            let exit = try await Self.podman(["inspect", "--format", "{{.State.ExitCode}}", name]).output
+            let output = await logs()
+            #expect(exit.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "exit code \(exit); \(output)")
+        } catch {
+            Issue.record(error)
+        }
+        _ = try? await Self.podman(["rm", "--force", name])
+        try? FileManager.default.removeItem(atPath: folder)
+        try? await client.shutdown()
+        await jwks.close()
+        await upstream.close()
+    }
+}
