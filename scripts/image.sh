@@ -42,7 +42,11 @@ if ! podman image exists "$debian_image"; then
     echo "making $debian_image from Debian's $suite packages (mmdebstrap)" >&2
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
-    mmdebstrap --quiet --variant=minbase "$suite" "$work/base.tar"
+    # The suites Debian's own image has (security updates included: the CA bundle comes from there).
+    mmdebstrap --quiet --variant=minbase "$suite" "$work/base.tar" \
+        "deb http://deb.debian.org/debian $suite main" \
+        "deb http://deb.debian.org/debian $suite-updates main" \
+        "deb http://deb.debian.org/debian-security $suite-security main"
     podman import --quiet "$work/base.tar" "$debian_image" >/dev/null
 fi
 
@@ -56,4 +60,5 @@ cp "$(swift build --scratch-path .build-image -c release --show-bin-path)/gateho
 podman build --quiet --format docker -f deploy/docker/Dockerfile \
     --build-arg BINARY_FROM=prebuilt --build-arg GATEHOUSE_REVISION="$revision" -t "$tag" "$context" >&2
 rm -rf "$context"
+podman image prune --force >/dev/null   # the build stages' layers of earlier builds
 echo "$tag"

@@ -36,9 +36,11 @@ struct ContainerImageTests {
         let labels = try StrictJSON.parse(Array(try await Self.podman(["image", "inspect", "--format", "{{json .Config.Labels}}", Self.tag]).output.utf8))
         #expect(labels.objectValue?["org.opencontainers.image.revision"]?.stringValue?.hasPrefix(commit) == true, "\(labels)")
         #expect(labels.objectValue?["org.opencontainers.image.version"]?.stringValue == GatehouseVersion.string, "\(labels)")
-        let version = try await Self.podman(["run", "--rm", "--network", "none", Self.tag, "--version"])
-        #expect(version.exitCode == 0 && version.output.hasPrefix("\(GatehouseVersion.string) (\(commit)"), "\(version.output)")
-        let shell = try await Self.podman(["run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", Self.tag, "-c", "true"])
+        let version = try await Self.podman(["run", "--rm", "--network", "none", "--health-interval", "disable", Self.tag, "--version"])
+        // (podman writes its own complaints to the same output: systemd is missing for health-check timers.)
+        #expect(version.exitCode == 0 && version.output.split(separator: "\n").contains { $0.hasPrefix("\(GatehouseVersion.string) (\(commit)") },
+                "\(version.output)")
+        let shell = try await Self.podman(["run", "--rm", "--network", "none", "--health-interval", "disable", "--entrypoint", "/bin/sh", Self.tag, "-c", "true"])
         #expect(shell.exitCode != 0, "the image has a shell: \(shell.output)")
         let size = try await Self.podman(["image", "inspect", "--format", "{{.Size}}", Self.tag]).output
         print("container image \(Self.tag): \((Int(size.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >> 20) MiB")
@@ -67,9 +69,10 @@ struct ContainerImageTests {
                 """
             try configuration.write(toFile: folder + "/gatehouse.toml", atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder + "/gatehouse.toml")
-            // As a user runs it: read-only root file system and configuration; the image's own non-root user.
+            // As a user runs it: read-only root file system and configuration; the image's own non-root user. The
+            // health check is run below by hand: podman's timer for it needs systemd, which these machines lack.
             let started = try await Self.podman([
-                "run", "--detach", "--name", name, "--network", "host", "--read-only",
+                "run", "--detach", "--name", name, "--network", "host", "--read-only", "--health-interval", "disable",
                 "--volume", "\(folder)/gatehouse.toml:/etc/gatehouse/gatehouse.toml:ro", Self.tag,
             ])
             try #require(started.exitCode == 0, "podman run: \(started.output)")

@@ -30,7 +30,7 @@ struct ExtAuthzServer {
                     try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler())
                 }
             }
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.autoRead, value: false)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

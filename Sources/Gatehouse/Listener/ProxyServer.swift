@@ -51,7 +51,7 @@ struct ProxyServer {
                     try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler())
                 }
             }
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.autoRead, value: false)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             // A connection keeps its receive buffer between reads: 1 KiB to start (a request head with a JWT fits),

@@ -82,7 +82,7 @@ final class UpstreamConnectionPool {
         let target = self.target
         return ClientBootstrap(group: eventLoop)
             .connectTimeout(target.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(.autoRead, value: false)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

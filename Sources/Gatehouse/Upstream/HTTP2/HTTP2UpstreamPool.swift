@@ -65,7 +65,7 @@ final class HTTP2UpstreamPool {
         let isTLS = target.tls != nil
         return ClientBootstrap(group: eventLoop)
             .connectTimeout(target.connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations

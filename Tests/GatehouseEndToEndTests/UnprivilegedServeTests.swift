@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import Gatehouse
+import Testing
+
+/// `gatehouse serve` as an unprivileged user (`nobody`), as systemd's unit and the image run it. Found by the image
+/// test (issue 43): every listener and upstream pool set TCP_NODELAY at the socket level, which is SO_DEBUG; as root
+/// it passed unnoticed (and TCP_NODELAY was never set), without CAP_NET_ADMIN every client connection was closed at
+/// accept and every upstream connection failed. Seen failing with `.socketOption(.tcp_nodelay)` back.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct UnprivilegedServeTests {
+    /// Runs the binary as `nobody` when this process is root (CI), else as this (already unprivileged) user.
+    static var unprivileged: [String] { getuid() == 0 ? ["/usr/sbin/runuser", "-u", "nobody", "--"] : [] }
+
+    @Test(arguments: [false, true])
+    func aClientIsServedAndForwardedWithoutPrivileges(upstreamHTTP2: Bool) async throws {
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
+        let upstream = try await TestUpstream(http2: upstreamHTTP2)
+        do {
+            let url = "url = \"http://127.0.0.1:\(upstream.port)\""
+            let toml = Contract.toml(upstreamPort: upstream.port, jwks: jwks)
+                .replacingOccurrences(of: url, with: url + (upstreamHTTP2 ? "\nprotocol = \"http2\"" : ""))
+            let process = try await ServedGatehouse(toml: toml, prefix: Self.unprivileged)
+            defer { process.stop() }
+            let token = TestSigner.ec.token(claims: Claims.valid())
+            let connection = try #require(RawHTTP.Connection(port: process.port, timeout: .seconds(5)))
+            connection.send("GET /v1/orders HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            let answer = connection.receive(until: "}")
+            #expect(RawHTTP.statuses(answer) == [200], "\(answer)\n\(process.output)")
+            #expect(upstream.last?.values("x-auth-subject") == ["user-1"])
+        } catch {
+            Issue.record(error)
+        }
+        await jwks.close()
+        await upstream.close()
+    }
+}
