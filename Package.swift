@@ -8,12 +8,11 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
-/// `GATEHOUSE_REVISION` (the image build passes it: no .git there), else the checkout's commit (`-dirty` with
-/// uncommitted changes), else "unknown"; only `[0-9A-Za-z._-]` are kept.
+/// `GATEHOUSE_REVISION` at build time (the image build and scripts/image.sh pass the commit), else "unknown"; only
+/// `[0-9A-Za-z._-]` are kept. Not the checkout's own commit: SwiftPM keeps a manifest's evaluation until the manifest
+/// or the environment changes, so a commit read here would go stale on the next commit and name the wrong one.
 let buildRevision: String = {
-    let given = Context.environment["GATEHOUSE_REVISION"].flatMap { $0.isEmpty ? nil : $0 }
-        ?? Context.gitInformation.map { $0.currentCommit + ($0.hasUncommittedChanges ? "-dirty" : "") }
-        ?? "unknown"
+    let given = Context.environment["GATEHOUSE_REVISION"] ?? ""
     let kept = given.filter { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     return kept.isEmpty ? "unknown" : String(kept.prefix(64))
 }()

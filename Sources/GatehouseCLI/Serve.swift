@@ -20,6 +20,10 @@ struct Serve: AsyncParsableCommand {
         // docs/reference.md §8), not kill the sidecar with SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
         let logger = Logger(label: "gatehouse")
+        let files = OpenFilesLimit.raiseToHard()
+        logger.info("open files limit", metadata: [
+            "gatehouse.limit": "\(files.after)", "gatehouse.raised_from": "\(files.before)",
+        ])
         let gatehouse: Gatehouse
         do {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: AvailableCores.count())

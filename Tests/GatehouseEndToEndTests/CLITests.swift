@@ -123,7 +123,8 @@ struct CLITests {
             }
             let version = try await Contract.runCLI(["--version"])
             #expect(version.exitCode == 0)
-            #expect(version.stdout == "0.1.0\n", "\(version)")
+            #expect(version.stdout == "\(GatehouseVersion.string) (\(GatehouseVersion.revision))\n", "\(version)")
+            #expect(version.stdout.hasPrefix("0.1.0 ("), "\(version)")
         }
     }
 

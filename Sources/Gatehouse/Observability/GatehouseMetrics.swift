@@ -159,7 +159,8 @@ public struct GatehouseMetrics: Sendable {
         }
     }
 
-    /// Prometheus text, with the key ages and the DPoP replay cache's size brought up to date first.
+    /// Prometheus text, with the key ages and the DPoP replay cache's size brought up to date first, then the
+    /// standard `process_*` series.
     /// - Parameters:
     ///   - ready: what `/readyz` says; `store`: the revocation store's state (docs/reference.md §9).
     func exposition(keyStatus: [ProviderKeyStatus], dpopReplayEntries: Int, ready: Bool, store: RevocationService.StoreState, now: Double) -> [UInt8] {
@@ -171,6 +172,6 @@ public struct GatehouseMetrics: Sendable {
             let age = status.lastFetch.map { now - $0.timeIntervalSince1970 } ?? -1
             registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_jwks_age_seconds"), labels: [("provider", status.provider)]).set(age)
         }
-        return registry.emitToBuffer()
+        return registry.emitToBuffer() + Array(ProcessMetrics.exposition().utf8)
     }
 }

@@ -7,10 +7,13 @@ import UnixSignals
 
 /// SIGHUP: the failure log reopened, the configuration re-read and applied to new requests.
 extension Gatehouse {
-    /// SIGHUP: reopen the failure-log file (logrotate moved it) and re-read the configuration file.
-    func reopenFailureLogOnHangup() async {
+    /// SIGHUP: reopen the failure-log file (logrotate moved it) and re-read the configuration file; under systemd,
+    /// `RELOADING=1` before and `READY=1` after (a refused file leaves the running configuration: ready again).
+    func reopenFailureLogOnHangup(notifier: SystemdNotifier = SystemdNotifier(environment: [:])) async {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            await hangUp()
+            notifier.send(SystemdNotifier.reloadingMessage())
+            let refused = await hangUp()
+            notifier.send(refused.isEmpty ? "READY=1\nSTATUS=serving" : "READY=1\nSTATUS=serving; the last reload was refused")
         }
     }
 

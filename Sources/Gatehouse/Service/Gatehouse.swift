@@ -283,6 +283,19 @@ public final class Gatehouse: Service, Sendable {
         try? await httpClient.shutdown()
     }
 
+    /// systemd's `Type=notify`: `READY=1` once `/readyz` would answer 200 (every provider's keys usable, the
+    /// revocation store read), checked every 100 ms; until then systemd holds the units ordered after this one.
+    private func notifyReadyOnceReady(_ notifier: SystemdNotifier) async {
+        while !Task.isCancelled {
+            let ready = AdminHandler.isReady(keyStores.withLockedValue { $0 }.status(), store: revocations.status)
+            if ready {
+                notifier.send("READY=1\nSTATUS=serving")
+                return
+            }
+            guard (try? await Task.sleep(for: .milliseconds(100))) != nil else { return }
+        }
+    }
+
     /// `Service`: serve until graceful shutdown (SIGTERM/SIGINT through the ServiceGroup), then drain.
     public func run() async throws {
         do {
@@ -291,13 +304,16 @@ public final class Gatehouse: Service, Sendable {
             try? await httpClient.shutdown()
             throw error
         }
+        let notifier = SystemdNotifier()
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.runBackgroundWork() }
-                group.addTask { await self.reopenFailureLogOnHangup() }
+                group.addTask { await self.reopenFailureLogOnHangup(notifier: notifier) }
+                if notifier.isActive { group.addTask { await self.notifyReadyOnceReady(notifier) } }
             }
         }
         logger.info("gatehouse stopping: draining in-flight requests")
+        notifier.send("STOPPING=1")
         await stop()
     }
 }

@@ -133,7 +133,7 @@ final class ServedGatehouse {
         }
     }
 
-    private static func admin(_ adminPort: Int, _ path: String) async throws -> (status: Int, body: String) {
+    static func admin(_ adminPort: Int, _ path: String) async throws -> (status: Int, body: String) {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(adminPort)\(path)"), timeout: .seconds(5))
         let body = try await response.body.collect(upTo: 1 << 20)
         return (Int(response.status.code), String(buffer: body))
