@@ -45,6 +45,27 @@ struct PrometheusDeployTests {
     /// Gatehouse with every optional part on (`[ext_authz]`, `[assertion]`, an introspection provider, a provider
     /// whose fetches fail): its name (a histogram's `_bucket`/`_sum`/`_count` included), each label a selector
     /// matches on, and each value it matches (`reason`: Gatehouse's reason codes).
+    /// Every alert has a `runbook_url` (the mixin convention), and each points at a section of deploy/prometheus/README.md
+    /// that exists: `#<alert name in lower case>`, a `### <alert name>` heading.
+    @Test func everyAlertsRunbookURLIsASectionThatExists() throws {
+        let rules = try DeployFiles.text(DeployFiles.rules)
+        let readme = try DeployFiles.text(DeployFiles.root + "/deploy/prometheus/README.md")
+        let headings = Set(readme.split(separator: "\n").filter { $0.hasPrefix("### ") }.map { $0.dropFirst(4).lowercased() })
+        let alerts = rules.split(separator: "\n").compactMap { line -> String? in
+            let trimmed = line.drop { $0 == " " }
+            return trimmed.hasPrefix("- alert: ") ? String(trimmed.dropFirst(9)) : nil
+        }
+        let anchors = rules.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "README.md#") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != "\"" })
+        }
+        #expect(alerts.count >= 20 && anchors.count == alerts.count, "\(alerts.count) alerts, \(anchors.count) runbook_url")
+        for (alert, anchor) in zip(alerts, anchors) {
+            #expect(anchor == alert.lowercased(), "\(alert): \(anchor)")
+            #expect(headings.contains(anchor), "\(alert): no section ### \(alert) in the README")
+        }
+    }
+
     @Test func everySeriesTheRulesAndTheDashboardSelectIsExported() async throws {
         try await Self.withEveryOptionalSeries { env in
             let refused = try await env.request("/v1/orders")

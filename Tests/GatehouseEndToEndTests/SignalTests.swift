@@ -60,6 +60,34 @@ struct SignalTests {
         }
     }
 
+    /// A refused reload is alertable (deploy/prometheus: GatehouseConfigReloadFailed): the last-reload gauge goes to 0
+    /// while the running configuration keeps serving; the next good file brings it back to 1 with a newer timestamp.
+    @Test func aRefusedHangUpIsExportedAndTheNextGoodOneClearsIt() async throws {
+        try await Contract.withPeers { jwks, upstream in
+            let base = Contract.toml(upstreamPort: upstream.port, jwks: jwks)
+            let process = try await ServedGatehouse(toml: base)
+            defer { process.stop() }
+            let started = try await process.metrics()
+            #expect(started.value("gatehouse_config_last_reload_successful") == 1)
+            let loadedAt = try #require(started.value("gatehouse_config_last_reload_success_timestamp_seconds"))
+            #expect(abs(Date().timeIntervalSince1970 - loadedAt) < 120)
+
+            try process.rewrite(base + "\n[[route]]\nprefix = \"/open\"\nauth = \"sometimes\"\n")
+            try await process.hangUp()
+            #expect(process.lines(containing: "SIGHUP: new configuration refused") == 1, "\(process.output)")
+            let refused = try await process.metrics()
+            #expect(refused.value("gatehouse_config_last_reload_successful") == 0)
+            #expect(refused.value("gatehouse_config_last_reload_success_timestamp_seconds") == loadedAt)
+            #expect(Self.request(process, "/v1/a", token: Self.token()).status == 200, "the running configuration serves on")
+
+            try process.rewrite(base)
+            try await process.hangUp()
+            let fixed = try await process.metrics()
+            #expect(fixed.value("gatehouse_config_last_reload_successful") == 1)
+            #expect((fixed.value("gatehouse_config_last_reload_success_timestamp_seconds") ?? 0) > loadedAt)
+        }
+    }
+
     /// logrotate: the failure-log file is moved away, SIGHUP, and the next lines go to a new file at the
     /// configured path (created with mode 0640); the moved file keeps what was written before.
     @Test func aHangUpReopensTheFailureLogSoLogrotateCanMoveIt() async throws {

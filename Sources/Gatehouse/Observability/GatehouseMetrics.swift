@@ -147,6 +147,17 @@ public struct GatehouseMetrics: Sendable {
         traceSpansDropped.increment(by: Int64(count))
     }
 
+    /// The configuration in use was loaded (at start, or by a reload) at `seconds` since the epoch.
+    func configurationLoaded(at seconds: Double) {
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_config_last_reload_successful")).set(1.0)
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_config_last_reload_success_timestamp_seconds")).set(seconds)
+    }
+
+    /// A reload brought a file that does not validate: refused, the running configuration stays.
+    func configurationRefused() {
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_config_last_reload_successful")).set(0.0)
+    }
+
     func assertionSigned(succeeded: Bool) {
         assertionSignatures[succeeded ? 0 : 1].increment()
     }

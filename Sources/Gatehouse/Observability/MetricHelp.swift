@@ -22,6 +22,8 @@ enum MetricHelp {
         "gatehouse_introspection_duration_seconds": "One introspection call, from the request to the judged answer",
         "gatehouse_dpop_replay_entries": "Live entries of this replica's DPoP jti cache",
         "gatehouse_failure_log_write_errors_total": "Failure-log lines not written whole",
+        "gatehouse_config_last_reload_successful": "1 while the last configuration load (start, or SIGHUP) succeeded, 0 after a refused reload",
+        "gatehouse_config_last_reload_success_timestamp_seconds": "when the running configuration was loaded, in seconds since the epoch",
         "gatehouse_build_info": "always 1; its labels name the version and the commit this binary was built from",
         "gatehouse_ready": "1 while /readyz answers 200 (keys usable, revocation store read once), else 0",
         "gatehouse_revocation_store_up": "1 while the revocation store is connected (memory: always), else 0",

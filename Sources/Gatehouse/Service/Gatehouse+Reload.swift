@@ -30,11 +30,13 @@ extension Gatehouse {
         guard let configurationPath else { return [] }
         do {
             let needRestart = await reload(try Configuration.load(fromFile: configurationPath))
+            metrics.configurationLoaded(at: Date().timeIntervalSince1970)
             logger.notice("SIGHUP: configuration reloaded", metadata: [
                 "gatehouse.needs_restart": "\(needRestart.isEmpty ? "nothing" : needRestart.joined(separator: ", "))",
             ])
             return []
         } catch {
+            metrics.configurationRefused()
             logger.error("SIGHUP: new configuration refused; the running one stays", metadata: [
                 "gatehouse.errors": "\(error.issues.map(\.description).joined(separator: "; "))",
             ])

@@ -76,6 +76,7 @@ public final class Gatehouse: Service, Sendable {
         self.group = eventLoopGroup
         self.logger = logger
         let metrics = GatehouseMetrics()
+        metrics.configurationLoaded(at: Date().timeIntervalSince1970)
         self.metrics = metrics
         let settings = configuration.failureLog
         let key = try settings.pseudonymizeKeyFile.map { path in
