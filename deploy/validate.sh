@@ -7,7 +7,8 @@
 #   deploy/validate.sh            (from anywhere; root or sudo only needed to apt-get install)
 #
 #   kubernetes  kubernetes-validate --strict against a pinned Kubernetes version (deploy/kubernetes/
-#               and the built-in kinds of deploy/istio/gatehouse.yaml)
+#               and the built-in kinds of deploy/istio/gatehouse.yaml), and Pod Security "restricted"
+#               for every Pod template (deploy/pod-security.py)
 #   systemd     systemd-analyze verify on the unit
 #   docker      hadolint on the Dockerfile
 #   nginx       nginx -t on the auth_request example, inside a minimal nginx.conf
@@ -96,6 +97,12 @@ EOF
 )
 kv_version=$(python3 -c 'import importlib.metadata as m; print(m.version("kubernetes-validate"))')
 ok "kubernetes: $resources resources in ${manifests[*]} valid for Kubernetes $KUBERNETES_VERSION (kubernetes-validate $kv_version --strict)"
+# Pod Security "restricted", as the PodSecurity admission controller judges every Pod template.
+if ! out=$(python3 deploy/pod-security.py "${manifests[@]}" 2>&1); then
+    echo "$out" >&2
+    fail "kubernetes: a Pod template is not Pod Security restricted"
+fi
+ok "kubernetes: every Pod template passes Pod Security restricted (deploy/pod-security.py)"
 
 # --- systemd ----------------------------------------------------------------------------------
 unit=deploy/systemd/gatehouse.service
