@@ -425,6 +425,29 @@ EOF
     fail "mesh: ${mesh_files[*]}"
 fi
 ok "mesh: ${mesh_files[*]} are YAML; CUSTOM policy, fail closed, 503 on errors, Service and path prefix of deploy/istio/gatehouse.yaml (CRDs: no schema check here)"
+# The PodMonitor (a Prometheus Operator CRD): it selects the authorizer's pods and scrapes a port they have.
+if ! out=$(python3 - deploy/istio/podmonitor.yaml deploy/istio/gatehouse.yaml <<'EOF' 2>&1
+import sys, yaml
+monitor = yaml.safe_load(open(sys.argv[1]))
+documents = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d]
+deployment = next(d for d in documents if d["kind"] == "Deployment")
+if (monitor["apiVersion"], monitor["kind"]) != ("monitoring.coreos.com/v1", "PodMonitor"):
+    sys.exit("podmonitor.yaml: not a monitoring.coreos.com/v1 PodMonitor")
+if set(monitor) - {"apiVersion", "kind", "metadata", "spec"} or set(monitor["spec"]) - {"selector", "podMetricsEndpoints"}:
+    sys.exit("podmonitor.yaml: unknown keys")
+labels = deployment["spec"]["template"]["metadata"]["labels"]
+if any(labels.get(k) != v for k, v in monitor["spec"]["selector"]["matchLabels"].items()):
+    sys.exit("podmonitor.yaml: its selector does not select the Deployment's pods")
+ports = {p["name"] for c in deployment["spec"]["template"]["spec"]["containers"] for p in c.get("ports", [])}
+for endpoint in monitor["spec"]["podMetricsEndpoints"]:
+    if endpoint["port"] not in ports or endpoint.get("path") != "/metrics":
+        sys.exit(f"podmonitor.yaml: endpoint {endpoint} is not the admin port's /metrics")
+EOF
+); then
+    echo "$out" >&2
+    fail "mesh: deploy/istio/podmonitor.yaml"
+fi
+ok "mesh: deploy/istio/podmonitor.yaml scrapes the admin port of deploy/istio/gatehouse.yaml's pods"
 
 # --- prometheus -------------------------------------------------------------------------------
 rules=deploy/prometheus/gatehouse-rules.yml
