@@ -28,11 +28,12 @@ struct ContainerImageTests {
     }
 
     @Test func theImageRunsAsAUserWouldRunIt() async throws {
+        // The commit as the build sees it (read first: the image is named after the commit it was built from).
+        let commit = try await Self.checkout()
         let built = try await ChildProcess.runToEnd([ProxyExampleBlocksTests.repository.path + "/scripts/image.sh", Self.tag], timeout: .seconds(1500))
         try #require(built.exitCode == 0, "scripts/image.sh: \(built.output.suffix(3000))")
 
         // What the image says of itself.
-        let commit = try await Self.checkout()
         let labels = try StrictJSON.parse(Array(try await Self.podman(["image", "inspect", "--format", "{{json .Config.Labels}}", Self.tag]).output.utf8))
         #expect(labels.objectValue?["org.opencontainers.image.revision"]?.stringValue?.hasPrefix(commit) == true, "\(labels)")
         #expect(labels.objectValue?["org.opencontainers.image.version"]?.stringValue == GatehouseVersion.string, "\(labels)")

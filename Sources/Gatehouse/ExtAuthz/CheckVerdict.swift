@@ -16,9 +16,9 @@ enum CheckVerdict: Sendable {
 struct CheckAllowance: Sendable {
     var headersToSet: [(String, String)] = []
     var headersToRemove: [String] = []
-    /// The `_` spellings of every identity name (`IdentityHeaderNames.otherSpellings`), removed on Envoy's HTTP
-    /// protocol, which shows Gatehouse only the headers its `allowed_headers` lists; over gRPC Gatehouse sees the
-    /// client's every header and removes what it sent (`headersToRemove`).
+    /// Every other spelling of every identity name, `-` and `_` either way (`IdentityHeaderNames.otherSpellings`),
+    /// removed on Envoy's HTTP protocol, which shows Gatehouse only the headers its `allowed_headers` lists; over gRPC
+    /// Gatehouse sees the client's every header and removes what it sent (`headersToRemove`).
     var spellingsToRemove: [String] = []
     var metadata: [(String, MetadataValue)] = []
 
