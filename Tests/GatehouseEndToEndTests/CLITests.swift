@@ -23,6 +23,59 @@ struct CLITests {
         return try await body(directory)
     }
 
+    /// `check-config` also checks what `serve` would fail on at start (issue 43), each with its key path, without side
+    /// effects: a TLS certificate that cannot be read, or whose key is another key's; an `env:` secret that is not set;
+    /// a `password_file` that is missing; a failure log and a `cache_dir` that cannot be written. `--syntax-only` (CI on
+    /// another machine) checks the file alone.
+    @Test func checkConfigRefusesWhatServeWouldFailOnAtStart() async throws {
+        try await Self.inDirectory { directory in
+            func run(_ argv: [String]) async throws { _ = try await ChildProcess.runToEnd(argv) }
+            for name in ["one", "two"] {
+                try await run(["/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+                               "-subj", "/CN=\(name)", "-keyout", "\(directory)/\(name).key", "-out", "\(directory)/\(name).crt"])
+            }
+            let matching = directory + "/matching.toml"
+            try Self.validTOML().replacingOccurrences(of: "[listen]\n", with: """
+                [listen]
+                tls_cert = "\(directory)/one.crt"
+                tls_key = "\(directory)/one.key"
+
+                """).write(toFile: matching, atomically: true, encoding: .utf8)
+            let fine = try await Contract.runCLI(["check-config", "--config", matching])
+            #expect(fine.exitCode == 0, "a matching pair: \(fine)")
+
+            let broken = directory + "/broken.toml"
+            try (Self.validTOML().replacingOccurrences(of: "[listen]\n", with: """
+                [listen]
+                tls_cert = "\(directory)/one.crt"
+                tls_key = "\(directory)/two.key"
+
+                """) + """
+
+                [dpop]
+                nonce = true
+                nonce_secret = "env:GATEHOUSE_TEST_NEVER_SET"
+                [revocation]
+                store = "postgres://gatehouse@127.0.0.1:5432/gatehouse"
+                password_file = "\(directory)/absent-password"
+                [failure_log]
+                path = "/etc/hostname/failures.log"
+                [jwks]
+                cache_dir = "/etc/hostname/jwks"
+                """).write(toFile: broken, atomically: true, encoding: .utf8)
+            let failed = try await Contract.runCLI(["check-config", "--config", broken])
+            #expect(failed.exitCode == 1, "\(failed)")
+            let lines = failed.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.first == "\(broken): serve would not start: 5 problem(s):", "\(failed.stderr)")
+            for keyPath in ["listen.tls_cert: ", "dpop.nonce_secret: ", "revocation.password: ", "failure_log.path: ", "jwks.cache_dir: "] {
+                #expect(lines.contains { $0.hasPrefix(keyPath) }, "\(keyPath): \(failed.stderr)")
+            }
+            #expect(FileManager.default.fileExists(atPath: directory + "/absent-password") == false, "no side effect")
+            let syntax = try await Contract.runCLI(["check-config", "--syntax-only", "--config", broken])
+            #expect(syntax.exitCode == 0, "\(syntax)")
+        }
+    }
+
     /// `check-config`: a valid file prints its one-line summary on standard output and exits 0; a file with
     /// errors prints `FILE: configuration has N error(s):` and every error with its key path on standard
     /// error, and exits 1; so does a file that cannot be read.
