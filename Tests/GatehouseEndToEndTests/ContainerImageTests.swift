@@ -27,6 +27,24 @@ struct ContainerImageTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// The Dockerfile's build stage copies what the manifest needs (issue 43: it left out Fuzz/, and SwiftPM refused
+    /// the manifest, "invalid custom path 'Fuzz/FuzzSupport'"): the manifest is read in a folder holding exactly what
+    /// its COPY lines copy. (The stage itself needs the Swift image from a registry; scripts/image.sh builds the rest.)
+    @Test func theBuildStageCopiesEveryPathTheManifestNames() async throws {
+        let repository = ProxyExampleBlocksTests.repository.path
+        let dockerfile = try String(contentsOfFile: repository + "/deploy/docker/Dockerfile", encoding: .utf8)
+        let stage = dockerfile.components(separatedBy: "\nFROM ").first { $0.contains("AS build") } ?? ""
+        let copied = stage.split(separator: "\n").filter { $0.hasPrefix("COPY ") }.compactMap { $0.split(separator: " ").dropFirst().first.map(String.init) }
+        #expect(copied.contains("Package.swift") && copied.contains("Sources"), "\(copied)")
+        let folder = NSTemporaryDirectory() + "gatehouse-build-stage-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for path in copied { try FileManager.default.copyItem(atPath: repository + "/" + path, toPath: folder + "/" + path) }
+        let described = try await ChildProcess.runToEnd(["/usr/bin/env", "swift", "package", "--package-path", folder, "describe", "--type", "json"],
+                                                        timeout: .seconds(300))
+        #expect(described.exitCode == 0, "\(described.output.suffix(2000))")
+    }
+
     @Test func theImageRunsAsAUserWouldRunIt() async throws {
         // The commit as the build sees it (read first: the image is named after the commit it was built from).
         let commit = try await Self.checkout()
