@@ -19,15 +19,8 @@ cd "$(dirname "$0")/.."
 
 missing=()
 for tool in podman buildah runc mmdebstrap; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-        echo "missing: ${missing[*]}; install them (apt-get install ${missing[*]}) and run again" >&2
-        exit 1
-    fi
-    echo "installing from Debian: ${missing[*]}" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" uidmap >/dev/null
-fi
+command -v newuidmap >/dev/null || missing+=(uidmap)
+scripts/apt-install.sh "${missing[@]}"
 
 export CONTAINERS_CONF=${CONTAINERS_CONF:-${HOME}/.cache/gatehouse/containers.conf}
 if [ ! -f "$CONTAINERS_CONF" ]; then

