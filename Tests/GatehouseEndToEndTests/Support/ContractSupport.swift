@@ -100,7 +100,10 @@ final class ServedGatehouse {
 
     /// `toml` is everything but `[listen]` / `[admin]`; `listen` is appended to the `[listen]` table.
     /// `prefix` runs the binary under another program (e.g. `prlimit --nofile=256 --`).
-    init(toml: String, listen: String = "", prefix: [String] = [], waitUntilReady: Bool = true) async throws {
+    /// `executable`: another copy of the binary (one an unprivileged user can reach, say).
+    init(toml: String, listen: String = "", prefix: [String] = [], waitUntilReady: Bool = true, executable: String = ServedGatehouse.executable)
+        async throws
+    {
         directory = try Contract.makeDirectory("served")
         configPath = directory + "/gatehouse.toml"
         outputPath = directory + "/output.log"
@@ -114,7 +117,7 @@ final class ServedGatehouse {
             while adminPort == port { adminPort = try await freeLoopbackPort() }
             try Self.configuration(port: port, adminPort: adminPort, listen: listen, toml)
                 .write(toFile: configPath, atomically: true, encoding: .utf8)
-            let pid = try ChildProcess.spawn(prefix + [Self.executable, "serve", "--config", configPath], outputPath: outputPath)
+            let pid = try ChildProcess.spawn(prefix + [executable, "serve", "--config", configPath], outputPath: outputPath)
             let started = await Contract.eventually {
                 if !waitUntilReady { return true }
                 if (try? await Self.admin(adminPort, "/readyz").status) == 200 { return true }
