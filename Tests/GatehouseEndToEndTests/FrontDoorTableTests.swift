@@ -70,6 +70,9 @@ struct FrontDoorTableTests {
             return route
         }
         configuration.routes = [
+            // Issue 44's hosts: the table's requests name 127.0.0.1 (Host, :authority, the Check's authority).
+            route("/hosted") { $0.auth = .public; $0.hosts = ["127.0.0.1"] },
+            route("/elsewhere") { $0.auth = .public; $0.hosts = ["*.example.com"] },
             route("/health") { $0.auth = .public },
             route("/maybe") { $0.auth = .optional },
             route("/admin") { $0.scopes = ["admin"] },
@@ -87,6 +90,15 @@ struct FrontDoorTableTests {
         return [
             Case(name: "forwarded", path: "/v1/orders", token: valid, expected: .forwarded(status: 200)),
             Case(name: "public", path: "/health", expected: .forwarded(status: 200)),
+            // A route of this host applies; one of another host does not (the default rule: a token is required).
+            Case(name: "routeOfThisHost", path: "/hosted/page", expected: .forwarded(status: 200)),
+            Case(name: "routeOfAnotherHost", path: "/elsewhere/page", expected: .local(status: 401, reason: "missing_token")),
+            // The decision endpoint judges the host its caller names in X-Forwarded-Host, else the one it was asked on.
+            Case(name: "checkForwardedHost", path: "/.gatehouse/check",
+                 headers: [("x-forwarded-uri", "/elsewhere/page"), ("x-forwarded-host", "api.example.com:443")],
+                 expected: .local(status: 200, reason: nil)),
+            Case(name: "checkOwnHost", path: "/.gatehouse/check", headers: [("x-forwarded-uri", "/elsewhere/page")],
+                 expected: .local(status: 401, reason: "missing_token")),
             Case(name: "optionalGuest", path: "/maybe", expected: .forwarded(status: 200)),
             Case(name: "upstreamTimeout", path: "/slow", token: valid, expected: .forwarded(status: 504)),
             Case(name: "missingToken", path: "/v1/orders", expected: .local(status: 401, reason: "missing_token")),

@@ -246,6 +246,8 @@ public struct RouteSettings: Sendable, Equatable {
     }
     public enum Auth: String, Sendable, Equatable { case `public`, optional, required }
     public var match: Match
+    /// Request hosts the route applies to (`orders.example.com`, `*.shop.example.com`); empty means every host.
+    public var hosts: [String] = []
     /// Upper-cased method names; empty means any method.
     public var methods: [String] = []
     public var auth: Auth = .required

@@ -11,6 +11,7 @@ extension ConfigurationDecoder {
         let match = routeMatch(table)
         var route = RouteSettings(match: match ?? .prefix("/"))
         route.methods = methods(table) ?? []
+        route.hosts = hosts(table) ?? []
         route.auth = table.choice("auth", among: [RouteSettings.Auth.public, .optional, .required]) ?? route.auth
         if route.auth == .public {
             for key in tokenRequirementKeys where table.contains(key) {
@@ -69,6 +70,27 @@ extension ConfigurationDecoder {
             }
             let upper = method.uppercased()
             if !result.contains(upper) { result.append(upper) }
+        }
+        return result
+    }
+
+    /// Host names (`orders.example.com`), a leading `*.` for any name under one (`*.shop.example.com`), or an IP
+    /// literal (`10.0.0.5`, `[::1]`); never a port (a request's port is not compared) nor a `*` elsewhere.
+    private static func hosts(_ table: TOMLReader) -> [String]? {
+        guard let hosts = table.strings("hosts") else { return nil }
+        if hosts.isEmpty { table.report("hosts", "must list at least one host (omit the key for every host)") }
+        var result: [String] = []
+        for host in hosts {
+            let name = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
+            let bracketed = name.hasPrefix("[") && name.hasSuffix("]") && name.count > 2
+                && name.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+            guard bracketed && !host.hasPrefix("*.") || (ConfigSyntax.isHostName(name) && !name.hasPrefix(".") && !name.contains("..")) else {
+                let why = name.contains(":") && !name.hasPrefix("[") ? "without a port (the request's port is not compared)" : "a host name, `*.` and a name, or an IP"
+                table.report("hosts", "\(ConfigKeyPath.quoted(host)) is not \(why)")
+                continue
+            }
+            let canonical = RouteHosts.canonical(host)
+            if !result.contains(canonical) { result.append(canonical) }
         }
         return result
     }

@@ -36,7 +36,8 @@ enum RequestIntake {
             return .answer(exchange(NormalizedTarget.root), response, .badRequest)
         }
         guard OwnEndpoint.isOwn(target.path) else {
-            let rule = services.routes.match(method: head.method.rawValue, path: target.path)
+            let host = services.routes.usesHosts ? head.headers.first(name: "host")?[...] : nil
+            let rule = services.routes.match(method: head.method.rawValue, path: target.path, host: host)
             return .judge(exchange(target, rule: rule, isWebSocket: isWebSocketUpgrade(head)))
         }
         // An own endpoint: its own path (never its query) is what the failure log records.
@@ -58,7 +59,10 @@ enum RequestIntake {
                 return .answer(own, LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), .badRequest)
             }
             (own.request.head, own.request.target) = described
-            own.rule = services.routes.match(method: described.head.method.rawValue, path: described.target.path)
+            // The host of the described request: `X-Forwarded-Host`, believed as `X-Forwarded-Uri` is (the proxy in front
+            // sets both), else the host the decision was asked on.
+            let host = services.routes.usesHosts ? head.headers.first(name: "x-forwarded-host") ?? head.headers.first(name: "host") : nil
+            own.rule = services.routes.match(method: described.head.method.rawValue, path: described.target.path, host: host?[...])
         }
         return .judge(own)
     }

@@ -16,19 +16,25 @@
 ///   `GET` when `GET` is listed (upstreams serve HEAD with the GET handler).
 public struct RouteTable: Sendable {
     private let entries: [Entry]
+    /// Whether any route names `hosts`: only then is the request's host looked up.
+    public let usesHosts: Bool
 
     public init(_ routes: [RouteSettings]) {
         entries = routes.enumerated().map { index, settings in
-            Entry(matcher: Matcher(settings.match), methods: Set(settings.methods), rule: RouteRule(settings, index: index))
+            Entry(matcher: Matcher(settings.match), hosts: RouteHosts(settings.hosts), methods: Set(settings.methods),
+                  rule: RouteRule(settings, index: index))
         }
+        usesHosts = routes.contains { !$0.hosts.isEmpty }
     }
 
     /// The rule for a request; `RouteRule.defaultRule` (auth required, nothing more) when no route matches.
     ///
     /// - Parameter path: the canonical path from `PathNormalizer.normalize(_:)`.
-    public func match(method: String, path: String) -> RouteRule {
+    /// - Parameter host: the request's host (Host, `:authority`, a Check's authority, the decision endpoint's
+    ///   `X-Forwarded-Host`), with or without port; nil matches only routes without `hosts`.
+    public func match(method: String, path: String, host: Substring? = nil) -> RouteRule {
         let routingPath = Self.withoutPathParameters(path)
-        for entry in entries where entry.accepts(method: method) && entry.matcher.matches(routingPath.utf8) {
+        for entry in entries where entry.accepts(method: method) && entry.matcher.matches(routingPath.utf8) && entry.accepts(host: host) {
             return entry.rule
         }
         return .defaultRule
@@ -56,8 +62,12 @@ public struct RouteTable: Sendable {
 extension RouteTable {
     private struct Entry: Sendable {
         let matcher: Matcher
+        /// nil: every host.
+        let hosts: RouteHosts?
         let methods: Set<String>
         let rule: RouteRule
+
+        func accepts(host: Substring?) -> Bool { hosts?.matches(host) ?? true }
 
         func accepts(method: String) -> Bool {
             methods.isEmpty || methods.contains(method) || (method == "HEAD" && methods.contains("GET"))

@@ -314,9 +314,10 @@ struct ConfigurationLoadingTests {
         }
         #expect(configuration.providers.map(\.type) == [.google, .apple, .firebase, .cognito, .oidc, .jwks])
         #expect(configuration.providers.map(\.name) == ["google", "apple", "firebase", "cognito", "corp", "local"])
-        #expect(configuration.routes.map(\.match) == [.prefix("/health"), .prefix("/v1/events"), .prefix("/v1/sync")])
-        #expect(configuration.routes.map(\.auth) == [.public, .optional, .required])
-        #expect(configuration.routes[2].providers == ["google", "apple"])
+        #expect(configuration.routes.map(\.match) == [.prefix("/health"), .prefix("/admin"), .prefix("/v1/events"), .prefix("/v1/sync")])
+        #expect(configuration.routes.map(\.auth) == [.public, .required, .optional, .required])
+        #expect(configuration.routes[1].hosts == ["admin.example.com", "*.internal.example.com"])
+        #expect(configuration.routes[3].providers == ["google", "apple"])
         // The example spells out the defaults, so apart from its example providers and routes it is the default.
         var defaults = configuration
         defaults.listen = ListenSettings()
