@@ -45,6 +45,86 @@ struct ContainerImageTests {
         #expect(described.exitCode == 0, "\(described.output.suffix(2000))")
     }
 
+    /// Each Kubernetes manifest's Gatehouse container run as its Pod spec says, with the real image: its args, its
+    /// user, a read-only root file system, no capabilities, no privilege escalation, its ConfigMap and Secret mounted
+    /// read-only where it mounts them (a Secret's items with stand-in values). Its liveness probe's endpoint answers
+    /// 200 on the port the configuration's admin listens on (the probe's port is that port), its readiness endpoint
+    /// answers (503 here: no network, so no provider keys), and a stop within its termination grace period exits 0.
+    @Test(arguments: ["deploy/kubernetes/sidecar.yaml", "deploy/kubernetes/sidecar-grpc.yaml", "deploy/kubernetes/sidecar-postgres.yaml",
+                      "deploy/istio/gatehouse.yaml"])
+    func eachManifestsGatehouseContainerRunsAsItsPodSpecSays(_ manifest: String) async throws {
+        let built = try await ChildProcess.runToEnd([ProxyExampleBlocksTests.repository.path + "/scripts/image.sh", Self.tag], timeout: .seconds(1500))
+        try #require(built.exitCode == 0, "scripts/image.sh: \(built.output.suffix(3000))")
+        let folder = try Contract.makeDirectory("pod")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The Pod spec as podman arguments, read by PyYAML: mounts materialized under `folder`.
+        let extract = """
+            import json, os, sys, yaml
+            path, folder = sys.argv[1], sys.argv[2]
+            documents = [d for d in yaml.safe_load_all(open(path)) if d]
+            maps = {d["metadata"]["name"]: d.get("data", {}) for d in documents if d["kind"] == "ConfigMap"}
+            pod = next(d for d in documents if d["kind"] in ("Deployment", "StatefulSet"))["spec"]["template"]["spec"]
+            container = next(c for c in pod["containers"] if c["name"] == "gatehouse")
+            context = container.get("securityContext", {})
+            volumes = {v["name"]: v for v in pod.get("volumes", [])}
+            arguments = ["--user", str(context["runAsUser"]), "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+            if context.get("readOnlyRootFilesystem"): arguments.append("--read-only")
+            for mount in container.get("volumeMounts", []):
+                volume, target = volumes[mount["name"]], os.path.join(folder, mount["name"])
+                os.makedirs(target, exist_ok=True)
+                if "configMap" in volume:
+                    for name, text in maps[volume["configMap"]["name"]].items():
+                        open(os.path.join(target, name), "w").write(text)
+                elif "secret" in volume:
+                    for item in volume["secret"].get("items", []):
+                        open(os.path.join(target, item["path"]), "w").write("stand-in-secret\\n")
+                for name in os.listdir(target): os.chmod(os.path.join(target, name), 0o644)
+                os.chmod(target, 0o755)
+                arguments += ["--volume", target + ":" + mount["mountPath"] + ":ro"]
+            ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+            config = next(a for a in container["args"][container["args"].index("--config") + 1:][:1])
+            print(json.dumps({"podman": arguments, "args": container["args"], "config": config,
+                              "liveness": container["livenessProbe"]["httpGet"]["path"], "readiness": container["readinessProbe"]["httpGet"]["path"],
+                              "probePort": ports[container["livenessProbe"]["httpGet"]["port"]],
+                              "grace": pod.get("terminationGracePeriodSeconds", 30)}))
+            """
+        let extracted = try await ChildProcess.runToEnd(["/usr/bin/env", "python3", "-c", extract,
+                                                         ProxyExampleBlocksTests.repository.path + "/" + manifest, folder])
+        try #require(extracted.exitCode == 0, "\(extracted.output)")
+        let spec = try #require(try StrictJSON.parse(Array(extracted.output.utf8)).objectValue, "\(extracted.output)")
+        let podman = (spec["podman"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let args = (spec["args"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let configPath = try #require(spec["config"]?.stringValue)
+        #expect(spec["liveness"]?.stringValue == "/healthz" && spec["readiness"]?.stringValue == "/readyz", "\(spec)")
+        // The probes' port is the one the configuration's admin listens on.
+        let mountedConfig = try Configuration.load(fromFile: folder + "/config/" + (configPath as NSString).lastPathComponent)
+        #expect(Int64(mountedConfig.admin.address.port) == spec["probePort"]?.integerValue, "\(spec); admin \(mountedConfig.admin.address)")
+
+        let name = "gatehouse-pod-\(UUID().uuidString.prefix(8))"
+        let started = try await Self.podman(["run", "--detach", "--name", name, "--network", "none", "--health-interval", "disable"]
+            + podman + [Self.tag] + args)
+        try #require(started.exitCode == 0, "\(manifest): \(started.output)")
+        do {
+            let live = await Contract.eventually(timeout: .seconds(20)) {
+                (try? await Self.podman(["exec", name, "/usr/local/bin/gatehouse", "health", "--config", configPath]).exitCode) == 0
+            }
+            let logs = (try? await Self.podman(["logs", name]).output) ?? ""
+            #expect(live, "\(manifest): /healthz never answered 200 on the admin port: \(logs)")
+            let ready = try await Self.podman(["exec", name, "/usr/local/bin/gatehouse", "health", "--ready", "--config", configPath])
+            #expect(ready.output.contains("/readyz: 503") || ready.output.contains("/readyz: 200"), "\(manifest): \(ready.output)")
+            let grace = Int(spec["grace"]?.integerValue ?? 30)
+            let stopping = ContinuousClock.now
+            let stopped = try await Self.podman(["stop", "--time", String(grace), name], timeout: .seconds(grace + 30))
+            #expect(stopped.exitCode == 0)
+            #expect(ContinuousClock.now - stopping < .seconds(grace), "\(manifest): the stop outlasted terminationGracePeriodSeconds")
+            let exit = try await Self.podman(["inspect", "--format", "{{.State.ExitCode}}", name]).output
+            #expect(exit.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(manifest): exit \(exit)")
+        } catch {
+            Issue.record(error)
+        }
+        _ = try? await Self.podman(["rm", "--force", name])
+    }
+
     @Test func theImageRunsAsAUserWouldRunIt() async throws {
         // The commit as the build sees it (read first: the image is named after the commit it was built from).
         let commit = try await Self.checkout()

@@ -48,6 +48,82 @@ struct SystemdNotifyTests {
         }
     }
 
+    /// deploy/systemd/gatehouse.service's own lines, run as systemd runs them (no systemd here to run the unit): its
+    /// `ExecStartPre`, then its `ExecStart` as an unprivileged user (the unit's `DynamicUser`) under its `LimitNOFILE`,
+    /// with a `$NOTIFY_SOCKET` (`Type=notify`) and only the binary and configuration paths replaced. READY=1 comes, the
+    /// process has the unit's limit, `ExecReload` brings RELOADING=1 and READY=1, `KillSignal` STOPPING=1 and exit 0
+    /// within `TimeoutStopSec`.
+    @Test func theUnitsOwnCommandsRunAsSystemdWouldRunThem() async throws {
+        let unit = try String(contentsOf: ProxyExampleBlocksTests.repository.appendingPathComponent("deploy/systemd/gatehouse.service"), encoding: .utf8)
+        func value(_ key: String) throws -> String {
+            try #require(unit.split(separator: "\n").first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }, "no \(key)")
+        }
+        #expect(try value("Type") == "notify")
+        #expect(try value("KillSignal") == "SIGTERM")
+        // The unit's LimitNOFILE, or this sandbox's hard limit where that is lower (raising it is forbidden here); a
+        // low soft limit beside it, which `serve` raises to the hard one.
+        var own = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &own)
+        let limit = min(try #require(Int(try value("LimitNOFILE"))), Int(own.rlim_max))
+        let timeout = try #require(Int(try value("TimeoutStopSec").dropLast()))
+        let binary = try UnprivilegedServeTests.reachableCopy.get()
+        let notify = try NotifySocket()
+        let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))
+        let upstream = try await TestUpstream()
+        let folder = try Contract.makeDirectory("unit")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        do {
+            let (port, admin) = (try await freeLoopbackPort(), try await freeLoopbackPort())
+            try ServedGatehouse.configuration(port: port, adminPort: admin, Contract.toml(upstreamPort: upstream.port, jwks: jwks))
+                .write(toFile: folder + "/gatehouse.toml", atomically: true, encoding: .utf8)
+            func command(_ line: String) -> [String] {
+                line.replacingOccurrences(of: "/usr/local/bin/gatehouse", with: binary)
+                    .replacingOccurrences(of: "/etc/gatehouse/gatehouse.toml", with: folder + "/gatehouse.toml").split(separator: " ").map(String.init)
+            }
+            let pre = try await ChildProcess.runToEnd(UnprivilegedServeTests.unprivileged + command(try value("ExecStartPre")))
+            #expect(pre.exitCode == 0, "ExecStartPre: \(pre.output)")
+            let output = folder + "/output.log"
+            let pid = try ChildProcess.spawn(
+                ["/usr/bin/prlimit", "--nofile=1024:\(limit)", "--"] + UnprivilegedServeTests.unprivileged
+                    + ["/usr/bin/env", "NOTIFY_SOCKET=\(notify.path)"] + command(try value("ExecStart")), outputPath: output)
+            var messages: [String] = []
+            let ready = await Contract.eventually {
+                messages += notify.drain()
+                return messages.contains { $0.hasPrefix("READY=1") }
+            }
+            let log = { (try? String(contentsOfFile: output, encoding: .utf8)) ?? "" }
+            #expect(ready, "no READY=1: \(messages) \(log())")
+            // `MAINPID`: the serving process (runuser's child, prlimit having exec'd runuser).
+            let serving = UnprivilegedServeTests.unprivileged.isEmpty ? pid : try #require(
+                try await ChildProcess.runToEnd(["/usr/bin/pgrep", "-P", String(pid)]).output.split(separator: "\n").first.flatMap { Int32($0) },
+                "no child of \(pid)")
+            let limits = (try? String(contentsOfFile: "/proc/\(serving)/limits", encoding: .utf8)) ?? ""
+            // The soft limit (the first figure) raised from 1024 to the hard one by `serve` itself.
+            let soft = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }?.split(separator: " ").dropFirst(3).first
+            #expect(soft.flatMap { Int($0) } == limit, "\(limits)")
+
+            messages = []
+            let reload = try await ChildProcess.runToEnd(try value("ExecReload").replacingOccurrences(of: "$MAINPID", with: String(serving))
+                .split(separator: " ").map(String.init))
+            #expect(reload.exitCode == 0)
+            #expect(await Contract.eventually { messages += notify.drain(); return messages.contains { $0.hasPrefix("READY=1") } }, "\(messages)")
+            #expect(messages.first?.hasPrefix("RELOADING=1") == true, "\(messages)")
+
+            messages = []
+            kill(serving, SIGTERM)
+            let stopping = ContinuousClock.now
+            let exited = ChildProcess.wait(pid)
+            #expect(exited == 0, "exit \(exited): \(log())")
+            #expect(ContinuousClock.now - stopping < .seconds(timeout))
+            messages += notify.drain()
+            #expect(messages == ["STOPPING=1"], "\(messages)")
+        } catch {
+            Issue.record(error)
+        }
+        await jwks.close()
+        await upstream.close()
+    }
+
     @Test func serveTellsSystemdWhenItIsReadyReloadingAndStopping() async throws {
         let notify = try NotifySocket()
         let jwks = try await TestJWKSServer(jwks: TestSigner.jwks([.ec]))

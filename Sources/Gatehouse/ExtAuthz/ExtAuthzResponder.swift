@@ -163,9 +163,8 @@ struct ExtAuthzResponder {
             // Envoy's HTTP protocol removes these from the request on a 200 (after it sets the ones above): what the
             // client sent of them among the headers Envoy showed, and every `_` spelling of an identity name, which it
             // does not show (an upstream reading `_` as `-` would take `x_auth_subject` for Gatehouse's).
-            let removed = allowance.headersToRemove + allowance.spellingsToRemove.filter { name in
-                !allowance.headersToRemove.contains(name) && !allowance.headersToSet.contains { $0.0 == name }
-            }
+            // (The spellings never hold a name Gatehouse sets: `IdentityHeaderNames` leaves those out once per configuration.)
+            let removed = allowance.headersToRemove + allowance.spellingsToRemove.filter { !allowance.headersToRemove.contains($0) }
             if !removed.isEmpty { headers.add(name: "x-envoy-auth-headers-to-remove", value: removed.joined(separator: ",")) }
             return .http(status: .ok, headers: headers, body: "")
         case .deny(let response):

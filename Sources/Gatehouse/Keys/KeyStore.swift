@@ -106,13 +106,10 @@ public final class KeyStore: Sendable {
     /// at most one per provider per `unknown_kid_cooldown`.
     public func refetchForUnknownKey(provider index: Int, on eventLoop: any EventLoop) -> UnknownKeyRefetch {
         let now = NIODeadline.now()
-        let cooldown = TimeAmount(settings.unknownKidCooldown)
         var wait = TimeAmount.zero
         let fetch = fetch(provider: index, on: eventLoop) { state in
-            if let last = state.lastUnscheduledFetch, now - last < cooldown {
-                wait = last + cooldown - now
-                return false
-            }
+            wait = cooldownRemaining(since: state.lastUnscheduledFetch, now: now)
+            guard wait == .zero else { return false }
             state.lastUnscheduledFetch = now
             return true
         }
@@ -122,8 +119,12 @@ public final class KeyStore: Sendable {
 
     /// How long until a token naming an unknown key may cause a refetch again (zero: now).
     public func refetchAllowedIn(provider index: Int, now: NIODeadline = .now()) -> TimeAmount {
+        cooldownRemaining(since: states[index].withLockedValue { $0.lastUnscheduledFetch }, now: now)
+    }
+
+    private func cooldownRemaining(since last: NIODeadline?, now: NIODeadline) -> TimeAmount {
         let cooldown = TimeAmount(settings.unknownKidCooldown)
-        guard let last = states[index].withLockedValue({ $0.lastUnscheduledFetch }), now - last < cooldown else { return .zero }
+        guard let last, now - last < cooldown else { return .zero }
         return last + cooldown - now
     }
 

@@ -9,7 +9,7 @@ import UnixSignals
 extension Gatehouse {
     /// SIGHUP: reopen the failure-log file (logrotate moved it) and re-read the configuration file; under systemd,
     /// `RELOADING=1` before and `READY=1` after (a refused file leaves the running configuration: ready again).
-    func reopenFailureLogOnHangup(notifier: SystemdNotifier = SystemdNotifier(environment: [:])) async {
+    func reopenFailureLogOnHangup(notifier: SystemdNotifier) async {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             notifier.send(SystemdNotifier.reloadingMessage())
             let refused = await hangUp()
