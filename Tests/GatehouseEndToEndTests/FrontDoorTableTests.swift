@@ -36,6 +36,9 @@ struct FrontDoorTableTests {
         var token: String?
         var headers: [(String, String)] = []
         var expected: Expected
+        /// The Check's `context_extensions` (the doors have no context), and what the Check comes to when it differs.
+        var context: [String: String] = [:]
+        var expectedOnCheck: Expected?
         /// A 503's `Retry-After` is at least this (every 503 has one of at least a second).
         var retryAfterAtLeast = 1
     }
@@ -73,6 +76,8 @@ struct FrontDoorTableTests {
             // Issue 44's hosts: the table's requests name 127.0.0.1 (Host, :authority, the Check's authority).
             route("/hosted") { $0.auth = .public; $0.hosts = ["127.0.0.1"] },
             route("/elsewhere") { $0.auth = .public; $0.hosts = ["*.example.com"] },
+            // Issue 44's context: only a Check whose context_extensions hold service=billing (and any other pairs) takes it.
+            route("/billing") { $0.auth = .public; $0.context = ["service": "billing"] },
             route("/health") { $0.auth = .public },
             route("/maybe") { $0.auth = .optional },
             route("/admin") { $0.scopes = ["admin"] },
@@ -99,6 +104,11 @@ struct FrontDoorTableTests {
                  expected: .local(status: 200, reason: nil)),
             Case(name: "checkOwnHost", path: "/.gatehouse/check", headers: [("x-forwarded-uri", "/elsewhere/page")],
                  expected: .local(status: 401, reason: "missing_token")),
+            // A route of a context applies to a Check in that context, never on a door (no context there).
+            Case(name: "routeOfThisContext", path: "/billing/invoices", expected: .local(status: 401, reason: "missing_token"),
+                 context: ["service": "billing", "tier": "gold"], expectedOnCheck: .forwarded(status: 200)),
+            Case(name: "routeOfAnotherContext", path: "/billing/invoices", expected: .local(status: 401, reason: "missing_token"),
+                 context: ["service": "orders"]),
             Case(name: "optionalGuest", path: "/maybe", expected: .forwarded(status: 200)),
             Case(name: "upstreamTimeout", path: "/slow", token: valid, expected: .forwarded(status: 504)),
             Case(name: "missingToken", path: "/v1/orders", expected: .local(status: 401, reason: "missing_token")),
@@ -191,6 +201,7 @@ struct FrontDoorTableTests {
     /// What a case must come to through a door: the table's answer, but a Check for an own endpoint is 404.
     static func expected(_ testCase: Case, through door: Door) -> Expected {
         if door == .check, testCase.path.hasPrefix("/.gatehouse/") { return .local(status: 404, reason: nil) }
+        if door == .check, let onCheck = testCase.expectedOnCheck { return onCheck }
         return testCase.expected
     }
 
@@ -241,7 +252,8 @@ struct FrontDoorTableTests {
             let answers = try await ExtAuthzTests.call(port, cases.map { testCase in
                 // The request as a client of the client port sent it (its origin is what DPoP proofs name).
                 ExtAuthzTests.check(testCase.name, method: testCase.method, path: target(door, testCase), authority: "127.0.0.1:\(env.port)",
-                                    headers: headers(door, testCase), source: "127.0.0.1")
+                                    headers: headers(door, testCase), source: "127.0.0.1",
+                                    extra: testCase.context.isEmpty ? [:] : ["context": .object(testCase.context.mapValues { .string($0) })])
             })
             for testCase in cases {
                 let answer = try #require(answers[testCase.name], "no Check answer for \(testCase.name)")

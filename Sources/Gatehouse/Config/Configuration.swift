@@ -248,6 +248,9 @@ public struct RouteSettings: Sendable, Equatable {
     public var match: Match
     /// Request hosts the route applies to (`orders.example.com`, `*.shop.example.com`); empty means every host.
     public var hosts: [String] = []
+    /// Pairs every one of which an ext_authz Check's `context_extensions` must hold (`service = "billing"`); empty
+    /// means any request. A request on a door, or a Check over Envoy's HTTP protocol, has no context.
+    public var context: [String: String] = [:]
     /// Upper-cased method names; empty means any method.
     public var methods: [String] = []
     public var auth: Auth = .required

@@ -12,6 +12,7 @@ extension ConfigurationDecoder {
         var route = RouteSettings(match: match ?? .prefix("/"))
         route.methods = methods(table) ?? []
         route.hosts = hosts(table) ?? []
+        route.context = context(table) ?? [:]
         route.auth = table.choice("auth", among: [RouteSettings.Auth.public, .optional, .required]) ?? route.auth
         if route.auth == .public {
             for key in tokenRequirementKeys where table.contains(key) {
@@ -93,6 +94,24 @@ extension ConfigurationDecoder {
             if !result.contains(canonical) { result.append(canonical) }
         }
         return result
+    }
+
+    /// `context = { service = "billing" }`: names and values Envoy sets per route or virtual host
+    /// (`ExtAuthzPerRoute.check_settings.context_extensions`), each a non-empty string.
+    private static func context(_ table: TOMLReader) -> [String: String]? {
+        guard let context = table.table("context") else { return nil }
+        var pairs: [String: String] = [:]
+        for key in context.keys {
+            guard let text = context.string(key) else { continue }
+            if key.isEmpty || text.isEmpty {
+                context.report(key, "names and values of a context must not be empty")
+                continue
+            }
+            pairs[key] = text
+        }
+        if context.keys.isEmpty { table.report("context", "must name at least one pair (omit the key for any request)") }
+        context.finish()
+        return pairs
     }
 
     private static func routeProviders(_ table: TOMLReader, configured: [String]) -> [String]? {

@@ -133,14 +133,14 @@ struct ExchangeStateMachine {
     /// A request head. `recent` is the connection's last verified token (`RecentToken`); `certificateThumbprint`
     /// the connection's TLS client certificate (`SenderEvidence`).
     mutating func receivedHead(
-        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, services: ProxyServices, recent: RecentToken?,
-        now: NIODeadline, trace: TracePropagation? = nil
+        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
+        services: ProxyServices, recent: RecentToken?, now: NIODeadline, trace: TracePropagation? = nil
     ) -> Action {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
         switch RequestIntake.read(
-            head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, speaksGRPC: speaksGRPC, services: services,
-            startedAt: now, via: via, trace: trace)
+            head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, routeContext: routeContext, speaksGRPC: speaksGRPC,
+            services: services, startedAt: now, via: via, trace: trace)
         {
         case .answer(let refused, let response, let outcome):
             exchange = refused

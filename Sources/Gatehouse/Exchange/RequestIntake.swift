@@ -12,7 +12,8 @@ enum RequestIntake {
     }
 
     static func read(
-        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, speaksGRPC: Bool, services: ProxyServices,
+        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
+        speaksGRPC: Bool, services: ProxyServices,
         startedAt: NIODeadline = .now(), via: String? = nil, trace: TracePropagation? = nil
     ) -> Outcome {
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
@@ -37,7 +38,7 @@ enum RequestIntake {
         }
         guard OwnEndpoint.isOwn(target.path) else {
             let host = services.routes.usesHosts ? head.headers.first(name: "host")?[...] : nil
-            let rule = services.routes.match(method: head.method.rawValue, path: target.path, host: host)
+            let rule = services.routes.match(method: head.method.rawValue, path: target.path, host: host, context: routeContext)
             return .judge(exchange(target, rule: rule, isWebSocket: isWebSocketUpgrade(head)))
         }
         // An own endpoint: its own path (never its query) is what the failure log records.

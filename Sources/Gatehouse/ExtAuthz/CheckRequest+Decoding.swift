@@ -19,7 +19,7 @@ extension CheckRequest {
         guard !method.isEmpty, !path.isEmpty else { throw ProtobufReader.Malformed("no attributes.request.http method and path") }
     }
 
-    /// AttributeContext: source (1), request (4).
+    /// AttributeContext: source (1), request (4), context_extensions (10, a map).
     private mutating func readAttributes(_ reader: inout ProtobufReader) throws(ProtobufReader.Malformed) {
         while let (number, type) = try reader.nextField() {
             switch number {
@@ -39,6 +39,13 @@ extension CheckRequest {
                     var http = try request.readMessage()
                     try readHTTP(&http)
                 }
+            case 10:
+                try ProtobufReader.expect(type, .lengthDelimited, field: "context_extensions")
+                var entry = try reader.readMessage()
+                let (key, value) = try Self.readStringPair(&entry)
+                // A map holds a key once; a repeated key is a later entry winning, as protobuf parsers read a map.
+                contextExtensions[key] = value
+                guard contextExtensions.count <= Self.maxHeaders else { throw ProtobufReader.Malformed("over \(Self.maxHeaders) context extensions") }
             default:
                 try reader.skip(type)
             }
@@ -134,6 +141,21 @@ extension CheckRequest {
             var names = Set<String>()
             for header in headers where !names.insert(header.name).inserted { throw ProtobufReader.Malformed("header \(header.name) twice") }
         }
+    }
+
+    /// A `map<string, string>` entry: key 1, value 2, as written.
+    private static func readStringPair(_ reader: inout ProtobufReader) throws(ProtobufReader.Malformed) -> (String, String) {
+        var key = "", value = ""
+        while let (number, type) = try reader.nextField() {
+            switch number {
+            case 1, 2:
+                try ProtobufReader.expect(type, .lengthDelimited, field: "map entry field \(number)")
+                if number == 1 { key = try reader.readString() } else { value = try reader.readString() }
+            default:
+                try reader.skip(type)
+            }
+        }
+        return (key, value)
     }
 
     /// A map entry (key 1, value 2) or a HeaderValue (key 1, value 2, raw_value 3).

@@ -20,6 +20,8 @@ struct CheckRequest: Sendable, Equatable {
     var sourceAddress = ""
     /// `source.certificate`: the client's certificate, URL-encoded PEM (`include_peer_certificate: true`).
     var sourceCertificate = ""
+    /// `context_extensions`: pairs Envoy sets per route or virtual host, which `[[route]] context` matches.
+    var contextExtensions: [String: String] = [:]
 
     struct Header: Sendable, Equatable {
         var name: String

@@ -21,8 +21,8 @@ public struct RouteTable: Sendable {
 
     public init(_ routes: [RouteSettings]) {
         entries = routes.enumerated().map { index, settings in
-            Entry(matcher: Matcher(settings.match), hosts: RouteHosts(settings.hosts), methods: Set(settings.methods),
-                  rule: RouteRule(settings, index: index))
+            Entry(matcher: Matcher(settings.match), hosts: RouteHosts(settings.hosts), context: settings.context.sorted { $0.key < $1.key },
+                  methods: Set(settings.methods), rule: RouteRule(settings, index: index))
         }
         usesHosts = routes.contains { !$0.hosts.isEmpty }
     }
@@ -32,9 +32,12 @@ public struct RouteTable: Sendable {
     /// - Parameter path: the canonical path from `PathNormalizer.normalize(_:)`.
     /// - Parameter host: the request's host (Host, `:authority`, a Check's authority, the decision endpoint's
     ///   `X-Forwarded-Host`), with or without port; nil matches only routes without `hosts`.
-    public func match(method: String, path: String, host: Substring? = nil) -> RouteRule {
+    /// - Parameter context: a gRPC Check's `context_extensions`; empty on the doors and for an HTTP Check, where
+    ///   only routes without `context` match.
+    public func match(method: String, path: String, host: Substring? = nil, context: [String: String] = [:]) -> RouteRule {
         let routingPath = Self.withoutPathParameters(path)
-        for entry in entries where entry.accepts(method: method) && entry.matcher.matches(routingPath.utf8) && entry.accepts(host: host) {
+        for entry in entries
+        where entry.accepts(method: method) && entry.matcher.matches(routingPath.utf8) && entry.accepts(host: host) && entry.accepts(context: context) {
             return entry.rule
         }
         return .defaultRule
@@ -64,10 +67,16 @@ extension RouteTable {
         let matcher: Matcher
         /// nil: every host.
         let hosts: RouteHosts?
+        /// Every pair must be in the Check's context; empty: any request.
+        let context: [(key: String, value: String)]
         let methods: Set<String>
         let rule: RouteRule
 
         func accepts(host: Substring?) -> Bool { hosts?.matches(host) ?? true }
+
+        func accepts(context given: [String: String]) -> Bool {
+            context.allSatisfy { given[$0.key] == $0.value }
+        }
 
         func accepts(method: String) -> Bool {
             methods.isEmpty || methods.contains(method) || (method == "HEAD" && methods.contains("GET"))

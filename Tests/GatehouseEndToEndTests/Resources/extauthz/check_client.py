@@ -3,7 +3,7 @@ grpcio: the edge cases a real Envoy would never send, and the answers read field
 
 --plan (or @FILE) is a JSON list of calls, each one of:
   {"name", "check": {"method", "path", "host", "scheme", "protocol", "id", "headers": [[k, v], ...],
-                     "source": "1.2.3.4", "certificate": "...", "timeout": seconds}}
+                     "source": "1.2.3.4", "certificate": "...", "context": {k: v}, "timeout": seconds}}
   {"name", "raw": "<hex of the request message>"}            (a CheckRequest's bytes, however broken)
   {"name", "health": "<service name>"}
   {"name", "signout": {"url", "token"}}                        (a POST to Gatehouse's sign-out, between Checks)
@@ -47,6 +47,8 @@ def build(spec):
         request.attributes.source.address.socket_address.port_value = 40000
     if "certificate" in spec:
         request.attributes.source.certificate = spec["certificate"]
+    for name, value in spec.get("context", {}).items():
+        request.attributes.context_extensions[name] = value
     return request.SerializeToString()
 
 
