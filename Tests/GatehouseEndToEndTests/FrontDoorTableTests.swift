@@ -78,6 +78,13 @@ struct FrontDoorTableTests {
             route("/elsewhere") { $0.auth = .public; $0.hosts = ["*.example.com"] },
             // Issue 44's context: only a Check whose context_extensions hold service=billing (and any other pairs) takes it.
             route("/billing") { $0.auth = .public; $0.context = ["service": "billing"] },
+            // Issue 44's rules: three comparisons over the claims and the request, and one over a claim that is absent.
+            route("/ruled") {
+                $0.when = try! RuleExpression(  // safe: a constant valid rule
+                    rule: "claims.email.endsWith('@example.com') && request.method == 'GET' && request.headers['x-tier'] == 'gold' "
+                        + "&& request.host.startsWith('127.0.0.1') && request.path.startsWith('/ruled/')", maxHeaderBytes: 16384)
+            },
+            route("/tenanted") { $0.when = try! RuleExpression(rule: "claims.tenant == 'acme'", maxHeaderBytes: 16384) },  // safe: valid
             route("/health") { $0.auth = .public },
             route("/maybe") { $0.auth = .optional },
             route("/admin") { $0.scopes = ["admin"] },
@@ -109,6 +116,14 @@ struct FrontDoorTableTests {
                  context: ["service": "billing", "tier": "gold"], expectedOnCheck: .forwarded(status: 200)),
             Case(name: "routeOfAnotherContext", path: "/billing/invoices", expected: .local(status: 401, reason: "missing_token"),
                  context: ["service": "orders"]),
+            // A `when` rule: true forwards; false, or an error (a claim the token lacks), is 403 forbidden, on every way in.
+            Case(name: "ruleAllows", path: "/ruled/x", token: valid, headers: [("x-tier", "gold")], expected: .forwarded(status: 200)),
+            Case(name: "ruleDenies", path: "/ruled/x", token: valid, headers: [("x-tier", "silver")], expected: .local(status: 403, reason: "forbidden")),
+            Case(name: "ruleErrorDenies", path: "/tenanted/x", token: valid, expected: .local(status: 403, reason: "forbidden")),
+            Case(name: "checkRuleAllows", path: "/.gatehouse/check", token: valid, headers: [("x-forwarded-uri", "/ruled/x"), ("x-tier", "gold")],
+                 expected: .local(status: 200, reason: nil)),
+            Case(name: "checkRuleDenies", path: "/.gatehouse/check", token: valid, headers: [("x-forwarded-uri", "/ruled/x")],
+                 expected: .local(status: 403, reason: "forbidden")),
             Case(name: "optionalGuest", path: "/maybe", expected: .forwarded(status: 200)),
             Case(name: "upstreamTimeout", path: "/slow", token: valid, expected: .forwarded(status: 504)),
             Case(name: "missingToken", path: "/v1/orders", expected: .local(status: 401, reason: "missing_token")),

@@ -68,7 +68,7 @@ enum ConfigurationDecoder {
         let log = root.table("log").map(logSettings) ?? LogSettings()
         let verification = root.table("verification").map(verificationSettings) ?? VerificationSettings()
         let jwks = root.table("jwks").map(jwksSettings) ?? JWKSSettings()
-        let headers = root.table("headers").map(headerSettings) ?? HeaderSettings()
+        let headers = root.table("headers").map { headerSettings($0, maxHeaderBytes: listen.maxHeaderBytes) } ?? HeaderSettings()
         let providerValue = root.value("provider")
         if providerValue == nil || providerValue?.array?.isEmpty == true {
             root.sink.add(.required("provider", because: "(at least one [[provider]])"))
@@ -78,8 +78,8 @@ enum ConfigurationDecoder {
         for name in providerReaders.compactMap({ $0.value("name")?.string }) where !providerNames.contains(name) {
             providerNames.append(name)
         }
-        let providers = providerSettings(providerReaders)
-        let routes = (root.tables("route") ?? []).compactMap { routeSettings($0, providerNames: providerNames) }
+        let providers = providerSettings(providerReaders, maxHeaderBytes: listen.maxHeaderBytes)
+        let routes = (root.tables("route") ?? []).compactMap { routeSettings($0, providerNames: providerNames, maxHeaderBytes: listen.maxHeaderBytes) }
         checkIntrospectionRouting(providers ?? [], routes: routes, sink: root.sink)
         let revocation = root.table("revocation").map(revocationSettings)
         let dpop = root.table("dpop").map(dpopSettings) ?? DPoPSettings()

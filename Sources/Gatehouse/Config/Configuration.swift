@@ -138,10 +138,19 @@ public struct JWKSSettings: Sendable, Equatable {
 /// One identity header: the upstream header name and the claim it carries (dot path).
 public struct HeaderMapping: Sendable, Equatable {
     public var name: String
+    /// The claim whose value the header carries; empty when `expression` computes it.
     public var claimPath: String
+    /// `{ expression = '…' }`: a CEL expression over the claims computes the value.
+    public var expression: RuleExpression?
     public init(name: String, claimPath: String) {
         self.name = name
         self.claimPath = claimPath
+    }
+
+    public init(name: String, expression: RuleExpression) {
+        self.name = name
+        self.claimPath = ""
+        self.expression = expression
     }
 }
 
@@ -266,6 +275,8 @@ public struct RouteSettings: Sendable, Equatable {
     public var requireEmailVerified = false
     /// nil: each provider's own `dpop`.
     public var dpop: DPoPMode?
+    /// `when`: a CEL rule over the claims and the request; only `true` allows (else 403 `forbidden`).
+    public var when: RuleExpression?
     public init(match: Match) { self.match = match }
 }
 

@@ -14,17 +14,17 @@ extension ConfigurationDecoder {
     ]
 
     /// The top-level `[headers]`. When present it replaces the default mappings entirely.
-    static func headerSettings(_ table: TOMLReader) -> HeaderSettings {
+    static func headerSettings(_ table: TOMLReader, maxHeaderBytes: Int) -> HeaderSettings {
         var settings = HeaderSettings()
-        settings.mappings = headerMappings(table, allowsForwardClaimsJSON: true)
+        settings.mappings = headerMappings(table, allowsForwardClaimsJSON: true, maxHeaderBytes: maxHeaderBytes)
         settings.forwardClaimsJSON = table.bool("forward_claims_json") ?? settings.forwardClaimsJSON
         table.finish()
         return settings
     }
 
-    /// Every key but `forward_claims_json` is a header name whose value is a claim path. Sorted by name,
-    /// because TOMLKit does not keep a table's file order.
-    static func headerMappings(_ table: TOMLReader, allowsForwardClaimsJSON: Bool) -> [HeaderMapping] {
+    /// Every key but `forward_claims_json` is a header name whose value is a claim path, or `{ expression = '…' }`
+    /// (CEL over the claims). Sorted by name, because TOMLKit does not keep a table's file order.
+    static func headerMappings(_ table: TOMLReader, allowsForwardClaimsJSON: Bool, maxHeaderBytes: Int) -> [HeaderMapping] {
         var mappings: [HeaderMapping] = []
         var seen: [String: String] = [:]
         for name in table.keys.sorted() {
@@ -54,8 +54,13 @@ extension ConfigurationDecoder {
                 continue
             }
             seen[lowercased] = name
+            if value.table != nil, let computed = table.table(name) {
+                if let mapping = expressionMapping(name, computed, maxHeaderBytes: maxHeaderBytes) { mappings.append(mapping) }
+                continue
+            }
             guard let claimPath = value.string else {
-                table.sink.add(.wrongType(table.keyPath(name), expected: "a claim path string", found: TOMLReader.typeName(value.type)))
+                table.sink.add(.wrongType(
+                    table.keyPath(name), expected: "a claim path string or { expression = '…' }", found: TOMLReader.typeName(value.type)))
                 continue
             }
             if let problem = ConfigSyntax.claimPathProblem(claimPath) {
@@ -65,5 +70,21 @@ extension ConfigurationDecoder {
             mappings.append(HeaderMapping(name: name, claimPath: claimPath))
         }
         return mappings
+    }
+
+    /// `{ expression = '<CEL>' }`: checked at load like a route's rule, reported at `<table>.<name>.expression`.
+    private static func expressionMapping(_ name: String, _ table: TOMLReader, maxHeaderBytes: Int) -> HeaderMapping? {
+        defer { table.finish() }
+        guard let source = table.string("expression") else {
+            // A misspelt key is reported as unknown, with the hint; an empty table as missing its one key.
+            if !table.contains("expression") && table.keys.isEmpty { table.sink.add(.required(table.keyPath("expression"))) }
+            return nil
+        }
+        do {
+            return HeaderMapping(name: name, expression: try RuleExpression(headerValue: source, maxHeaderBytes: maxHeaderBytes))
+        } catch {
+            table.report("expression", error.message)
+            return nil
+        }
     }
 }

@@ -33,12 +33,12 @@ extension ConfigurationDecoder {
     ]
 
     /// All providers, or nil if any of them is unusable (its problems are in the sink).
-    static func providerSettings(_ tables: [TOMLReader]) -> [ProviderSettings]? {
+    static func providerSettings(_ tables: [TOMLReader], maxHeaderBytes: Int) -> [ProviderSettings]? {
         var providers: [ProviderSettings] = []
         var firstIndexByName: [String: Int] = [:]
         var allUsable = true
         for (index, table) in tables.enumerated() {
-            if let provider = providerSettings(table) { providers.append(provider) } else { allUsable = false }
+            if let provider = providerSettings(table, maxHeaderBytes: maxHeaderBytes) { providers.append(provider) } else { allUsable = false }
             // Compared as written, so a duplicate is reported even when either provider has other problems.
             guard let name = table.value("name")?.string, !name.isEmpty else { continue }
             if let earlier = firstIndexByName[name] {
@@ -51,7 +51,7 @@ extension ConfigurationDecoder {
         return allUsable && !providers.isEmpty ? providers : nil
     }
 
-    static func providerSettings(_ table: TOMLReader) -> ProviderSettings? {
+    static func providerSettings(_ table: TOMLReader, maxHeaderBytes: Int) -> ProviderSettings? {
         let issuesBefore = table.sink.issues.count
         let name = providerName(table)
         let type = table.choice("type", among: ProviderType.allCases)
@@ -67,7 +67,7 @@ extension ConfigurationDecoder {
         provider.revocationEndpoint = table.parsed("revocation_endpoint", ConfigSyntax.httpURL)
         provider.dpop = table.choice("dpop", among: DPoPMode.all) ?? provider.dpop
         if let headers = table.table("headers") {
-            provider.headers = headerMappings(headers, allowsForwardClaimsJSON: false)
+            provider.headers = headerMappings(headers, allowsForwardClaimsJSON: false, maxHeaderBytes: maxHeaderBytes)
             headers.finish()
         }
         if applies("audiences") { provider.audiences = nonEmptyList(table, "audiences") ?? [] }

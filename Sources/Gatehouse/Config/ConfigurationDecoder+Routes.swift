@@ -2,11 +2,11 @@
 extension ConfigurationDecoder {
     /// Requirements that only apply to a checked token, so on a `public` route they could never apply.
     static let tokenRequirementKeys = [
-        "providers", "scopes", "groups", "roles", "service_accounts", "email_domains", "require_email_verified", "dpop",
+        "providers", "scopes", "groups", "roles", "service_accounts", "email_domains", "require_email_verified", "dpop", "when",
     ]
 
     /// nil if the route is unusable (its problems are in the sink).
-    static func routeSettings(_ table: TOMLReader, providerNames: [String]) -> RouteSettings? {
+    static func routeSettings(_ table: TOMLReader, providerNames: [String], maxHeaderBytes: Int) -> RouteSettings? {
         let issuesBefore = table.sink.issues.count
         let match = routeMatch(table)
         var route = RouteSettings(match: match ?? .prefix("/"))
@@ -33,6 +33,13 @@ extension ConfigurationDecoder {
             route.emailDomains = domains(table, "email_domains") ?? []
             route.requireEmailVerified = table.bool("require_email_verified") ?? route.requireEmailVerified
             route.dpop = table.choice("dpop", among: DPoPMode.all)
+            if let source = table.string("when") {
+                do {
+                    route.when = try RuleExpression(rule: source, maxHeaderBytes: maxHeaderBytes)
+                } catch {
+                    table.report("when", error.message)
+                }
+            }
         }
         table.finish()
         return match != nil && table.sink.issues.count == issuesBefore ? route : nil

@@ -26,6 +26,9 @@ final class ExchangeRequest {
     let startedAt: NIODeadline
     /// The client presented the same token as its connection's last verified request.
     var presentsRecentToken = false
+    /// The host routes matched (Host, `:authority`, the decision endpoint's `X-Forwarded-Host`), which a `when` rule
+    /// reads; looked up only when a route names hosts or the matched route has a rule.
+    var routingHost: String?
 
     init(
         request: UpstreamRequestHead.Request, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken, evidence: SenderEvidence = .none,
@@ -51,7 +54,7 @@ final class ExchangeRequest {
     /// signing out everywhere again would move the subject's cut-off, so a revoked token may not.
     func decide(recent: VerifiedIdentity?, now: Date, on eventLoop: any EventLoop) -> Gatekeeper.Decision {
         services.gatekeeper.decide(
-            request.head, path: request.target.path, rule: rule, token: token, evidence: evidence, now: Int64(now.timeIntervalSince1970),
+            request.head, path: request.target.path, host: routingHost?[...], rule: rule, token: token, evidence: evidence, now: Int64(now.timeIntervalSince1970),
             acceptingRevoked: endpoint == .signout, recent: recent, on: eventLoop)
     }
 }

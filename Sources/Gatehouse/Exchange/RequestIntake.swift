@@ -37,9 +37,12 @@ enum RequestIntake {
             return .answer(exchange(NormalizedTarget.root), response, .badRequest)
         }
         guard OwnEndpoint.isOwn(target.path) else {
-            let host = services.routes.usesHosts ? head.headers.first(name: "host")?[...] : nil
-            let rule = services.routes.match(method: head.method.rawValue, path: target.path, host: host, context: routeContext)
-            return .judge(exchange(target, rule: rule, isWebSocket: isWebSocketUpgrade(head)))
+            let host = services.routes.usesHosts ? head.headers.first(name: "host") : nil
+            let rule = services.routes.match(method: head.method.rawValue, path: target.path, host: host?[...], context: routeContext)
+            let judged = exchange(target, rule: rule, isWebSocket: isWebSocketUpgrade(head))
+            // A `when` rule reads the host too: looked up only for such a route when no route needed it.
+            judged.routingHost = host ?? (rule.condition != nil ? head.headers.first(name: "host") : nil)
+            return .judge(judged)
         }
         // An own endpoint: its own path (never its query) is what the failure log records.
         let own = exchange(NormalizedTarget(path: target.path, query: nil))
@@ -62,8 +65,9 @@ enum RequestIntake {
             (own.request.head, own.request.target) = described
             // The host of the described request: `X-Forwarded-Host`, believed as `X-Forwarded-Uri` is (the proxy in front
             // sets both), else the host the decision was asked on.
-            let host = services.routes.usesHosts ? head.headers.first(name: "x-forwarded-host") ?? head.headers.first(name: "host") : nil
+            let host = head.headers.first(name: "x-forwarded-host") ?? head.headers.first(name: "host")
             own.rule = services.routes.match(method: described.head.method.rawValue, path: described.target.path, host: host?[...])
+            own.routingHost = host
         }
         return .judge(own)
     }

@@ -33,6 +33,7 @@ struct Gatekeeper: Sendable {
     func decide(
         _ head: HTTPRequestHead,
         path: String,
+        host: Substring? = nil,
         rule: RouteRule,
         token: BearerToken,
         evidence: SenderEvidence = .none,
@@ -52,7 +53,8 @@ struct Gatekeeper: Sendable {
         case .present(let value):
             presented = value
         }
-        let request = Judged(head: head, token: presented, evidence: evidence, rule: rule, now: now, acceptingRevoked: acceptingRevoked)
+        let request = Judged(
+            head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now, acceptingRevoked: acceptingRevoked)
         let decision: Decision
         switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
         case .done(let result):
@@ -72,6 +74,9 @@ struct Gatekeeper: Sendable {
     /// What the steps after verification need of the request.
     private struct Judged {
         let head: HTTPRequestHead
+        /// The normalized path and the host the route was matched by (a `when` rule reads them).
+        let path: String
+        let host: Substring?
         let token: Substring
         let evidence: SenderEvidence
         let rule: RouteRule
@@ -82,7 +87,7 @@ struct Gatekeeper: Sendable {
 
     /// Revocation, then the sender constraint (DPoP proof, certificate binding), then enrichment and the route.
     private func constrained(_ result: Result<VerifiedIdentity, AuthFailure>, _ request: Judged, on eventLoop: any EventLoop) -> Decision {
-        guard case .success(let identity) = result else { return Self.apply(request.rule, to: result) }
+        guard case .success(let identity) = result else { return Self.apply(request, to: result) }
         if !request.acceptingRevoked, revocations.isRevoked(identity, token: request.token) {
             return .reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity))
         }
@@ -91,14 +96,14 @@ struct Gatekeeper: Sendable {
             on: eventLoop)
         {
         case .pass:
-            return enriched(identity, token: request.token, rule: request.rule, now: request.now, on: eventLoop)
+            return enriched(identity, request, on: eventLoop)
         case .fail(let failure):
             return .reject(Self.authentic(failure, identity))
         case .pending(let future):
             let trace = TraceScope.current
             return .pending(future.flatMap { failure in
                 if let failure { return eventLoop.makeSucceededFuture(.reject(Self.authentic(failure, identity))) }
-                switch TraceScope.with(trace, { enriched(identity, token: request.token, rule: request.rule, now: request.now, on: eventLoop) }) {
+                switch TraceScope.with(trace, { enriched(identity, request, on: eventLoop) }) {
                 case .pending(let next): return next
                 case let decision: return eventLoop.makeSucceededFuture(decision)
                 }
@@ -107,23 +112,27 @@ struct Gatekeeper: Sendable {
     }
 
     /// Userinfo attributes (when configured) join the claims before the route's requirements see them.
-    private func enriched(_ identity: VerifiedIdentity, token: Substring, rule: RouteRule, now: Int64, on eventLoop: any EventLoop) -> Decision {
+    private func enriched(_ identity: VerifiedIdentity, _ request: Judged, on eventLoop: any EventLoop) -> Decision {
         let result = Result<VerifiedIdentity, AuthFailure>.success(identity)
-        guard let userinfo else { return Self.apply(rule, to: result) }
-        switch userinfo.enrich(identity, token: token, now: now, on: eventLoop) {
+        guard let userinfo else { return Self.apply(request, to: result) }
+        switch userinfo.enrich(identity, token: request.token, now: request.now, on: eventLoop) {
         case .done(let enrichedIdentity):
-            return Self.apply(rule, to: .success(enrichedIdentity))
+            return Self.apply(request, to: .success(enrichedIdentity))
         case .pending(let future):
-            return .pending(future.map { Self.apply(rule, to: .success($0)) })
+            return .pending(future.map { Self.apply(request, to: .success($0)) })
         }
     }
 
-    private static func apply(_ rule: RouteRule, to result: Result<VerifiedIdentity, AuthFailure>) -> Decision {
+    /// The route's requirements, then its `when` rule.
+    private static func apply(_ request: Judged, to result: Result<VerifiedIdentity, AuthFailure>) -> Decision {
         switch result {
         case .failure(let failure):
             return .reject(failure)
         case .success(let identity):
-            guard let failure = rule.checkRequirements(claims: identity.claims) else { return .admit(.verified(identity)) }
+            let rule = request.rule
+            let failure = rule.checkRequirements(claims: identity.claims)
+                ?? rule.checkCondition(claims: identity.claims, request: RuleRequest(head: request.head, path: request.path, host: request.host))
+            guard let failure else { return .admit(.verified(identity)) }
             return .reject(authentic(failure, identity))
         }
     }

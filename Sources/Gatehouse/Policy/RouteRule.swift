@@ -18,6 +18,8 @@ public struct RouteRule: Sendable, Equatable {
     public let requireEmailVerified: Bool
     /// DPoP on this route; nil: each provider's own `dpop`.
     public let dpop: DPoPMode?
+    /// `when`: a CEL rule; only `true` allows.
+    public let condition: RuleExpression?
     /// Position of the `[[route]]` entry in the configuration; nil for the default rule.
     public let index: Int?
 
@@ -31,6 +33,7 @@ public struct RouteRule: Sendable, Equatable {
         emailDomains: [String] = [],
         requireEmailVerified: Bool = false,
         dpop: DPoPMode? = nil,
+        condition: RuleExpression? = nil,
         index: Int? = nil
     ) {
         self.auth = auth
@@ -42,6 +45,7 @@ public struct RouteRule: Sendable, Equatable {
         self.emailDomains = emailDomains.map(Self.asciiLowercased)
         self.requireEmailVerified = requireEmailVerified
         self.dpop = dpop
+        self.condition = condition
         self.index = index
     }
 
@@ -57,6 +61,7 @@ public struct RouteRule: Sendable, Equatable {
             emailDomains: settings.emailDomains,
             requireEmailVerified: settings.requireEmailVerified,
             dpop: settings.dpop,
+            condition: settings.when,
             index: index
         )
     }

@@ -233,6 +233,10 @@ struct UpstreamRequestHead {
     /// What the claims say: the same for every request of one verified token (userinfo enrichment aside).
     private func forEachClaimHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
         for mapping in headerMappings[identity.providerIndex] {
+            if let expression = mapping.expression {
+                if let value = expression.headerValue(claims: identity.claims) { body(mapping.name, value) }
+                continue
+            }
             let claim: JSONValue? = StringBytes.contains(ASCIIByte.dot, in: mapping.claimPath)
                 ? JSONValue.object(identity.claims).value(atPath: mapping.claimPath)
                 : identity.claims[mapping.claimPath]

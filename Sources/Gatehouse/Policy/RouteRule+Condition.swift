@@ -1,0 +1,34 @@
+import NIOHTTP1
+
+/// What a route's `when` rule reads of the request (docs/reference.md §3.11): the head and the path and host the
+/// route was matched by.
+struct RuleRequest {
+    let head: HTTPRequestHead
+    /// The normalized path.
+    let path: String
+    /// The host routes match; nil when the request names none.
+    let host: Substring?
+}
+
+extension RouteRule {
+    /// The route's `when` rule, after every other requirement: only `true` allows. `false`, an evaluation error (a
+    /// missing claim, a type mismatch, the cost limit) or a value that is not a bool is 403 `forbidden`, whose
+    /// message names the rule.
+    func checkCondition(claims: [String: JSONValue], request: RuleRequest) -> AuthFailure? {
+        guard let condition else { return nil }
+        let activation = CELActivation(
+            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host.map(String.init) ?? "",
+            headers: request.head.headers)
+        let name = index.map { "route[\($0)].when" } ?? "when"
+        switch condition.program.evaluate(activation) {
+        case .success(.bool(true)):
+            return nil
+        case .success(.bool(false)):
+            return AuthFailure(.forbidden, "rule \(name) is false")
+        case .success(let value):
+            return AuthFailure(.forbidden, "rule \(name) gave \(value.type.rawValue), not bool")
+        case .failure(let error):
+            return AuthFailure(.forbidden, "rule \(name) failed: \(error.message)")
+        }
+    }
+}

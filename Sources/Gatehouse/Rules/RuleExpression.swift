@@ -1,0 +1,31 @@
+/// A CEL expression of the configuration (`[[route]] when`, a `[headers]` value's `expression`), compiled once when
+/// the configuration is loaded. Two are equal when their text is.
+public struct RuleExpression: Sendable, Equatable {
+    public let source: String
+    let program: CELProgram
+
+    /// Why an expression was refused at load, with the position in it (1-based, in characters).
+    public struct Invalid: Error, Sendable, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// A route's `when`: true allows; over `claims` and `request`.
+    public init(rule source: String, maxHeaderBytes: Int) throws(Invalid) {
+        try self.init(source, purpose: .rule, maxHeaderBytes: maxHeaderBytes)
+    }
+
+    /// A header's value: over `claims` only (a token's headers are the same on every request that presents it).
+    public init(headerValue source: String, maxHeaderBytes: Int) throws(Invalid) {
+        try self.init(source, purpose: .headerValue, maxHeaderBytes: maxHeaderBytes)
+    }
+
+    private init(_ source: String, purpose: CELProgram.Purpose, maxHeaderBytes: Int) throws(Invalid) {
+        self.source = source
+        do {
+            program = try CELProgram(source, purpose: purpose, cost: CELCost(maxHeaderBytes: maxHeaderBytes))
+        } catch {
+            throw Invalid(message: "\(error.message) (at character \(error.position + 1))")
+        }
+    }
+}
