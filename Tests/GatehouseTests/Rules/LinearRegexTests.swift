@@ -258,9 +258,9 @@ struct LinearRegexTests {
         refuse("a\\", "trailing \\")
         refuse(#"[\i]"#, "invalid escape")
         refuse(#"[a-\d]"#, "invalid escape")
-        refuse(#"\pL"#, "not supported")
         refuse(#"\p{Greek}"#, "not supported")
-        refuse(#"[\PL]"#, "not supported")
+        refuse(#"[\p{Latin}]"#, "not supported")
+        refuse(#"\p{Lu"#, "missing }")
         refuse(#"\C"#, "not supported")
         refuse("(?)", "invalid or unsupported group syntax")
         refuse("(?-)", "invalid or unsupported group syntax")
@@ -299,5 +299,18 @@ struct LinearRegexTests {
         refuse(deeper, "nests too deeply")
         refuse(String(repeating: "(", count: 100_000), "nests too deeply")
         refuse(String(repeating: "[", count: 100_000), "missing ]")
+    }
+
+    /// `\pL`, `\p{Lu}`, `\PL`, `\p{^N}` and inside brackets: Unicode general categories (issue 44's CEL `matches`).
+    @Test func unicodeGeneralCategories() {
+        check(#"^\pL+$"#, "Éloïse", true)
+        check(#"^\pL+$"#, "a1", false)
+        check(#"^\p{Lu}\p{Ll}+$"#, "Ñandú", true)
+        check(#"^\p{Lu}"#, "ñ", false)
+        check(#"^\PL$"#, "7", true)
+        check(#"^\p{^N}$"#, "x", true)
+        check(#"^[\p{Nd}_]+$"#, "٣_4", true)
+        check(#"(?i)^\p{Lu}$"#, "a", true)
+        check(#"^\p{Any}$"#, "😀", true)
     }
 }

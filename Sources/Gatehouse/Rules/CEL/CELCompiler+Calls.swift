@@ -119,7 +119,7 @@ extension CELCompiler {
         case ("size", 1):
             try requireAll(["string", "bytes", "list", "map"])
             return make(.function(.size, arguments.map(\.node)), .int, extra: CELCost.reading(arguments[0].size))
-        case ("startsWith", 2), ("endsWith", 2), ("contains", 2) where receiverStyle:
+        case ("startsWith", 2) where receiverStyle, ("endsWith", 2) where receiverStyle, ("contains", 2) where receiverStyle:
             try requireAll(["string"])
             return make(.function(CELFunction(rawValue: name)!, arguments.map(\.node)), .bool, extra: CELCost.reading(arguments[0].size))  // safe: named above
         case ("matches", 2):

@@ -65,10 +65,11 @@ enum CELFunctions {
             guard let converted = UInt64(exactly: number) else { throw rangeError("uint", value) }
             return .uint(converted)
         case (.uint, .double(let number)):
-            guard number.isFinite, number > -1, number < 1.8446744073709552e19 else { throw rangeError("uint", value) }
+            guard number.isFinite, number >= 0, number < 1.8446744073709552e19 else { throw rangeError("uint", value) }
             return .uint(UInt64(number.rounded(.towardZero)))
         case (.uint, .string(let text)):
-            guard let converted = UInt64(text) else { throw CELEvaluationError(message: "cannot convert \(CELOperations.describe(value)) to uint") }
+            // Go's ParseUint: digits only, no sign (Swift's UInt64("+5") would take one).
+            guard text.utf8.first.map({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) == true, let converted = UInt64(text) else { throw CELEvaluationError(message: "cannot convert \(CELOperations.describe(value)) to uint") }
             return .uint(converted)
         case (.double, .int(let number)): return .double(Double(number))
         case (.double, .uint(let number)): return .double(Double(number))

@@ -5,7 +5,8 @@ extension LinearRegex.Parser {
 
     private static let backtracking = "needs backtracking, which RE2 syntax does not have"
 
-    /// At `\` outside a class: an assertion (`\A \z \b \B`), a Perl class (`\d \s \w` and negations), quoted text
+    /// At `\` outside a class: an assertion (`\A \z \b \B`), a Perl class (`\d \s \w` and negations), a Unicode
+    /// general category (`\pL`), quoted text
     /// (`\Q…\E`, each scalar a literal, so a following `*` repeats only the last) or an escaped scalar.
     mutating func parseEscape(into items: inout [LinearRegex.Node]) throws(SyntaxError) {
         let start = position
@@ -19,6 +20,9 @@ extension LinearRegex.Parser {
             if let set = ScalarSet.perlClass(letter, caseInsensitive: flags.caseInsensitive) {
                 items.append(.scalars(set))
             }
+        case "p", "P":
+            items.append(.scalars(try parseUnicodeClass()))
+            return
         case "Q":
             position += 2
             while let scalar = peek() {
@@ -138,6 +142,10 @@ extension LinearRegex.Parser {
             first = false
             if scalar == "[", peek(1) == ":", let named = try parsePOSIXClass() {
                 pieces.append(contentsOf: named.ranges)
+                continue
+            }
+            if scalar == "\\", peek(1) == "p" || peek(1) == "P" {
+                pieces.append(contentsOf: try parseUnicodeClass().ranges)
                 continue
             }
             if scalar == "\\", let letter = peek(1),
