@@ -48,7 +48,8 @@ public func fuzzCheckRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
 }
 
 /// The request as Envoy writes it: attributes (1) → source (1) {address (1) → socket_address (1) → address (2),
-/// certificate (5)}, request (4) → http (2) {id 1, method 2, headers 3, path 4, host 5, scheme 6, protocol 10}.
+/// certificate (5)}, request (4) → http (2) {id 1, method 2, headers 3, path 4, host 5, scheme 6, protocol 10},
+/// context_extensions (10, map entries in key order).
 private func encode(_ check: CheckRequest) -> [UInt8] {
     var writer = ProtobufWriter()
     writer.writeMessageField(1) { attributes in
@@ -72,6 +73,12 @@ private func encode(_ check: CheckRequest) -> [UInt8] {
                 http.writeStringField(5, check.host)
                 http.writeStringField(6, check.scheme)
                 http.writeStringField(10, check.protocolName)
+            }
+        }
+        for (key, value) in check.contextExtensions.sorted(by: { $0.key < $1.key }) {
+            attributes.writeMessageField(10) { entry in
+                entry.writeStringField(1, key)
+                entry.writeStringField(2, value)
             }
         }
     }

@@ -13,6 +13,7 @@ struct FuzzReplayTests {
         ("FuzzUpstreamResponseParser", fuzzUpstreamResponseParser),
         ("FuzzCompactJWS", fuzzCompactJWS),
         ("FuzzStrictJSON", fuzzStrictJSON),
+        ("FuzzCELExpression", fuzzCELExpression),
         ("FuzzCheckRequest", fuzzCheckRequest),
     ]
 
