@@ -6,7 +6,8 @@ Writes OUTDIR/jwks.json, OUTDIR/pubkey.pem (the same public key as PEM SubjectPu
 HAProxy's jwt_verify takes a key file, not a JWKS), OUTDIR/token (one valid token), OUTDIR/tokens
 (POOLSIZE distinct valid tokens, one per line), OUTDIR/bad-tokens (tokens with a wrong signature,
 one per line), OUTDIR/dpop-token (a valid token bound with cnf.jkt to the P-256 key in
-OUTDIR/dpop-key.pem, for bench/dpop.py's proofs).
+OUTDIR/dpop-key.pem, for bench/dpop.py's proofs), OUTDIR/rules-token (a valid token with the claims
+bench/routes.sh's rules read: tenant, level and a ten-element teams list).
 The pool is signed by one worker process per CPU (the keys are inherited through fork).
 """
 import base64, json, multiprocessing, sys, time
@@ -42,6 +43,8 @@ def token(subject: str, signer, extra=None) -> str:
 
 with open(f"{out}/token", "w") as f:
     f.write(token("user-0", key))
+with open(f"{out}/rules-token", "w") as f:
+    f.write(token("user-rules", key, {"tenant": "acme", "level": 3, "teams": [f"team-{i}" for i in range(10)]}))
 
 def pool_token(i: int) -> str:
     return token(f"user-{i}", key)

@@ -70,7 +70,8 @@ extension ConfigurationDecoder {
     static func checkAssertionHeader(_ assertion: AssertionSettings, against mappings: [HeaderMapping], sink: ConfigIssueSink) {
         let folded = assertion.header.utf8.map(ASCIIByte.foldedHeaderNameByte)
         if let clash = mappings.first(where: { $0.name.utf8.map(ASCIIByte.foldedHeaderNameByte) == folded }) {
-            sink.add(.invalid("assertion.header", "\(assertion.header) already carries the claim \(clash.claimPath.jsonQuoted)"))
+            let carried = clash.expression.map { "the value of \($0.source.jsonQuoted)" } ?? "the claim \(clash.claimPath.jsonQuoted)"
+            sink.add(.invalid("assertion.header", "\(assertion.header) already carries \(carried)"))
         }
     }
 

@@ -4,8 +4,8 @@
 /// `.shop.example.com` (one label or more), never `shop.example.com` itself.
 struct RouteHosts: Sendable {
     /// Exact names and wildcard suffixes (`.shop.example.com`), lower case, without a trailing dot.
-    private let exact: [String]
-    private let suffixes: [String]
+    let exact: [String]
+    let suffixes: [String]
 
     /// nil for an empty list (every host).
     init?(_ patterns: [String]) {

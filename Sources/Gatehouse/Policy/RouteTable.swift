@@ -19,12 +19,18 @@ public struct RouteTable: Sendable {
     /// Whether any route names `hosts`: only then is the request's host looked up.
     public let usesHosts: Bool
 
-    public init(_ routes: [RouteSettings]) {
+    /// Tables longer than this are searched through `RouteIndex`; shorter ones are scanned (as fast, and simpler).
+    static let indexedFrom = 16
+    private let index: RouteIndex?
+
+    public init(_ routes: [RouteSettings], indexed: Bool? = nil) {
         entries = routes.enumerated().map { index, settings in
             Entry(matcher: Matcher(settings.match), hosts: RouteHosts(settings.hosts), context: settings.context.sorted { $0.key < $1.key },
                   methods: Set(settings.methods), rule: RouteRule(settings, index: index))
         }
         usesHosts = routes.contains { !$0.hosts.isEmpty }
+        index = indexed ?? (routes.count >= Self.indexedFrom)
+            ? RouteIndex(paths: entries.map(\.matcher.filedPath), hosts: entries.map(\.hosts)) : nil
     }
 
     /// The rule for a request; `RouteRule.defaultRule` (auth required, nothing more) when no route matches.
@@ -36,11 +42,18 @@ public struct RouteTable: Sendable {
     ///   only routes without `context` match.
     public func match(method: String, path: String, host: Substring? = nil, context: [String: String] = [:]) -> RouteRule {
         let routingPath = Self.withoutPathParameters(path)
-        for entry in entries
-        where entry.accepts(method: method) && entry.matcher.matches(routingPath.utf8) && entry.accepts(host: host) && entry.accepts(context: context) {
-            return entry.rule
+        func matches(_ entry: Entry) -> Bool {
+            entry.accepts(method: method) && entry.matcher.matches(routingPath.utf8) && entry.accepts(host: host) && entry.accepts(context: context)
         }
-        return .defaultRule
+        guard let index else {
+            return entries.first(where: matches)?.rule ?? .defaultRule
+        }
+        // The first in file order of the candidates that match.
+        var first = Int.max
+        index.forEachCandidate(path: routingPath, host: host) { candidate in
+            if candidate < first && matches(entries[candidate]) { first = candidate }
+        }
+        return first == Int.max ? .defaultRule : entries[first].rule
     }
 
     /// The path with every segment's `;` parameters cut off and the empty segments this leaves merged away.
@@ -113,6 +126,14 @@ extension RouteTable {
         private static func canonical(_ configured: String) -> String {
             guard let normalized = PathNormalizer.normalize(configured) else { return configured }
             return String(RouteTable.withoutPathParameters(normalized.path))
+        }
+
+        /// Where `RouteIndex` files the route: its canonical path (a prefix ending in `/` without it).
+        var filedPath: String {
+            switch self {
+            case .everything: "/"
+            case .segmentPrefix(let path), .directoryPrefix(let path), .exact(let path): path
+            }
         }
 
         private static func trimmingTrailingSlash(_ path: String) -> String {

@@ -317,6 +317,7 @@ struct ConfigurationLoadingTests {
         #expect(configuration.routes.map(\.match) == [.prefix("/health"), .prefix("/admin"), .prefix("/v1/events"), .prefix("/v1/sync")])
         #expect(configuration.routes.map(\.auth) == [.public, .required, .optional, .required])
         #expect(configuration.routes[1].hosts == ["admin.example.com", "*.internal.example.com"])
+        #expect(configuration.routes[1].when?.source.hasPrefix("claims.email_verified == true") == true)
         #expect(configuration.routes[3].providers == ["google", "apple"])
         // The example spells out the defaults, so apart from its example providers and routes it is the default.
         var defaults = configuration
