@@ -1,37 +1,64 @@
-/// Which routes a request could match, found without trying every route: routes are filed by host (every host, an
-/// exact name, a wildcard's suffix), then in a tree of path segments. The index only narrows: `RouteTable` still
-/// tries each candidate's full rule, in file order, so the first match in the file wins as before.
+/// Which routes a request could match, found without trying every route: routes are filed by Envoy context (none,
+/// or one of their pairs), then by host (every host, an exact name, a wildcard's suffix), then in a tree of path
+/// segments. The index only narrows: `RouteTable` still tries each candidate's full rule, in file order, so the
+/// first match in the file wins as before.
 ///
-/// A route is filed at the node of its configured path's segments, and a request collects the routes of every
-/// node along its own path: a prefix or an exact path can only match a request whose path begins with its
-/// segments. Segments are split at `/` and at `%2F` alike (a prefix matches at an encoded slash too), the same way
-/// for routes and requests, so splitting more never hides a match.
+/// A route with `context` is filed under its first pair (in key order) and found only through a request's pairs, so
+/// the many context routes of an authorizer for many services cost a door's request nothing. A route is filed at
+/// the node of its configured path's segments, and a request collects the routes of every node along its own path:
+/// a prefix or an exact path can only match a request whose path begins with its segments. Segments are split at
+/// `/` and at `%2F` alike (a prefix matches at an encoded slash too), the same way for routes and requests, so
+/// splitting more never hides a match.
 struct RouteIndex: Sendable {
-    private let anyHost: PathTree
-    /// Lower-case names without a trailing dot.
-    private let exactHosts: [Substring: PathTree]
-    /// `*.shop.example.com` under `.shop.example.com`.
-    private let wildcardHosts: [Substring: PathTree]
+    private let withoutContext: HostIndex
+    /// Under `key=value` of the route's first pair.
+    private let byContext: [String: HostIndex]
 
-    /// `paths[i]`: route i's configured path in canonical form, without `;` parameters; `hosts[i]`: its hosts.
-    init(paths: [String], hosts: [RouteHosts?]) {
-        var anyHost = PathTree()
-        var exactHosts: [Substring: PathTree] = [:]
-        var wildcardHosts: [Substring: PathTree] = [:]
+    /// `paths[i]`: route i's configured path in canonical form, without `;` parameters; `hosts[i]`: its hosts;
+    /// `contexts[i]`: its context pairs in key order.
+    init(paths: [String], hosts: [RouteHosts?], contexts: [[(key: String, value: String)]]) {
+        var withoutContext = HostIndex()
+        var byContext: [String: HostIndex] = [:]
         for (route, path) in paths.enumerated() {
-            guard let routeHosts = hosts[route] else {
-                anyHost.file(route, at: path)
-                continue
+            if let pair = contexts[route].first {
+                byContext[Self.contextKey(pair.key, pair.value), default: HostIndex()].file(route, at: path, hosts: hosts[route])
+            } else {
+                withoutContext.file(route, at: path, hosts: hosts[route])
             }
-            for name in routeHosts.exact { exactHosts[name[...], default: PathTree()].file(route, at: path) }
-            for suffix in routeHosts.suffixes { wildcardHosts[suffix[...], default: PathTree()].file(route, at: path) }
         }
-        self.anyHost = anyHost
-        self.exactHosts = exactHosts
-        self.wildcardHosts = wildcardHosts
+        self.withoutContext = withoutContext
+        self.byContext = byContext
     }
 
+    private static func contextKey(_ key: String, _ value: String) -> String { key + "\u{0}" + value }
+
     /// Calls `visit` with every route that could match, in no particular order (a route may come more than once).
+    func forEachCandidate(path: Substring, host: Substring?, context: [String: String], _ visit: (Int) -> Void) {
+        withoutContext.forEachCandidate(path: path, host: host, visit)
+        guard !byContext.isEmpty else { return }
+        for (key, value) in context {
+            byContext[Self.contextKey(key, value)]?.forEachCandidate(path: path, host: host, visit)
+        }
+    }
+}
+
+/// Routes filed by host, then by path.
+private struct HostIndex: Sendable {
+    private var anyHost = PathTree()
+    /// Lower-case names without a trailing dot.
+    private var exactHosts: [Substring: PathTree] = [:]
+    /// `*.shop.example.com` under `.shop.example.com`.
+    private var wildcardHosts: [Substring: PathTree] = [:]
+
+    mutating func file(_ route: Int, at path: String, hosts: RouteHosts?) {
+        guard let hosts else {
+            anyHost.file(route, at: path)
+            return
+        }
+        for name in hosts.exact { exactHosts[name[...], default: PathTree()].file(route, at: path) }
+        for suffix in hosts.suffixes { wildcardHosts[suffix[...], default: PathTree()].file(route, at: path) }
+    }
+
     func forEachCandidate(path: Substring, host: Substring?, _ visit: (Int) -> Void) {
         anyHost.forEachRoute(along: path, visit)
         guard let host, !exactHosts.isEmpty || !wildcardHosts.isEmpty else { return }

@@ -30,7 +30,7 @@ public struct RouteTable: Sendable {
         }
         usesHosts = routes.contains { !$0.hosts.isEmpty }
         index = indexed ?? (routes.count >= Self.indexedFrom)
-            ? RouteIndex(paths: entries.map(\.matcher.filedPath), hosts: entries.map(\.hosts)) : nil
+            ? RouteIndex(paths: entries.map(\.matcher.filedPath), hosts: entries.map(\.hosts), contexts: entries.map(\.context)) : nil
     }
 
     /// The rule for a request; `RouteRule.defaultRule` (auth required, nothing more) when no route matches.
@@ -50,7 +50,7 @@ public struct RouteTable: Sendable {
         }
         // The first in file order of the candidates that match.
         var first = Int.max
-        index.forEachCandidate(path: routingPath, host: host) { candidate in
+        index.forEachCandidate(path: routingPath, host: host, context: context) { candidate in
             if candidate < first && matches(entries[candidate]) { first = candidate }
         }
         return first == Int.max ? .defaultRule : entries[first].rule

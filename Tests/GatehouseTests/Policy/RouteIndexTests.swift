@@ -16,6 +16,7 @@ struct RouteIndexTests {
         }
     }
 
+    static let contexts: [[String: String]] = [[:], ["service": "billing"], ["service": "billing", "tier": "gold"], ["tier": "gold"], ["service": "orders"]]
     static let segments = ["a", "b", "ab", "api", "v1", "a%2Fb", "x;p=1", "B", "é"]
     static let hosts = ["orders.example.com", "*.example.com", "*.shop.example.com", "shop.example.com", "[::1]"]
     static let requestHosts = ["orders.example.com", "ORDERS.example.com:443", "a.shop.example.com", "shop.example.com.", "x.y.example.com",
@@ -33,7 +34,7 @@ struct RouteIndexTests {
             var route = RouteSettings(match: Bool.random(using: &random) ? .prefix(text) : .path(text))
             if Int.random(in: 0..<3, using: &random) == 0 { route.hosts = Array(hosts.shuffled(using: &random).prefix(Int.random(in: 1...2, using: &random))) }
             if Int.random(in: 0..<4, using: &random) == 0 { route.methods = ["GET"] }
-            if Int.random(in: 0..<6, using: &random) == 0 { route.context = ["service": "billing"] }
+            if Int.random(in: 0..<4, using: &random) == 0 { route.context = contexts.dropFirst().randomElement(using: &random)! }
             return route
         }
     }
@@ -49,7 +50,7 @@ struct RouteIndexTests {
                 guard let path = request?.path else { continue }
                 let host = Bool.random(using: &random) ? Self.requestHosts.randomElement(using: &random)![...] : nil
                 let method = ["GET", "HEAD", "POST"].randomElement(using: &random)!
-                let context = Bool.random(using: &random) ? ["service": "billing"] : [:]
+                let context = Self.contexts.randomElement(using: &random)!
                 let expected = scanned.match(method: method, path: path, host: host, context: context)
                 let found = indexed.match(method: method, path: path, host: host, context: context)
                 #expect(found.index == expected.index, "\(method) \(path) host \(host ?? "-"): index \(String(describing: found.index)), scan \(String(describing: expected.index))")
