@@ -13,8 +13,16 @@ struct BenchVerify: ParsableCommand {
     var dpopRate = 0
     @Option(help: "Also measure the introspection cache's memory with this many cached answers (0: skip).")
     var introspectionEntries = 0
+    @Option(help: "Measure only this route rule (CEL), evaluated over bench/routes.sh's claims, instead of the algorithms.")
+    var rule: String?
 
     func run() throws {
+        if let rule {
+            let measurement = try RuleBenchmark.evaluation(rule: rule, seconds: seconds)
+            print("rule\tevaluations/s\tns/evaluation\tresult")
+            print("\(rule)\t\(Int(measurement.evaluationsPerSecond))\t" + String(format: "%.0f", measurement.nanosecondsPerEvaluation) + "\t\(measurement.result)")
+            return
+        }
         print("algorithm\tkey\ttokens/s\tµs/token")
         var measurements = try VerifyBenchmark.run(seconds: seconds)
         if dpopRate > 0 { measurements.append(try DPoPBenchmark.proofVerification(seconds: seconds)) }

@@ -19,16 +19,18 @@ extension RouteRule {
         let activation = CELActivation(
             claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host.map(String.init) ?? "",
             headers: request.head.headers)
-        let name = index.map { "route[\($0)].when" } ?? "when"
         switch condition.program.evaluate(activation) {
         case .success(.bool(true)):
             return nil
         case .success(.bool(false)):
-            return AuthFailure(.forbidden, "rule \(name) is false")
+            return AuthFailure(.forbidden, "rule \(conditionName) is false")
         case .success(let value):
-            return AuthFailure(.forbidden, "rule \(name) gave \(value.type.rawValue), not bool")
+            return AuthFailure(.forbidden, "rule \(conditionName) gave \(value.type.rawValue), not bool")
         case .failure(let error):
-            return AuthFailure(.forbidden, "rule \(name) failed: \(error.message)")
+            return AuthFailure(.forbidden, "rule \(conditionName) failed: \(error.message)")
         }
     }
+
+    /// `route[2].when`: how the failure log names the rule (made only for a refusal).
+    private var conditionName: String { index.map { "route[\($0)].when" } ?? "when" }
 }

@@ -1,7 +1,7 @@
 /// A CEL expression of the configuration (`[[route]] when`, a `[headers]` value's `expression`), compiled once when
 /// the configuration is loaded. Two are equal when their text is.
 public struct RuleExpression: Sendable, Equatable {
-    public let source: String
+    public var source: String { program.source }
     let program: CELProgram
 
     /// Why an expression was refused at load, with the position in it (1-based, in characters).
@@ -21,7 +21,6 @@ public struct RuleExpression: Sendable, Equatable {
     }
 
     private init(_ source: String, purpose: CELProgram.Purpose, maxHeaderBytes: Int) throws(Invalid) {
-        self.source = source
         do {
             program = try CELProgram(source, purpose: purpose, cost: CELCost(maxHeaderBytes: maxHeaderBytes))
         } catch {

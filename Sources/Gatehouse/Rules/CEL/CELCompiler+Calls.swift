@@ -45,6 +45,11 @@ extension CELCompiler {
             throw CELCompileError(message: "the condition of \(name)() must be bool, not \(predicate.type)", position: at)
         }
         let comprehension = CELComprehension(kind: kind, range: range.node, slot: body.0, predicate: predicate?.node, transform: transform?.node)
+        // `list.exists(x, x == c)` is `c in list` (equality never fails, and a map's keys are found by the same
+        // equality): one lookup instead of a visit per element, the most common rule there is.
+        if kind == .exists, case .equalsConstant(.local(body.0), let constant, negated: false)? = predicate?.node {
+            return Checked(node: .membership(.constant(constant), range.node), type: .bool, cost: range.cost + range.size * (parts[0].cost + 1) + 1, size: 0)
+        }
         let bodyCost = parts.reduce(0) { $0 + $1.cost }
         let type: CELStaticType
         switch kind {
@@ -54,6 +59,13 @@ extension CELCompiler {
         }
         return Checked(node: .comprehension(comprehension), type: type, cost: range.cost + range.size * (bodyCost + 1) + 1,
                        size: kind == .map || kind == .filter ? range.size : 0)
+    }
+
+    /// `==` or `!=`, with a constant side folded into the node (either side: equality is symmetric).
+    private static func equality(_ left: CELNode, _ right: CELNode, negated: Bool) -> CELNode {
+        if case .constant(let constant) = right { return .equalsConstant(left, constant, negated: negated) }
+        if case .constant(let constant) = left { return .equalsConstant(right, constant, negated: negated) }
+        return .equals(left, right, negated: negated)
     }
 
     /// `target.name(arguments)`: size, startsWith, endsWith, contains, matches.
@@ -99,7 +111,7 @@ extension CELCompiler {
                            type: types[1] == types[2] ? types[1] : .dyn, cost: arguments[0].cost + branch + 1,
                            size: max(arguments[1].size, arguments[2].size))
         case ("_==_", 2), ("_!=_", 2):
-            return make(.equals(arguments[0].node, arguments[1].node, negated: name == "_!=_"), .bool,
+            return make(Self.equality(arguments[0].node, arguments[1].node, negated: name == "_!=_"), .bool,
                         extra: CELCost.reading(min(arguments[0].size, arguments[1].size)))
         case ("_<_", 2), ("_<=_", 2), ("_>_", 2), ("_>=_", 2):
             let ordering = CELOrdering(rawValue: String(name.dropFirst().dropLast()))!  // safe: the four names above
@@ -107,7 +119,13 @@ extension CELCompiler {
                 let numeric = types.allSatisfy(\.isNumeric)
                 guard numeric || (types[0] == types[1] && [.string, .bytes, .bool].contains(types[0])) else { throw refuse("'\(ordering.rawValue)'") }
             }
-            return make(.ordering(ordering, arguments[0].node, arguments[1].node), .bool, extra: CELCost.reading(min(arguments[0].size, arguments[1].size)))
+            let node: CELNode
+            if case .constant(let constant) = arguments[1].node {
+                node = .orderingConstant(ordering, arguments[0].node, constant)
+            } else {
+                node = .ordering(ordering, arguments[0].node, arguments[1].node)
+            }
+            return make(node, .bool, extra: CELCost.reading(min(arguments[0].size, arguments[1].size)))
         case ("@in", 2):
             switch types[1] {
             case .dyn, .list, .map, .request: break

@@ -4,12 +4,13 @@
 /// the cel-spec says (an error on one side of `&&` and `false` on the other is `false`, commutatively).
 struct CELEvaluator {
     let activation: CELActivation
-    private var locals: [CELValue]
+    /// One initialized slot per comprehension variable, owned by the caller for the evaluation.
+    private let locals: UnsafeMutableBufferPointer<CELValue>
     private(set) var budget: Int
 
-    init(_ activation: CELActivation, slots: Int, limit: Int) {
+    init(_ activation: CELActivation, locals: UnsafeMutableBufferPointer<CELValue>, limit: Int) {
         self.activation = activation
-        locals = Array(repeating: .null, count: slots)
+        self.locals = locals
         budget = limit
     }
 
@@ -26,6 +27,10 @@ struct CELEvaluator {
         case .request: return activation.request
         case .requestField(let field): return activation.value(of: field)
         case .local(let slot): return locals[slot]
+        case .select(.claims, let field):
+            // A claim: looked up in the token's object directly.
+            guard let found = activation.claims[field] else { throw CELEvaluationError(message: "no such key: \(field)") }
+            return CELValue(json: found)
         case .select(let operand, let field):
             let value = try evaluate(operand)
             guard case .map(let map) = value else { throw CELEvaluationError(message: "no such field '\(field)' on \(value.type.rawValue)") }
@@ -73,6 +78,14 @@ struct CELEvaluator {
             let lhs = try evaluate(left), rhs = try evaluate(right)
             try spend(CELOperations.comparisonCost(lhs, rhs))
             return .bool(CELOperations.equal(lhs, rhs) != negated)
+        case .equalsConstant(let operand, let constant, let negated):
+            let value = try evaluate(operand)
+            try spend(CELOperations.comparisonCost(value, constant))
+            return .bool(CELOperations.equal(value, constant) != negated)
+        case .orderingConstant(let ordering, let operand, let constant):
+            let value = try evaluate(operand)
+            try spend(CELOperations.comparisonCost(value, constant))
+            return .bool(try CELOperations.order(ordering, value, constant))
         case .ordering(let ordering, let left, let right):
             let lhs = try evaluate(left), rhs = try evaluate(right)
             try spend(CELOperations.comparisonCost(lhs, rhs))
@@ -82,11 +95,11 @@ struct CELEvaluator {
             try spend(CELOperations.comparisonCost(container, container))
             return .bool(try CELOperations.contains(container, value))
         case .function(let function, let arguments):
-            var values: [CELValue] = []
-            values.reserveCapacity(arguments.count)
-            for argument in arguments { values.append(try evaluate(argument)) }
-            try spend(CELOperations.readingCost(values))
-            return try CELFunctions.call(function, values)
+            // One or two arguments (the checker admits no other): no array per call.
+            let first = try evaluate(arguments[0])
+            let second = arguments.count > 1 ? try evaluate(arguments[1]) : nil
+            try spend(CELOperations.length(first) + (second.map(CELOperations.length) ?? 0))
+            return try CELFunctions.call(function, first, second)
         case .matches(let operand, let regex):
             let value = try evaluate(operand)
             guard case .string(let text) = value else { throw .noOverload("matches", value) }

@@ -1,18 +1,17 @@
 /// The functions besides operators and macros (cel-spec langdef "List of Standard Definitions"): `size`, the string
 /// tests and the conversions.
 enum CELFunctions {
-    static func call(_ function: CELFunction, _ arguments: [CELValue]) throws(CELEvaluationError) -> CELValue {
-        switch (function, arguments.count) {
-        case (.size, 1): return try size(arguments[0])
-        case (.startsWith, 2), (.endsWith, 2), (.contains, 2):
-            guard case .string(let text) = arguments[0], case .string(let other) = arguments[1] else {
-                throw .noOverload(function.rawValue, arguments[0], arguments[1])
-            }
-            return .bool(try test(function, text, other))
-        case (.dyn, 1): return arguments[0]
-        case (.type, 1): return .type(arguments[0].type)
-        case (_, 1): return try convert(function, arguments[0])
-        default: throw CELEvaluationError(message: "\(function.rawValue) with \(arguments.count) arguments")
+    /// `second`: the argument of a two-argument function (`text.startsWith(second)`), nil for the others.
+    static func call(_ function: CELFunction, _ first: CELValue, _ second: CELValue?) throws(CELEvaluationError) -> CELValue {
+        switch function {
+        case .startsWith, .endsWith, .contains:
+            guard let second else { throw CELEvaluationError(message: "\(function.rawValue) needs an argument") }
+            guard case .string(let text) = first, case .string(let other) = second else { throw .noOverload(function.rawValue, first, second) }
+            return .bool(test(function, text, other))
+        case .size: return try size(first)
+        case .dyn: return first
+        case .type: return .type(first.type)
+        default: return try convert(function, first)
         }
     }
 
@@ -28,19 +27,21 @@ enum CELFunctions {
     }
 
     /// Byte-wise, as CEL compares strings (never up to Unicode canonical equivalence, as Swift's `hasPrefix` would).
-    private static func test(_ function: CELFunction, _ text: String, _ other: String) throws(CELEvaluationError) -> Bool {
-        let bytes = text.utf8, part = other.utf8
+    private static func test(_ function: CELFunction, _ text: String, _ other: String) -> Bool {
         switch function {
-        case .startsWith: return bytes.starts(with: part)
-        case .endsWith: return bytes.reversed().starts(with: part.reversed())
-        default: return part.isEmpty || containsBytes(Array(bytes), Array(part))
+        case .startsWith: return text.utf8.starts(with: other.utf8)
+        case .endsWith: return text.utf8.reversed().starts(with: other.utf8.reversed())
+        default:
+            var text = text, other = other
+            return text.withUTF8 { haystack in other.withUTF8 { needle in contains(needle, in: haystack) } }
         }
     }
 
-    private static func containsBytes(_ text: [UInt8], _ part: [UInt8]) -> Bool {
+    private static func contains(_ part: UnsafeBufferPointer<UInt8>, in text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = part.first else { return true }
         guard part.count <= text.count else { return false }
-        for start in 0...(text.count - part.count) where text[start] == part[0] && text[start..<(start + part.count)].elementsEqual(part) {
-            return true
+        for start in 0...(text.count - part.count) where text[start] == first {
+            if UnsafeBufferPointer(rebasing: text[start..<(start + part.count)]).elementsEqual(part) { return true }
         }
         return false
     }

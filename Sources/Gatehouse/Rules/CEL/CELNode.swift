@@ -22,7 +22,11 @@ indirect enum CELNode: Sendable {
     case negate(CELNode)
     case arithmetic(CELArithmetic, CELNode, CELNode)
     case equals(CELNode, CELNode, negated: Bool)
+    /// `operand == constant` (either way round; equality is symmetric): one node fewer to visit.
+    case equalsConstant(CELNode, CELValue, negated: Bool)
     case ordering(CELOrdering, CELNode, CELNode)
+    /// `operand < constant` and the like.
+    case orderingConstant(CELOrdering, CELNode, CELValue)
     /// `element in collection`
     case membership(CELNode, CELNode)
     case function(CELFunction, [CELNode])

@@ -206,10 +206,6 @@ enum CELOperations {
         operation == .add ? length(lhs) + length(rhs) : 0
     }
 
-    static func readingCost(_ values: [CELValue]) -> Int {
-        values.reduce(0) { $0 + length($1) }
-    }
-
     /// A value's cost to read: strings and bytes a unit per 64 bytes, collections a unit per element.
     static func length(_ value: CELValue) -> Int {
         switch value {

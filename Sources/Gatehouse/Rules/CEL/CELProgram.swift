@@ -1,7 +1,8 @@
 /// One expression of the Common Expression Language, compiled once per configuration: parsed, checked (names,
 /// functions, operand types where known, the result type) and refused at load when its cost has no bound under
-/// the limit. `evaluate` runs it over a request's activation.
-struct CELProgram: Sendable {
+/// the limit. `evaluate` runs it over a request's activation. A class, immutable: a route's rule is copied with the
+/// route on every request, and one reference is one retain.
+final class CELProgram: Sendable {
     /// What the expression is for: a route's `when` rule must be able to be bool; a header's value any scalar or list.
     enum Purpose: Sendable {
         case rule, headerValue
@@ -53,12 +54,17 @@ struct CELProgram: Sendable {
         estimatedCost = checked.cost
     }
 
+    /// The comprehension variables live in stack memory for the evaluation (no allocation for them).
     func evaluate(_ activation: CELActivation) -> Result<CELValue, CELEvaluationError> {
-        var evaluator = CELEvaluator(activation, slots: slots, limit: limit)
-        do {
-            return .success(try evaluator.evaluate(root))
-        } catch {
-            return .failure(error)
+        withUnsafeTemporaryAllocation(of: CELValue.self, capacity: max(slots, 1)) { locals in
+            locals.initialize(repeating: .null)
+            defer { locals.deinitialize() }
+            var evaluator = CELEvaluator(activation, locals: locals, limit: limit)
+            do throws(CELEvaluationError) {
+                return .success(try evaluator.evaluate(root))
+            } catch {
+                return .failure(error)
+            }
         }
     }
 
