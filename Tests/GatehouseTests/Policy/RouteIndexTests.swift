@@ -4,31 +4,19 @@ import Testing
 /// The route index (issue 44) narrows, never decides: on random tables and requests it must pick exactly the route
 /// the first-match scan picks (hosts, wildcards, methods, context, prefixes, exact paths, `%2F`, `;` parameters).
 struct RouteIndexTests {
-    /// SplitMix64: the same tables and requests on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let contexts: [[String: String]] = [[:], ["service": "billing"], ["service": "billing", "tier": "gold"], ["tier": "gold"], ["service": "orders"]]
     static let segments = ["a", "b", "ab", "api", "v1", "a%2Fb", "x;p=1", "B", "é"]
     static let hosts = ["orders.example.com", "*.example.com", "*.shop.example.com", "shop.example.com", "[::1]"]
     static let requestHosts = ["orders.example.com", "ORDERS.example.com:443", "a.shop.example.com", "shop.example.com.", "x.y.example.com",
                                "example.com", "[::1]:8080", "other.test"]
 
-    static func path(_ random: inout Seeded, trailingSlash: Bool) -> String {
+    static func path(_ random: inout SplitMix64, trailingSlash: Bool) -> String {
         let count = Int.random(in: 0...3, using: &random)
         let path = "/" + (0..<count).map { _ in segments.randomElement(using: &random)! }.joined(separator: Bool.random(using: &random) ? "/" : "%2F")
         return trailingSlash && count > 0 ? path + "/" : path
     }
 
-    static func table(_ random: inout Seeded, size: Int) -> [RouteSettings] {
+    static func table(_ random: inout SplitMix64, size: Int) -> [RouteSettings] {
         (0..<size).map { _ in
             let text = path(&random, trailingSlash: Int.random(in: 0..<4, using: &random) == 0)
             var route = RouteSettings(match: Bool.random(using: &random) ? .prefix(text) : .path(text))
@@ -41,7 +29,7 @@ struct RouteIndexTests {
 
     @Test(arguments: [20, 200, 2000])
     func theIndexPicksTheRouteTheScanPicks(size: Int) {
-        var random = Seeded(state: UInt64(size))
+        var random = SplitMix64(seed: UInt64(size))
         for _ in 0..<(size >= 2000 ? 4 : 20) {
             let routes = Self.table(&random, size: size)
             let scanned = RouteTable(routes, indexed: false), indexed = RouteTable(routes, indexed: true)
