@@ -8,8 +8,9 @@
 /// the node of its configured path's segments, and a request collects the routes of every node along its own path:
 /// a prefix or an exact path can only match a request whose path begins with its segments. Segments are split at
 /// `/` and at `%2F` alike (a prefix matches at an encoded slash too), the same way for routes and requests, so
-/// splitting more never hides a match.
-struct RouteIndex: Sendable {
+/// splitting more never hides a match. A class: a table is consulted on every request, and one reference is one
+/// retain where a struct of dictionaries would be a copy of each.
+final class RouteIndex: Sendable {
     private let withoutContext: HostIndex
     /// Under `key=value` of the route's first pair.
     private let byContext: [String: HostIndex]

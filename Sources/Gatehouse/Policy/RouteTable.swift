@@ -76,7 +76,8 @@ public struct RouteTable: Sendable {
 }
 
 extension RouteTable {
-    private struct Entry: Sendable {
+    /// A class: the index hands candidates by position, and reading one is a single retain, not a copy of each field.
+    private final class Entry: Sendable {
         let matcher: Matcher
         /// nil: every host.
         let hosts: RouteHosts?
@@ -84,6 +85,14 @@ extension RouteTable {
         let context: [(key: String, value: String)]
         let methods: Set<String>
         let rule: RouteRule
+
+        init(matcher: Matcher, hosts: RouteHosts?, context: [(key: String, value: String)], methods: Set<String>, rule: RouteRule) {
+            self.matcher = matcher
+            self.hosts = hosts
+            self.context = context
+            self.methods = methods
+            self.rule = rule
+        }
 
         func accepts(host: Substring?) -> Bool { hosts?.matches(host) ?? true }
 
