@@ -73,6 +73,33 @@ struct NginxAuthRequestTests {
         }
     }
 
+    /// Issue 44 through the example: nginx names the host it was asked for in `X-Forwarded-Host`, so a route of one
+    /// host applies only under that host, and a `when` rule reads it as `request.host`.
+    @Test func routesAndRulesJudgeTheHostNginxWasAskedFor() async throws {
+        try await TestEnvironment.run(configure: { configuration, _ in
+            var reports = RouteSettings(match: .prefix("/reports"))
+            reports.auth = .public
+            reports.hosts = ["reports.example.com"]
+            var ruled = RouteSettings(match: .prefix("/ruled"))
+            ruled.when = try! RuleExpression(rule: "request.host == 'orders.example.com' && claims.sub == 'user-1'", maxHeaderBytes: 16384)  // safe: valid
+            configuration.routes = [reports, ruled]
+        }) { (env: TestEnvironment) async throws in
+            try await TestNginx.with(
+                serverFile: Self.exampleFile,
+                replacements: [("127.0.0.1:3000", "127.0.0.1:\(env.upstream.port)"), ("127.0.0.1:8080", "127.0.0.1:\(env.port)")]
+            ) { nginx in
+                #expect(try await env.request("/reports/q3", headers: [("Host", "reports.example.com")], port: nginx.port).status == 200)
+                #expect(try await env.request("/reports/q3", headers: [("Host", "orders.example.com")], port: nginx.port).status == 401,
+                        "a route of another host does not apply: the default rule wants a token")
+                let token = TestSigner.ec.token(claims: Claims.valid())
+                #expect(try await env.request("/ruled/x", token: token, headers: [("Host", "orders.example.com")], port: nginx.port).status == 200)
+                let denied = try await env.request("/ruled/x", token: token, headers: [("Host", "shop.example.com")], port: nginx.port)
+                #expect(denied.status == 403)
+                #expect(env.failureLog.last?["detail"] == .string("rule route[1].when is false"))
+            }
+        }
+    }
+
     /// Issue 42: a valid token and a forged value for every name Gatehouse can set (and their `_` spellings, which
     /// nginx drops): the app sees none of the forged values, and Gatehouse's identity and signed assertion. A 503 of
     /// Gatehouse's (no keys for the provider) reaches the client as 503 with its Retry-After, request id and body,
