@@ -51,13 +51,16 @@ struct ProxyExampleBlocksTests {
         }
         var configuration = Configuration(upstream: UpstreamSettings(url: URL(string: "http://127.0.0.1:3000")!), providers: [])
         configuration.headers.mappings.append(HeaderMapping(name: "X-Tenant", claimPath: "tid"))
+        // Issue 44: a computed header is an identity header like a claim's.
+        configuration.headers.mappings.append(HeaderMapping(name: "X-Org-Tier", expression: try RuleExpression(headerValue: "claims.tier", maxHeaderBytes: 16384)))
         var provider = ProviderSettings(name: "corp", type: .jwks)
         provider.headers = [HeaderMapping(name: "X-Department", claimPath: "dept")]
         configuration.providers = [provider]
         let names = IdentityHeaderCatalog.names(for: configuration)
-        #expect(names.contains("X-Tenant") && names.contains("X-Department"))
+        #expect(names.contains("X-Tenant") && names.contains("X-Department") && names.contains("X-Org-Tier"))
         let nginx = try ProxySnippets.snippets(for: .nginx, names: names).map { $0.text() }.joined()
         #expect(nginx.contains("proxy_set_header X-Tenant $gatehouse_x_tenant;") && nginx.contains("proxy_set_header X-Department"))
+        #expect(nginx.contains("proxy_set_header X-Org-Tier $gatehouse_x_org_tier;"))
         let envoy = try ProxySnippets.snippets(for: .envoy, names: names).map { $0.text() }.joined()
         #expect(envoy.contains("{exact: \"x-tenant\", ignore_case: true}"), "outside x-auth-*: listed by name")
         let traefik = ProxySnippets.traefik(names).text()
