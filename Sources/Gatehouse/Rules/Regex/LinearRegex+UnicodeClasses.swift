@@ -44,18 +44,24 @@ extension LinearRegex.Parser {
         return matching.isEmpty ? nil : Set(matching.map(\.1))
     }
 
-    /// Every scalar of the categories, as ranges (one pass over the code space, at load).
+    /// Every scalar of the categories, as ranges.
     private static func scalars(in categories: Set<Unicode.GeneralCategory>) -> LinearRegex.ScalarSet {
-        var ranges: [ClosedRange<UInt32>] = []
-        var start: UInt32?
-        for value in UInt32(0)...LinearRegex.ScalarSet.maxValue + 1 {
-            let member = Unicode.Scalar(value).map { categories.contains($0.properties.generalCategory) } ?? false
-            if member, start == nil { start = value }
-            if !member, let first = start {
-                ranges.append(first...(value - 1))
-                start = nil
-            }
-        }
-        return LinearRegex.ScalarSet(normalizing: ranges)
+        LinearRegex.ScalarSet(normalizing: categories.flatMap { rangesByCategory[$0] ?? [] })
     }
+
+    /// Each general category's scalars as ranges: one pass over the code space, made the first time a pattern
+    /// names a category (a process's patterns then share it).
+    private static let rangesByCategory: [Unicode.GeneralCategory: [ClosedRange<UInt32>]] = {
+        var table: [Unicode.GeneralCategory: [ClosedRange<UInt32>]] = [:]
+        var current: (category: Unicode.GeneralCategory, start: UInt32)?
+        for value in UInt32(0)...LinearRegex.ScalarSet.maxValue + 1 {
+            let category = Unicode.Scalar(value)?.properties.generalCategory
+            if let open = current, open.category != category {
+                table[open.category, default: []].append(open.start...(value - 1))
+                current = nil
+            }
+            if current == nil, let category { current = (category, value) }
+        }
+        return table
+    }()
 }
