@@ -23,6 +23,7 @@ struct CELCompileTests {
         ("size(claims.groups)", .rule, "a rule must be bool, and this one is always int"),
         ("'x'", .rule, "a rule must be bool, and this one is always string"),
         ("b'x'", .headerValue, "a header value is a string, a number, a bool or a list of those"),
+        ("{'a': 1}.filter(k, true)", .headerValue, ""),  // a map's keys: a list, which a header may carry
         ("claims.g.exists(1, true)", .rule, "the first argument of exists() is the variable's name"),
         ("claims.g.exists(x, 1)", .rule, "the condition of exists() must be bool"),
         ("has(claims)", .rule, "has() takes a field selection"),

@@ -54,7 +54,13 @@ extension CELCompiler {
         let type: CELStaticType
         switch kind {
         case .map: type = .list(transform?.type ?? .dyn)
-        case .filter: type = range.type
+        case .filter:
+            // A list's elements, or a map's keys: a list either way.
+            switch range.type {
+            case .list: type = range.type
+            case .map(let key, _): type = .list(key)
+            default: type = .list(.dyn)
+            }
         default: type = .bool
         }
         return Checked(node: .comprehension(comprehension), type: type, cost: range.cost + range.size * (bodyCost + 1) + 1,
