@@ -1,7 +1,7 @@
 import NIOHTTP1
 
 /// What the request core decided of a Check, before it is put in a protocol's form (`CheckResponse+Encoding`
-/// for gRPC, `ExtAuthzHTTPAnswer` for Envoy's HTTP protocol).
+/// for gRPC, `ExtAuthzResponder.answerHTTPProtocol` for Envoy's HTTP protocol).
 enum CheckVerdict: Sendable {
     /// The request may go on, with these changes to it.
     case allow(CheckAllowance)

@@ -43,7 +43,7 @@ enum HTTPHeadWriter {
                 contentLength = value
             } else if name.utf8.elementsEqualIgnoringASCIICase(ResponseFields.requestIDName.utf8) {
                 requestID = value
-            } else if !isConnectionField(name) {
+            } else if !HopByHopFields.contains(name.utf8) {
                 writeField(name, value, into: &buffer)
             }
         }
@@ -51,11 +51,6 @@ enum HTTPHeadWriter {
         if let requestID { writeField("X-Request-Id", requestID, into: &buffer) }
         writeExtraFields(extraFields, into: &buffer)
         return buffer
-    }
-
-    private static func isConnectionField(_ name: String) -> Bool {
-        name.utf8.elementsEqualIgnoringASCIICase("connection".utf8) || name.utf8.elementsEqualIgnoringASCIICase("transfer-encoding".utf8)
-            || name.utf8.elementsEqualIgnoringASCIICase("keep-alive".utf8)
     }
 
     /// What the client gets of an upstream head: its status and reason, every field relayed as

@@ -1,7 +1,7 @@
 import NIOHTTP2
 
 /// NIO's per-stream user events, told apart by their type's identity. A failed `as?` from `Any` is a runtime cast
-/// that searches (about 1% of an HTTP/2 call's CPU went to the failed casts of the server and upstream handlers);
+/// that searches (the failed casts of the server and upstream handlers showed in profiles of HTTP/2 calls);
 /// comparing the event's type with each kind is a pointer comparison, and only the match is cast.
 enum HTTP2StreamEvent {
     case windowUpdated(NIOHTTP2WindowUpdatedEvent)

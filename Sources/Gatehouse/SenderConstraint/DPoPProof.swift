@@ -1,7 +1,7 @@
 /// A DPoP proof (RFC 9449 §4.2) whose own checks passed: a compact JWS of `typ` `dpop+jwt`, signed
 /// with an asymmetric algorithm by the public key in its `jwk` header, carrying the claims a proof
 /// must carry. What it proves about a request (`htm`, `htu`, `iat`, `ath`, nonce, replay) and whose
-/// token it may present (`cnf.jkt`) is judged by `DPoPProofCheck`.
+/// token it may present (`cnf.jkt`) is judged by `SenderConstraints`.
 struct DPoPProof: Sendable {
     /// RFC 7638 SHA-256 thumbprint of the `jwk` header: what a bound token's `cnf.jkt` must equal.
     let thumbprint: String

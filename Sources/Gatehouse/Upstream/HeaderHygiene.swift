@@ -4,10 +4,7 @@ public import NIOHTTP1
 /// docs/security.md P01-P05, P26). Both functions act on the headers they are given only, so the caller adds its
 /// own headers (identity, `X-Forwarded-*`) afterwards and nothing the client sent can remove them.
 public enum HeaderHygiene {
-    /// Removes hop-by-hop headers: `Connection` and every name it lists, `Keep-Alive`, `TE`, `Trailer`,
-    /// `Transfer-Encoding`, `Upgrade`, and every `Proxy-*` header (`Proxy-Connection`, `Proxy-Authorization`,
-    /// `Proxy-Authenticate`, …) together with a bare `Proxy` header (httpoxy: CGI upstreams turn it into
-    /// `HTTP_PROXY`). Names are compared lower-cased with `_` read as `-`, like identity headers.
+    /// Removes hop-by-hop headers (`HopByHopFields`) and every name a `Connection` header lists.
     ///
     /// `Content-Length` and `Host` are kept even when `Connection` lists them: they frame and address the
     /// request, and the forwarder needs them intact. Framing of a chunked body (its `Transfer-Encoding` is
@@ -58,10 +55,6 @@ public enum HeaderHygiene {
     ].map { Array($0.utf8) }
 
     private static let connection: [UInt8] = Array("connection".utf8)
-    private static let proxyPrefix: [UInt8] = Array("proxy-".utf8)
-    private static let proxy: [UInt8] = Array("proxy".utf8)
-    private static let fixedHopByHop: [[UInt8]] = ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"]
-        .map { Array($0.utf8) }
     private static let protectedNames: [[UInt8]] = ["content-length", "host"].map { Array($0.utf8) }
 
     /// The names the `Connection` headers list (folded), except the protected `Content-Length` and `Host`.
@@ -82,14 +75,13 @@ public enum HeaderHygiene {
         func equals(_ folded: [UInt8]) -> Bool {
             folded.count == count && IdentityHeaderNames.foldedHasPrefix(name, folded)
         }
-        return IdentityHeaderNames.foldedHasPrefix(name, proxyPrefix) || equals(proxy)
-            || fixedHopByHop.contains(where: equals) || nominated.contains(where: equals)
+        return HopByHopFields.contains(name.utf8) || nominated.contains(where: equals)
     }
 
     private static let trailers: [UInt8] = Array("trailers".utf8)
 
     /// Whether a `TE` value lists `trailers` (RFC 9110 §10.1.4: comma-separated, optional whitespace, any case): read
-    /// in place, as it is on every gRPC call (a string search here built a table per call: 3.5% of a gRPC call's CPU).
+    /// in place, as it is on every gRPC call (a string search here built a table per call, which showed in profiles).
     static func listsTrailers(_ value: String) -> Bool {
         var value = value
         return value.withUTF8 { bytes in

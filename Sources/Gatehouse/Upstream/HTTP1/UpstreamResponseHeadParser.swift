@@ -144,35 +144,17 @@ enum UpstreamResponseHeadParser {
 
     // MARK: - Fields
 
-    /// Framing fields by their exact names; hop-by-hop ones also with `_` for `-`
-    /// (`Transfer_Encoding`, `Keep_Alive`), as request hygiene does: never relayed, never framing.
+    /// Framing fields by their exact names; hop-by-hop ones (`HopByHopFields`, also with `_` for `-`:
+    /// `Transfer_Encoding`, `Keep_Alive`), as request hygiene reads them: never relayed, never framing.
     private static func kind(_ bytes: UnsafeRawBufferPointer, _ name: Range<Int>) -> UpstreamResponseHead.FieldKind {
         switch name.count {
         case 14 where FieldBytes.equalsIgnoringCase(bytes, name, "content-length"): .contentLength
         case 17 where FieldBytes.equalsIgnoringCase(bytes, name, "transfer-encoding"): .transferEncoding
         case 10 where FieldBytes.equalsIgnoringCase(bytes, name, "connection"): .connection
         case 12 where FieldBytes.equalsIgnoringCase(bytes, name, "x-request-id"): .requestID
-        case 10 where equalsFolded(bytes, name, "keep-alive") || equalsFolded(bytes, name, "connection"),
-            17 where equalsFolded(bytes, name, "transfer-encoding"),
-            2 where equalsFolded(bytes, name, "te"),
-            7 where equalsFolded(bytes, name, "trailer") || equalsFolded(bytes, name, "upgrade"),
-            5 where equalsFolded(bytes, name, "proxy"):
-            .hopByHop
-        case 6... where equalsFolded(bytes, name.lowerBound..<name.lowerBound + 6, "proxy-"):
-            .hopByHop
         default:
-            .other
+            HopByHopFields.contains(UnsafeRawBufferPointer(rebasing: bytes[name])) ? .hopByHop : .other
         }
-    }
-
-    /// Case-insensitive, with `_` read as `-`.
-    private static func equalsFolded(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
-        guard range.count == lowercase.utf8CodeUnitCount else { return false }
-        let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        for offset in 0..<range.count where ASCIIByte.foldedHeaderNameByte(bytes[range.lowerBound + offset]) != expected[offset] {
-            return false
-        }
-        return true
     }
 
     /// `1*DIGIT`, or a list of equal ones (`5, 5`), which RFC 9110 §8.6 lets a recipient accept.
