@@ -125,7 +125,7 @@ struct ExtAuthzResponder {
         check.scheme = request.headers.first(name: "x-forwarded-proto") ?? "http"
         for (name, value) in request.headers {
             let lowered = HTTP2FieldName.lowercased(name)
-            guard !HeaderHygiene.isHopByHop(lowered, nominated: []), lowered != "content-length" else { continue }
+            guard !HopByHopFields.contains(lowered.utf8), lowered != "content-length" else { continue }
             if lowered == "host" {
                 check.host = value
                 continue

@@ -2,9 +2,9 @@ import NIOHPACK
 import NIOHTTP1
 
 /// The head of an answer a client gets, on every path (an HTTP/1.1 or HTTP/2 upstream, either door, an ext_authz
-/// answer): an upstream's hop-by-hop fields never reach the client (`HeaderHygiene`'s list: the fixed names,
-/// `proxy-*`, what its `Connection` names; an HTTP/1.1 upstream's head is read by the same list in
-/// `UpstreamResponseHeadParser`), and every answer carries Gatehouse's request id, never the upstream's.
+/// answer): an upstream's hop-by-hop fields never reach the client (`HopByHopFields`, the one list; an HTTP/1.1
+/// upstream's head is read by it in `UpstreamResponseHeadParser`, which also drops what its `Connection` names), and
+/// every answer carries Gatehouse's request id, never the upstream's.
 enum ResponseFields {
     static let requestIDName = "x-request-id"
 
@@ -14,7 +14,7 @@ enum ResponseFields {
         var fields: [(String, String)] = []
         fields.reserveCapacity(block.count + 1)
         for (name, value, _) in block where name.utf8.first != ASCIIByte.colon && name != requestIDName {
-            if !HeaderHygiene.isHopByHop(name, nominated: []) { fields.append((name, value)) }
+            if !HopByHopFields.contains(name.utf8) { fields.append((name, value)) }
         }
         fields.append((requestIDName, requestID))
         return HTTPHeaders(fields)
@@ -28,6 +28,6 @@ enum ResponseFields {
     /// Whether a field (its name in lower case) is written on an HTTP/2 answer: the HTTP/2 doors' last guard, by
     /// the same list (RFC 9113 §8.2.2's connection-specific fields are among them).
     static func isWrittenOnHTTP2(_ lowercasedName: String) -> Bool {
-        !HeaderHygiene.isHopByHop(lowercasedName, nominated: [])
+        !HopByHopFields.contains(lowercasedName.utf8)
     }
 }
