@@ -16,7 +16,7 @@ enum RequestIntake {
         speaksGRPC: Bool, services: ProxyServices,
         startedAt: NIODeadline = .now(), via: String? = nil, trace: TracePropagation? = nil
     ) -> Outcome {
-        let requestID = RequestID.acceptOrGenerate(head.headers.first(name: "x-request-id"))
+        let requestID = RequestID.acceptOrGenerate(head.headers.first(name: RequestIDField.name))
         let (token, scheme) = BearerToken.extractWithScheme(
             from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
         // The proof header is only looked for when the scheme asks for one: a bearer request pays nothing.

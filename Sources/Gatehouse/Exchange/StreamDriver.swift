@@ -219,7 +219,7 @@ final class StreamDriver: ExchangeDriving {
         // HTTP/2 stream ends with its answer anyway, and is reset only when its request has not ended.
         let closesConnection = (local.closeConnection && transport.clientVersion != nil) || !requestEnded
         var headers = local.headers
-        ResponseFields.setRequestID(requestID, on: &headers)
+        RequestIDField.set(requestID, on: &headers)
         // A 304 has no content and says no length (RFC 9110 §8.6: only the 200's would be allowed).
         if core.exchange?.isGRPC != true, local.status != .notModified { headers.replaceOrAdd(name: "content-length", value: String(local.body.utf8.count)) }
         let head = ClientResponseHead.fields(HTTPResponseHead(version: responseVersion, status: local.status, headers: headers))

@@ -105,7 +105,7 @@ final class CheckDriver: ExchangeDriving {
         switch action {
         case .send(var response):
             // The doors write the request id on every answer; so does a denial (Envoy's own id, when it sent one).
-            if let requestID = core.exchange?.requestID { ResponseFields.setRequestID(requestID, on: &response.headers) }
+            if let requestID = core.exchange?.requestID { RequestIDField.set(requestID, on: &response.headers) }
             // Envoy answers a gRPC client's denial with the status mapped to grpc-status and the body as grpc-message:
             // the doors' gRPC message, `<reason>: <message>`.
             if isGRPCRequest, let message = response.grpcMessage {
@@ -133,7 +133,7 @@ final class CheckDriver: ExchangeDriving {
         let failure = AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)")
         services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
         var response = LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: services.retryAfterSeconds)
-        ResponseFields.setRequestID(exchange.requestID, on: &response.headers)
+        RequestIDField.set(exchange.requestID, on: &response.headers)
         finish(.deny(response))
     }
 

@@ -41,14 +41,14 @@ enum HTTPHeadWriter {
         for (name, value) in head.headers {
             if name.utf8.elementsEqualIgnoringASCIICase("content-length".utf8) {
                 contentLength = value
-            } else if name.utf8.elementsEqualIgnoringASCIICase(ResponseFields.requestIDName.utf8) {
+            } else if name.utf8.elementsEqualIgnoringASCIICase(RequestIDField.name.utf8) {
                 requestID = value
             } else if !HopByHopFields.contains(name.utf8) {
                 writeField(name, value, into: &buffer)
             }
         }
         if let contentLength { writeField("Content-Length", contentLength, into: &buffer) }
-        if let requestID { writeField("X-Request-Id", requestID, into: &buffer) }
+        if let requestID { writeField(RequestIDField.writtenName, requestID, into: &buffer) }
         writeExtraFields(extraFields, into: &buffer)
         return buffer
     }

@@ -141,7 +141,7 @@ final class HTTP2ServerStream: StreamTransport {
             let lowered = HTTP2FieldName.lowercased(name)
             if !ResponseFields.isWrittenOnHTTP2(lowered) { continue }  // an upstream's hop-by-hop fields are gone already
             // New on every answer: kept out of the HPACK table (it would only push out what repeats).
-            fields.add(name: lowered, value: value, indexing: lowered == ResponseFields.requestIDName ? .nonIndexable : .indexable)
+            fields.add(name: lowered, value: value, indexing: lowered == RequestIDField.name ? .nonIndexable : .indexable)
         }
         if endStream {
             write(.headers(.init(headers: fields, endStream: true)), bytes: 0, promise: nil)

@@ -6,23 +6,16 @@ import NIOHTTP1
 /// upstream's head is read by it in `UpstreamResponseHeadParser`, which also drops what its `Connection` names), and
 /// every answer carries Gatehouse's request id, never the upstream's.
 enum ResponseFields {
-    static let requestIDName = "x-request-id"
-
     /// An HTTP/2 upstream's response fields as relayed: its pseudo-header fields are not fields, its hop-by-hop ones
     /// and its request id are dropped, Gatehouse's request id is added.
     static func relayed(_ block: HPACKHeaders, requestID: String) -> HTTPHeaders {
         var fields: [(String, String)] = []
         fields.reserveCapacity(block.count + 1)
-        for (name, value, _) in block where name.utf8.first != ASCIIByte.colon && name != requestIDName {
+        for (name, value, _) in block where name.utf8.first != ASCIIByte.colon && name != RequestIDField.name {
             if !HopByHopFields.contains(name.utf8) { fields.append((name, value)) }
         }
-        fields.append((requestIDName, requestID))
+        fields.append((RequestIDField.name, requestID))
         return HTTPHeaders(fields)
-    }
-
-    /// Gatehouse's request id on an answer it makes itself.
-    static func setRequestID(_ requestID: String, on headers: inout HTTPHeaders) {
-        headers.replaceOrAdd(name: requestIDName, value: requestID)
     }
 
     /// Whether a field (its name in lower case) is written on an HTTP/2 answer: the HTTP/2 doors' last guard, by

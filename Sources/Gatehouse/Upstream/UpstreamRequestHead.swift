@@ -148,7 +148,7 @@ struct UpstreamRequestHead {
         sink.addForwardedFor(previous: hasForwardedFor ? headers[canonicalForm: "x-forwarded-for"] : [], clientIP: request.clientIP)
         if !hasForwardedProto { sink.add("X-Forwarded-Proto", request.scheme) }
         if !hasForwardedHost, let host { sink.add("X-Forwarded-Host", host) }
-        sink.add("X-Request-Id", request.requestID)
+        sink.add(RequestIDField.writtenName, request.requestID)
         if let trace = request.trace {
             sink.add("traceparent", trace.traceParent)
             if let state = trace.traceState { sink.add("tracestate", state) }
@@ -195,7 +195,7 @@ struct UpstreamRequestHead {
             return .bearerForm(bearer)
         }
         if Self.isNamed(name, "x-forwarded-for") { return .forwardedFor }
-        if Self.isNamed(name, "x-request-id") { return .requestID }
+        if Self.isNamed(name, RequestIDField.name) { return .requestID }
         return .forward
     }
 
@@ -323,7 +323,7 @@ private struct HPACKSink: UpstreamFieldSink {
         if lowered == "host" || lowered == "transfer-encoding" { return }
         // A request id (and a traceparent) is new on every request: kept out of the HPACK table, so that it does not
         // push out the entries that repeat (the token above all, then sent as an index instead of encoded again).
-        let unique = lowered == "x-request-id" || lowered == "traceparent"
+        let unique = lowered == RequestIDField.name || lowered == "traceparent"
         headers.add(name: lowered, value: value, indexing: unique ? .nonIndexable : .indexable)
     }
 

@@ -11,7 +11,7 @@ extension UpstreamResponseHead {
             headers.add(name: string(field.name), value: string(field.value))
         }
         if let length = relayedContentLength { headers.add(name: "content-length", value: String(length)) }
-        headers.add(name: ResponseFields.requestIDName, value: requestID)
+        headers.add(name: RequestIDField.name, value: requestID)
         return HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
     }
 
