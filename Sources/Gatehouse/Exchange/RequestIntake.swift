@@ -5,17 +5,18 @@ import NIOHTTP1
 /// endpoint. A request whose head decides its answer before any token is looked at (a bad target or
 /// Host, an unknown own endpoint, a method it does not take) is answered here.
 enum RequestIntake {
-    enum Outcome {
+    /// What becomes of a request at intake: judged, or answered at once.
+    enum Disposition {
         case judge(ExchangeRequest)
         /// Answered without judging: counted with this outcome, never in the failure log.
-        case answer(ExchangeRequest, LocalResponse, GatehouseMetrics.Outcome)
+        case answer(ExchangeRequest, LocalResponse, GatehouseMetrics.RequestOutcome)
     }
 
     static func read(
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
         speaksGRPC: Bool, services: ProxyServices,
         startedAt: NIODeadline = .now(), via: String? = nil, trace: TracePropagation? = nil
-    ) -> Outcome {
+    ) -> Disposition {
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: RequestIDField.name))
         let (token, scheme) = BearerToken.extractWithScheme(
             from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)

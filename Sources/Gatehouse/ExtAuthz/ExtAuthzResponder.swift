@@ -34,7 +34,7 @@ struct ExtAuthzResponder {
     }
 
     /// An answer now, or once the Check's decision has come (`CheckDriver.Judged`).
-    enum Outcome {
+    enum EventualAnswer {
         case now(Answer)
         case later(EventLoopFuture<Answer>)
 
@@ -50,7 +50,7 @@ struct ExtAuthzResponder {
     let context: ExtAuthzContext
 
     /// - Parameter tokenMemory: the connection's last verified token (the doors' fast path for a repeated token).
-    func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> Outcome {
+    func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventualAnswer {
         // A gRPC answer is HTTP 200, which Envoy's HTTP protocol reads as "allow": so only the two methods' own calls
         // get one (HTTP/2, POST, exactly their path, gRPC's content-type and `te: trailers`, which Envoy's HTTP
         // protocol never passes on). Anything else is the HTTP protocol, judged by the core.
@@ -63,7 +63,7 @@ struct ExtAuthzResponder {
 
     // MARK: - gRPC
 
-    private func answerCheck(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> Outcome {
+    private func answerCheck(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventualAnswer {
         let check: CheckRequest
         do {
             guard !request.bodyTooLarge else { throw ProtobufReader.Malformed("CheckRequest over \(ExtAuthzContext.maxCheckRequestBytes) bytes") }
@@ -111,7 +111,7 @@ struct ExtAuthzResponder {
 
     /// Envoy's `http_service`: the original method, `<http_path_prefix><original path>`, Host, Content-Length,
     /// Authorization and the `allowed_headers`. 200 allows (with the identity headers); anything else denies.
-    private func answerHTTPProtocol(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> Outcome {
+    private func answerHTTPProtocol(_ request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventualAnswer {
         let prefix = context.httpPathPrefix
         guard request.uri.hasPrefix(prefix), request.uri.dropFirst(prefix.count).first == "/" else {
             return .now(Self.httpAnswer(.deny(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"))))
@@ -143,7 +143,7 @@ struct ExtAuthzResponder {
     private func answered(
         _ verdict: CheckDriver.Judged, protocol protocolName: String, startedAt: NIODeadline,
         _ form: @escaping @Sendable (CheckVerdict) -> Answer
-    ) -> Outcome {
+    ) -> EventualAnswer {
         let metrics = context.metrics
         let answer = { @Sendable (verdict: CheckVerdict) -> Answer in
             metrics.checked(protocol: protocolName, verdict.result, nanoseconds: (NIODeadline.now() - startedAt).nanoseconds)

@@ -6,7 +6,7 @@ public import Prometheus
 /// process-global MetricsSystem), so tests and several servers in one process stay apart.
 public struct GatehouseMetrics: Sendable {
     /// `outcome` values of `gatehouse_requests_total`.
-    enum Outcome: String, CaseIterable {
+    enum RequestOutcome: String, CaseIterable {
         case forwarded, unauthorized, forbidden, unavailable
         case badRequest = "bad_request"
         case upstreamError = "upstream_error"
@@ -18,7 +18,7 @@ public struct GatehouseMetrics: Sendable {
     /// a request counts with two comparisons and an index, no string built or hashed.
     private let requests: [Counter]
     private static let routeAuths = ["public", "optional", "required", "none"]
-    private static let outcomes = Outcome.allCases
+    private static let outcomes = RequestOutcome.allCases
     /// Series made so far (reasons x configured providers: bounded), so a 401 flood costs a lookup.
     private let authFailures = NIOLockedValueBox<[FailureSeries: Counter]>([:])
     private let cacheHits: Counter
@@ -75,7 +75,7 @@ public struct GatehouseMetrics: Sendable {
     }
 
     /// - Parameter routeAuth: the matched route's `auth`, or "none" for requests answered before routing.
-    func request(routeAuth: String, outcome: Outcome) {
+    func request(routeAuth: String, outcome: RequestOutcome) {
         guard let auth = Self.routeAuths.firstIndex(of: routeAuth), let outcome = Self.outcomes.firstIndex(of: outcome) else { return }
         requests[auth * Self.outcomes.count + outcome].increment()
     }

@@ -12,7 +12,7 @@ extension ProxyServices {
             userAgent: request.head.headers.first(name: "user-agent"),
             token: token, via: request.via))
         metrics.authFailure(reason: failure.reason, provider: failure.provider)
-        let outcome: GatehouseMetrics.Outcome = switch failure.status {
+        let outcome: GatehouseMetrics.RequestOutcome = switch failure.status {
         case .forbidden: .forbidden
         case .serviceUnavailable: .unavailable
         default: .unauthorized

@@ -88,7 +88,7 @@ final class CoreTestbed {
             return false
         }
         var rejections: [ExchangeRecords.Rejection] { records.compactMap(\.rejection) }
-        var outcomes: [GatehouseMetrics.Outcome] { records.compactMap(\.outcome?.outcome) }
+        var outcomes: [GatehouseMetrics.RequestOutcome] { records.compactMap(\.outcome?.outcome) }
         var reason: String? {
             guard let body = response?.body else { return nil }
             return (try? StrictJSON.parse(Array(body.utf8)).objectValue)?["reason"]?.stringValue
