@@ -54,7 +54,7 @@ final class ExchangeRequest {
     /// signing out everywhere again would move the subject's cut-off, so a revoked token may not.
     func decide(recent: VerifiedIdentity?, now: Date, on eventLoop: any EventLoop) -> Gatekeeper.Decision {
         services.gatekeeper.decide(
-            request.head, path: request.target.path, host: routingHost?[...], rule: rule, token: token, evidence: evidence, now: Int64(now.timeIntervalSince1970),
+            request.head, path: request.target.path, host: routingHost, rule: rule, token: token, evidence: evidence, now: Int64(now.timeIntervalSince1970),
             acceptingRevoked: endpoint == .signout, recent: recent, on: eventLoop)
     }
 }

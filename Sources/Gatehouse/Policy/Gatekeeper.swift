@@ -33,7 +33,7 @@ struct Gatekeeper: Sendable {
     func decide(
         _ head: HTTPRequestHead,
         path: String,
-        host: Substring? = nil,
+        host: String? = nil,
         rule: RouteRule,
         token: BearerToken,
         evidence: SenderEvidence = .none,
@@ -76,7 +76,7 @@ struct Gatekeeper: Sendable {
         let head: HTTPRequestHead
         /// The normalized path and the host the route was matched by (a `when` rule reads them).
         let path: String
-        let host: Substring?
+        let host: String?
         let token: Substring
         let evidence: SenderEvidence
         let rule: RouteRule

@@ -7,7 +7,7 @@ struct RuleRequest {
     /// The normalized path.
     let path: String
     /// The host routes match; nil when the request names none.
-    let host: Substring?
+    let host: String?
 }
 
 extension RouteRule {
@@ -17,7 +17,7 @@ extension RouteRule {
     func checkCondition(claims: [String: JSONValue], request: RuleRequest) -> AuthFailure? {
         guard let condition else { return nil }
         let activation = CELActivation(
-            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host.map(String.init) ?? "",
+            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host ?? "",
             headers: request.head.headers)
         switch condition.program.evaluate(activation) {
         case .success(.bool(true)):

@@ -16,6 +16,15 @@ enum CELMap: Sendable {
         }
     }
 
+    /// What reading the map costs (`CELCost`): its entries, or for header fields their number, which bounds the names
+    /// without listing them (a rule's `in request.headers` makes no array).
+    var costLength: Int {
+        switch self {
+        case .headers(let headers): headers.count
+        default: count
+        }
+    }
+
     /// The value at `key`; nil when absent. Numeric keys compare by value (`1`, `1u` and `1.0` are one key).
     func value(at key: CELValue) -> CELValue? {
         switch self {

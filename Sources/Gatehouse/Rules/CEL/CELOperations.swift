@@ -212,7 +212,7 @@ enum CELOperations {
         case .string(let text): text.utf8.count / 64
         case .bytes(let bytes): bytes.count / 64
         case .list(let list): list.count
-        case .map(let map): map.count
+        case .map(let map): map.costLength
         default: 0
         }
     }
