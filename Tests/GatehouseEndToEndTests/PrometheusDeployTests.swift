@@ -517,7 +517,11 @@ struct TestPrometheus {
     /// Starts Prometheus, runs `body`, stops it (SIGTERM, then SIGKILL) and removes its directory. The port is
     /// found free, then given to Prometheus: a test beside this one may take it in between, so this Prometheus is
     /// only trusted once its flags name this start's storage directory, and started again on another port if not.
-    static func with<T: Sendable>(scraping adminPort: Int, rules: String, _ body: (TestPrometheus) async throws -> T) async throws -> T {
+    /// - Parameter scrapeConfigs: the `scrape_configs` entries (YAML list items, each line indented by two spaces); by default one job
+    ///   `gatehouse` with `adminPort` as its target.
+    static func with<T: Sendable>(
+        scraping adminPort: Int, rules: String, scrapeConfigs: String? = nil, _ body: (TestPrometheus) async throws -> T
+    ) async throws -> T {
         let binary = try DeployFiles.binary("prometheus")
         var lastError = ""
         for _ in 0..<3 {
@@ -531,9 +535,7 @@ struct TestPrometheus {
                 rule_files:
                   - "\(rules)"
                 scrape_configs:
-                  - job_name: gatehouse
-                    static_configs:
-                      - targets: ["127.0.0.1:\(adminPort)"]
+                \(scrapeConfigs ?? "  - job_name: gatehouse\n    static_configs:\n      - targets: [\"127.0.0.1:\(adminPort)\"]")
 
                 """.write(toFile: prometheus.directory + "/prometheus.yml", atomically: true, encoding: .utf8)
             let output = prometheus.directory + "/output.log"
