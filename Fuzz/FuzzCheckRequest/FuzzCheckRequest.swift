@@ -51,34 +51,34 @@ public func fuzzCheckRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
 /// certificate (5)}, request (4) → http (2) {id 1, method 2, headers 3, path 4, host 5, scheme 6, protocol 10},
 /// context_extensions (10, map entries in key order).
 private func encode(_ check: CheckRequest) -> [UInt8] {
-    var writer = ProtobufWriter()
+    var writer = ProtobufWriter(capacity: 256)
     writer.writeMessageField(1) { attributes in
         attributes.writeMessageField(1) { source in
             source.writeMessageField(1) { address in
-                address.writeMessageField(1) { $0.writeStringField(2, check.sourceAddress) }
+                address.writeMessageField(1) { $0.writeStringFieldIfSet(2, check.sourceAddress) }
             }
-            source.writeStringField(5, check.sourceCertificate)
+            source.writeStringFieldIfSet(5, check.sourceCertificate)
         }
         attributes.writeMessageField(4) { request in
             request.writeMessageField(2) { http in
-                http.writeStringField(1, check.id)
-                http.writeStringField(2, check.method)
+                http.writeStringFieldIfSet(1, check.id)
+                http.writeStringFieldIfSet(2, check.method)
                 for header in check.headers {
                     http.writeMessageField(3) { entry in
-                        entry.writeStringField(1, header.name)
-                        entry.writeStringField(2, header.value)
+                        entry.writeStringFieldIfSet(1, header.name)
+                        entry.writeStringFieldIfSet(2, header.value)
                     }
                 }
-                http.writeStringField(4, check.path)
-                http.writeStringField(5, check.host)
-                http.writeStringField(6, check.scheme)
-                http.writeStringField(10, check.protocolName)
+                http.writeStringFieldIfSet(4, check.path)
+                http.writeStringFieldIfSet(5, check.host)
+                http.writeStringFieldIfSet(6, check.scheme)
+                http.writeStringFieldIfSet(10, check.protocolName)
             }
         }
         for (key, value) in check.contextExtensions.sorted(by: { $0.key < $1.key }) {
             attributes.writeMessageField(10) { entry in
-                entry.writeStringField(1, key)
-                entry.writeStringField(2, value)
+                entry.writeStringFieldIfSet(1, key)
+                entry.writeStringFieldIfSet(2, value)
             }
         }
     }

@@ -13,30 +13,30 @@ enum CheckResponseEncoding {
     private static let overwriteIfExistsOrAdd: UInt64 = 2
 
     static func encode(_ verdict: CheckVerdict) -> [UInt8] {
-        var writer = ProtobufWriter(reservingCapacity: 512)
+        var writer = ProtobufWriter(capacity: 512)
         switch verdict {
         case .allow(let allowance):
             writer.writeMessageField(1) { _ in }  // status: OK (code 0)
             writer.writeMessageField(3) { ok in  // ok_response
                 for (name, value) in allowance.headersToSet { writeHeaderOption(2, name, value, overwrite: true, into: &ok) }
-                for name in allowance.headersToRemove { ok.writeStringField(5, name, always: true) }
+                for name in allowance.headersToRemove { ok.writeStringField(5, name) }
             }
             if !allowance.metadata.isEmpty {
                 writer.writeMessageField(4) { metadata in writeStruct(allowance.metadata, into: &metadata) }
             }
         case .deny(let response):
             writer.writeMessageField(1) { status in
-                status.writeVarintField(1, code(for: response.status).rawValue)
-                status.writeStringField(2, response.grpcMessage ?? response.status.reasonPhrase)
+                status.writeVarintFieldIfSet(1, code(for: response.status).rawValue)
+                status.writeStringFieldIfSet(2, response.grpcMessage ?? response.status.reasonPhrase)
             }
             writer.writeMessageField(2) { denied in  // denied_response
-                denied.writeMessageField(1) { $0.writeVarintField(1, UInt64(response.status.code)) }  // HttpStatus
+                denied.writeMessageField(1) { $0.writeVarintFieldIfSet(1, UInt64(response.status.code)) }  // HttpStatus
                 var seen: Set<String> = []
                 for (name, value) in response.headers {
                     // A name's first value replaces what Envoy would put there; a second (two challenges) is added.
                     writeHeaderOption(2, name, value, overwrite: seen.insert(HTTP2FieldName.lowercased(name)).inserted, into: &denied)
                 }
-                denied.writeStringField(3, response.body)
+                denied.writeStringFieldIfSet(3, response.body)
             }
         }
         return writer.bytes
@@ -55,10 +55,10 @@ enum CheckResponseEncoding {
     private static func writeHeaderOption(_ field: Int, _ name: String, _ value: String, overwrite: Bool, into writer: inout ProtobufWriter) {
         writer.writeMessageField(field) { option in
             option.writeMessageField(1) { header in
-                header.writeStringField(1, name)
-                header.writeStringField(2, value)
+                header.writeStringFieldIfSet(1, name)
+                header.writeStringFieldIfSet(2, value)
             }
-            option.writeVarintField(3, overwrite ? overwriteIfExistsOrAdd : appendIfExistsOrAdd)
+            option.writeVarintFieldIfSet(3, overwrite ? overwriteIfExistsOrAdd : appendIfExistsOrAdd)
         }
     }
 
@@ -66,12 +66,12 @@ enum CheckResponseEncoding {
     /// metadata is keyed by filter namespace).
     private static func writeStruct(_ values: [(String, CheckAllowance.MetadataValue)], into writer: inout ProtobufWriter) {
         writer.writeMessageField(1) { entry in
-            entry.writeStringField(1, "gatehouse")
+            entry.writeStringFieldIfSet(1, "gatehouse")
             entry.writeMessageField(2) { value in
                 value.writeMessageField(5) { inner in  // struct_value
                     for (key, item) in values {
                         inner.writeMessageField(1) { field in
-                            field.writeStringField(1, key)
+                            field.writeStringFieldIfSet(1, key)
                             field.writeMessageField(2) { writeValue(item, into: &$0) }
                         }
                     }
@@ -84,10 +84,10 @@ enum CheckResponseEncoding {
     private static func writeValue(_ value: CheckAllowance.MetadataValue, into writer: inout ProtobufWriter) {
         switch value {
         case .string(let text):
-            writer.writeStringField(3, text, always: true)
+            writer.writeStringField(3, text)
         case .list(let items):
             writer.writeMessageField(6) { list in
-                for item in items { list.writeMessageField(1) { $0.writeStringField(3, item, always: true) } }
+                for item in items { list.writeMessageField(1) { $0.writeStringField(3, item) } }
             }
         }
     }

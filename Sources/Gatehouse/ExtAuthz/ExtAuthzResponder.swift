@@ -102,8 +102,8 @@ struct ExtAuthzResponder {
         guard service.isEmpty || service == "envoy.service.auth.v3.Authorization" else {
             return .grpc(message: nil, status: 5, statusMessage: "unknown service \(service)")  // NOT_FOUND
         }
-        var writer = ProtobufWriter(reservingCapacity: 2)
-        writer.writeVarintField(1, context.isReady() ? 1 : 2)
+        var writer = ProtobufWriter(capacity: 2)
+        writer.writeVarintFieldIfSet(1, context.isReady() ? 1 : 2)
         return .grpc(message: writer.bytes, status: 0, statusMessage: nil)
     }
 

@@ -3,7 +3,7 @@
 /// ends (`write`), as the `ScopeSpans.spans` fields they will be; an export wraps a run of them (`request`).
 enum OTLPTraceEncoding {
     /// `span` as a `ScopeSpans.spans` field (2), its `KeyValue` attributes written by `attributes`.
-    static func write(_ span: TraceSpan, into writer: inout SpanWriter, attributes: (inout SpanWriter) -> Void) {
+    static func write(_ span: TraceSpan, into writer: inout ProtobufWriter, attributes: (inout ProtobufWriter) -> Void) {
         writer.writeMessageField(2) { writer in
             writer.writeWordsField(1, span.traceIDHigh, span.traceIDLow)
             writer.writeWordsField(2, span.spanID)
@@ -25,14 +25,14 @@ enum OTLPTraceEncoding {
 
     /// The `Resource` message's fields, encoded once per exporter.
     static func resource(_ attributes: [(String, TraceSpan.Value)]) -> [UInt8] {
-        var writer = SpanWriter(capacity: 256)
+        var writer = ProtobufWriter(capacity: 256)
         for (key, value) in attributes { keyValue(key, value, field: 1, into: &writer) }
         return writer.bytes
     }
 
     /// An export of spans encoded by `write`: the body of one POST.
     static func request(encodedSpans: ArraySlice<UInt8>, resource: [UInt8], scope: String, version: String) -> [UInt8] {
-        var writer = SpanWriter(capacity: encodedSpans.count + resource.count + 64)
+        var writer = ProtobufWriter(capacity: encodedSpans.count + resource.count + 64)
         writer.writeMessageField(1) { resourceSpans in  // ResourceSpans
             resourceSpans.writeMessageField(1) { $0.writeRaw(resource) }  // Resource
             resourceSpans.writeMessageField(2) { scopeSpans in  // ScopeSpans
@@ -47,12 +47,12 @@ enum OTLPTraceEncoding {
     }
 
     /// A span attribute (`Span.attributes`, field 9).
-    static func attribute(_ key: String, _ value: TraceSpan.Value, into writer: inout SpanWriter) {
+    static func attribute(_ key: String, _ value: TraceSpan.Value, into writer: inout ProtobufWriter) {
         keyValue(key, value, field: 9, into: &writer)
     }
 
     /// A string span attribute that is part of a string (of a header, of the request target).
-    static func attribute(_ key: String, _ value: Substring, into writer: inout SpanWriter) {
+    static func attribute(_ key: String, _ value: Substring, into writer: inout ProtobufWriter) {
         let count = value.utf8.count
         writeKeyValueHead(key, anyValue: 1 + varintSize(UInt64(count)) + count, field: 9, into: &writer)
         writer.writeStringField(1, value)
@@ -60,7 +60,7 @@ enum OTLPTraceEncoding {
 
     /// A `KeyValue` as field `field` of the message being written. Its lengths are known up front, so it is written
     /// straight through (no nested message to measure afterwards): one per attribute of every span.
-    static func keyValue(_ key: String, _ value: TraceSpan.Value, field: Int, into writer: inout SpanWriter) {
+    static func keyValue(_ key: String, _ value: TraceSpan.Value, field: Int, into writer: inout ProtobufWriter) {
         switch value {
         case .string(let text):
             let count = text.utf8.count
@@ -76,13 +76,13 @@ enum OTLPTraceEncoding {
     }
 
     /// A `KeyValue`'s key, length, its own key and the head of its `AnyValue` (`anyValue` bytes long, written next).
-    private static func writeKeyValueHead(_ key: String, anyValue: Int, field: Int, into writer: inout SpanWriter) {
+    private static func writeKeyValueHead(_ key: String, anyValue: Int, field: Int, into writer: inout ProtobufWriter) {
         let keyCount = key.utf8.count
         let pair = 1 + varintSize(UInt64(keyCount)) + keyCount + 1 + varintSize(UInt64(anyValue)) + anyValue
-        writer.writeKey(field, wireType: 2)
+        writer.writeKey(field, .lengthDelimited)
         writer.writeVarint(UInt64(pair))
         writer.writeStringField(1, key)
-        writer.writeKey(2, wireType: 2)
+        writer.writeKey(2, .lengthDelimited)
         writer.writeVarint(UInt64(anyValue))
     }
 

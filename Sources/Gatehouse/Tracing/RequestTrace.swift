@@ -65,7 +65,7 @@ final class RequestTrace: @unchecked Sendable {
     /// exported on its own, never held for the server span.
     func child(_ name: String, kind: TraceSpan.Kind, from: NIODeadline, to: NIODeadline, attributes: [(String, TraceSpan.Value)],
                error: String? = nil) {
-        var writer = SpanWriter(capacity: 256)
+        var writer = ProtobufWriter(capacity: 256)
         OTLPTraceEncoding.write(span(tracer.ids.spanID(), name, kind, from: wall(from), to: wall(to), error: error), into: &writer) { writer in
             for (key, value) in attributes { OTLPTraceEncoding.attribute(key, value, into: &writer) }
         }
@@ -114,7 +114,7 @@ final class RequestTrace: @unchecked Sendable {
         assert(eventLoop.inEventLoop)
         guard !finished else { return }
         finished = true
-        var writer = SpanWriter(capacity: 1024)
+        var writer = ProtobufWriter(capacity: 1024)
         var spans = 1
         if let verifyTimes {
             writeVerification(verifyTimes, into: &writer)
@@ -139,7 +139,7 @@ final class RequestTrace: @unchecked Sendable {
         writer.withBytes { tracer.exporter.enqueue($0, count: spans) }
     }
 
-    private func writeVerification(_ times: (from: UInt64, to: UInt64), into writer: inout SpanWriter) {
+    private func writeVerification(_ times: (from: UInt64, to: UInt64), into writer: inout ProtobufWriter) {
         let verify = span(tracer.ids.spanID(), "gatehouse.verify", .internal, from: times.from, to: times.to, error: refusal?.reason)
         OTLPTraceEncoding.write(verify, into: &writer) { writer in
             writeRefusal(into: &writer)
@@ -150,7 +150,7 @@ final class RequestTrace: @unchecked Sendable {
         }
     }
 
-    private func writeUpstreamCall(_ call: UpstreamCall, end: (at: NIODeadline, status: Int?, error: String?), into writer: inout SpanWriter) {
+    private func writeUpstreamCall(_ call: UpstreamCall, end: (at: NIODeadline, status: Int?, error: String?), into writer: inout ProtobufWriter) {
         let client = span(upstreamSpanID, request.method, .client, from: wall(call.start), to: wall(end.at),
                           error: end.error ?? end.status.flatMap { $0 >= 400 ? "HTTP \($0)" : nil })
         OTLPTraceEncoding.write(client, into: &writer) { writer in
@@ -162,7 +162,7 @@ final class RequestTrace: @unchecked Sendable {
     }
 
     /// A refusal's reason and provider (`gatehouse.reason`, `gatehouse.provider`).
-    private func writeRefusal(into writer: inout SpanWriter) {
+    private func writeRefusal(into writer: inout ProtobufWriter) {
         guard let (reason, provider) = refusal else { return }
         OTLPTraceEncoding.attribute("gatehouse.reason", .string(reason), into: &writer)
         if let provider { OTLPTraceEncoding.attribute("gatehouse.provider", .string(provider), into: &writer) }

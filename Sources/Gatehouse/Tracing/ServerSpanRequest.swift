@@ -10,7 +10,7 @@ struct ServerSpanRequest {
     let host: String?
     let userAgent: String?
 
-    func write(into writer: inout SpanWriter) {
+    func write(into writer: inout ProtobufWriter) {
         OTLPTraceEncoding.attribute("http.request.method", .string(method), into: &writer)
         OTLPTraceEncoding.attribute("url.path", target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)], into: &writer)
         OTLPTraceEncoding.attribute("client.address", .string(clientIP), into: &writer)

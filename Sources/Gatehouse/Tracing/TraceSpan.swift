@@ -31,7 +31,7 @@ struct SpanAttributes: Sendable {
     let bytes: [UInt8]
 
     init(_ pairs: [(String, TraceSpan.Value)]) {
-        var writer = SpanWriter(capacity: pairs.count * 32)
+        var writer = ProtobufWriter(capacity: pairs.count * 32)
         for (key, value) in pairs { OTLPTraceEncoding.attribute(key, value, into: &writer) }
         bytes = writer.bytes
     }

@@ -1,8 +1,11 @@
-/// Writes spans, and the OTLP export that carries them, in the protobuf wire format into memory of its own, grown when
-/// a write needs more: the writer every sampled request's spans go through, so each byte costs a store, not an array
-/// append (an `Array`'s uniqueness check is a runtime call per byte; `ProtobufWriter`, ext_authz's, appends). Noncopyable:
-/// it owns its memory, freed with it.
-struct SpanWriter: ~Copyable {
+/// Writes the protobuf wire format (https://protobuf.dev/programming-guides/encoding/) into memory of its own, grown
+/// when a write needs more: Gatehouse's one writer, for ext_authz's answers (`CheckResponse`, the health check) and for
+/// every sampled request's spans and their OTLP export. Each byte costs a store, not an array append (an `Array`'s
+/// uniqueness check is a runtime call per byte). Noncopyable: it owns its memory, freed with it.
+///
+/// A field is written as asked; the `…IfSet` forms follow proto3's implicit presence and leave a zero or an empty
+/// value out (never use them inside a `oneof`, where presence is the meaning).
+struct ProtobufWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private(set) var count = 0
@@ -60,19 +63,24 @@ struct SpanWriter: ~Copyable {
         count += 1
     }
 
-    /// A field's key: its number and wire type (0 varint, 1 fixed64, 2 length-delimited).
+    /// A field's key: its number and wire type.
     @inline(__always)
-    mutating func writeKey(_ field: Int, wireType: UInt64) {
-        writeVarint(UInt64(field) << 3 | wireType)
+    mutating func writeKey(_ field: Int, _ type: ProtobufReader.WireType) {
+        writeVarint(UInt64(field) << 3 | UInt64(type.rawValue))
     }
 
     mutating func writeVarintField(_ field: Int, _ value: UInt64) {
-        writeKey(field, wireType: 0)
+        writeKey(field, .varint)
         writeVarint(value)
     }
 
+    /// proto3's implicit presence: zero is not written.
+    mutating func writeVarintFieldIfSet(_ field: Int, _ value: UInt64) {
+        if value != 0 { writeVarintField(field, value) }
+    }
+
     mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
-        writeKey(field, wireType: 1)
+        writeKey(field, .fixed64)
         reserve(8)
         UnsafeMutableRawPointer(base + count).storeBytes(of: value.littleEndian, as: UInt64.self)
         count += 8
@@ -80,7 +88,7 @@ struct SpanWriter: ~Copyable {
 
     /// A `bytes` field of big-endian 64-bit words (OTLP's trace and span ids).
     mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
-        writeKey(field, wireType: 2)
+        writeKey(field, .lengthDelimited)
         writeVarint(second == nil ? 8 : 16)
         reserve(16)
         UnsafeMutableRawPointer(base + count).storeBytes(of: first.bigEndian, as: UInt64.self)
@@ -93,7 +101,7 @@ struct SpanWriter: ~Copyable {
 
     /// A string or bytes field, written even when empty.
     mutating func writeBytesField(_ field: Int, _ value: UnsafeBufferPointer<UInt8>) {
-        writeKey(field, wireType: 2)
+        writeKey(field, .lengthDelimited)
         writeVarint(UInt64(value.count))
         writeRaw(value)
     }
@@ -106,6 +114,11 @@ struct SpanWriter: ~Copyable {
     mutating func writeStringField(_ field: Int, _ value: Substring) {
         var value = value
         value.withUTF8 { writeBytesField(field, $0) }
+    }
+
+    /// proto3's implicit presence: an empty string is not written.
+    mutating func writeStringFieldIfSet(_ field: Int, _ value: String) {
+        if !value.isEmpty { writeStringField(field, value) }
     }
 
     /// Bytes already encoded as fields of the message being written.
@@ -121,8 +134,8 @@ struct SpanWriter: ~Copyable {
     }
 
     /// A nested message written by `body`: a one-byte length is set aside, and the message moved along for a longer one.
-    mutating func writeMessageField(_ field: Int, _ body: (inout SpanWriter) -> Void) {
-        writeKey(field, wireType: 2)
+    mutating func writeMessageField(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
+        writeKey(field, .lengthDelimited)
         reserve(1)
         let lengthAt = count
         count += 1

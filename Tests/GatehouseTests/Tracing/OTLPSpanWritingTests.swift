@@ -1,9 +1,9 @@
 @testable import Gatehouse
 import Testing
 
-/// The span writer every sampled request's spans go through: read back with Gatehouse's protobuf reader, across the
-/// growth of its memory and the lengths that need more than one byte (a span over 127 bytes, an attribute over 16 KiB).
-struct SpanWriterTests {
+/// Spans as every sampled request's go through the protobuf writer: read back with Gatehouse's protobuf reader, across
+/// the growth of its memory and the lengths that need more than one byte (a span over 127 bytes, an attribute over 16 KiB).
+struct OTLPSpanWritingTests {
     /// The `KeyValue` attributes of one encoded `ScopeSpans.spans` field, and the span's name.
     static func readSpan(_ bytes: [UInt8]) throws -> (name: String, attributes: [String: String], rest: Int) {
         var outer = ProtobufReader(bytes[...])
@@ -47,7 +47,7 @@ struct SpanWriterTests {
     @Test(arguments: [0, 1, 100, 127, 128, 300, 16_383, 16_384, 70_000])
     func aSpanOfAnyLengthReadsBack(_ agentLength: Int) throws {
         let agent = String(repeating: "a", count: agentLength)
-        var writer = SpanWriter(capacity: 16)  // grown many times over
+        var writer = ProtobufWriter(capacity: 16)  // grown many times over
         OTLPTraceEncoding.write(Self.span(name: "GET"), into: &writer) { writer in
             OTLPTraceEncoding.attribute("user_agent.original", .string(agent), into: &writer)
             OTLPTraceEncoding.attribute("url.path", "/x?secret"[..<"/x?secret".firstIndex(of: "?")!], into: &writer)
@@ -60,7 +60,7 @@ struct SpanWriterTests {
 
     @Test func spansFollowEachOtherAndPreEncodedAttributesAreCopiedAsTheyAre() throws {
         let constant = SpanAttributes([("server.address", .string("upstream.internal")), ("url.scheme", .string("http"))])
-        var writer = SpanWriter(capacity: 64)
+        var writer = ProtobufWriter(capacity: 64)
         OTLPTraceEncoding.write(Self.span(name: String(repeating: "n", count: 200)), into: &writer) { $0.writeRaw(constant.bytes) }
         OTLPTraceEncoding.write(Self.span(name: "second"), into: &writer) { _ in }
         let read = try Self.readSpan(writer.bytes)
