@@ -346,7 +346,7 @@ struct FrontDoorTableTests {
                 pending.append(recorded(core.answered(try await future.get(), generation: generation)))
             case .send(let response):
                 let json = try? StrictJSON.parse(Array(response.body.utf8)).objectValue
-                let body = core.exchange?.isHEAD == true ? 0 : response.body.utf8.count
+                let body = core.inHand?.isHEAD == true ? 0 : response.body.utf8.count
                 return Outcome(forwarded: false, status: Int(response.status.code), reason: json?["reason"]?.stringValue,
                                loggedReasons: loggedReasons(env, requestID(.core, testCase)), bodyBytes: body,
                                retryAfter: response.headers.first(name: "retry-after"))

@@ -24,8 +24,8 @@ extension ExchangeDriving {
     /// thing a door's `perform` does, so nothing the core saw is lost whichever action follows.
     func performRecords() {
         guard let records = core.takeRecords() else { return }
-        (core.exchange?.services ?? services).record(records)
-        trace?.observe(records, startedAt: core.exchange?.startedAt)
+        (core.inHand?.services ?? services).record(records)
+        trace?.observe(records, startedAt: core.inHand?.startedAt)
     }
 
     /// Performs the decision actions every door shares: asking the gatekeeper (most answers come at once), a

@@ -27,8 +27,8 @@ extension ExchangeStateMachine {
     /// What the watchdog finds at `now`. `legTakesMore`: whether the upstream leg takes more of the request body
     /// now (nil while it is opening).
     func upstreamWatch(now: NIODeadline, legTakesMore: Bool?) -> UpstreamWatch {
-        guard let exchange else { return .nothing }
-        let idleTimeout = exchange.services.idleTimeout
+        guard let inHand else { return .nothing }
+        let idleTimeout = inHand.services.idleTimeout
         var next: NIODeadline?
         if !responseStarted, let headDeadline = responseDeadline {
             if headDeadline <= now { return .responseHeadLate }

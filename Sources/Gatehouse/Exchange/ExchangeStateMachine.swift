@@ -60,7 +60,7 @@ struct ExchangeStateMachine {
     let via: String?
     private(set) var state = State.awaitingHead
     /// The request in hand, from its head on.
-    private(set) var exchange: ExchangeRequest?
+    private(set) var inHand: ExchangeRequest?
     private(set) var requestEnded = false
     /// Counts requests: a future's report for an earlier request is ignored.
     private(set) var generation = 0
@@ -102,7 +102,7 @@ struct ExchangeStateMachine {
     /// Ready for the next request of a keep-alive connection.
     mutating func reset() {
         state = .awaitingHead
-        exchange = nil
+        inHand = nil
         requestEnded = false
         hasRetried = false
         responseDeadline = nil
@@ -143,14 +143,14 @@ struct ExchangeStateMachine {
             services: services, startedAt: now, via: via, trace: trace)
         {
         case .answer(let refused, let response, let outcome):
-            exchange = refused
+            inHand = refused
             records.outcome = ("none", outcome)
             return answer(response)
         case .judge(let judged):
             // The fast path for forwarded requests: still checked for expiry, keys, revocation, route.
             let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, services: services) : nil
             judged.presentsRecentToken = known != nil
-            exchange = judged
+            inHand = judged
             state = .waiting
             return .decide(judged, recent: known, generation: generation)
         }
@@ -196,7 +196,7 @@ struct ExchangeStateMachine {
     // MARK: - Decisions
 
     mutating func decided(_ decision: Gatekeeper.Decision, generation: Int, now: NIODeadline) -> Action {
-        guard generation == self.generation, let exchange else { return .none }
+        guard generation == self.generation, let inHand else { return .none }
         switch state {
         case .awaitingHead, .waiting: break
         case .readingSignOut, .admitted, .answering, .forwarding, .finished: return .none
@@ -205,17 +205,17 @@ struct ExchangeStateMachine {
             state = .waiting
             return .awaitDecision(future, generation: generation)
         }
-        if exchange.rule.auth != .public { records.authNanoseconds = (now - exchange.startedAt).nanoseconds }
+        if inHand.rule.auth != .public { records.authNanoseconds = (now - inHand.startedAt).nanoseconds }
         switch decision {
         case .admit(let admission):
-            if let endpoint = exchange.endpoint { return answerEndpoint(endpoint, admission, exchange) }
+            if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand) }
             if isInRead && forwardsAtReadEnd {
                 state = .admitted(admission)
                 return .none
             }
             return forward(admission)
         case .reject(let failure):
-            return reject(failure, exchange)
+            return reject(failure, inHand)
         case .pending:
             return .none  // handled above
         }
@@ -232,26 +232,26 @@ struct ExchangeStateMachine {
         return answer(response)
     }
 
-    private mutating func reject(_ failure: AuthFailure, _ exchange: ExchangeRequest) -> Action {
-        records.rejection = .init(failure: failure, request: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
-        var response = LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: exchange.services.retryAfterSeconds)
+    private mutating func reject(_ failure: AuthFailure, _ inHand: ExchangeRequest) -> Action {
+        records.rejection = .init(failure: failure, request: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken)
+        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: inHand.services.retryAfterSeconds)
         // The decision endpoint's caller may not see the body (nginx auth_request): the reason as a header too.
-        if exchange.endpoint == .check { response.headers.add(name: "X-Gatehouse-Reason", value: failure.reason.rawValue) }
+        if inHand.endpoint == .check { response.headers.add(name: "X-Gatehouse-Reason", value: failure.reason.rawValue) }
         return answer(response)
     }
 
     /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a
     /// rejection was counted (and logged) like any other.
-    private mutating func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ exchange: ExchangeRequest) -> Action {
+    private mutating func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest) -> Action {
         records.outcome = ("none", .endpoint)
         switch (endpoint, admission) {
         case (.check, _):
             var response = LocalResponse.json(.ok, "{\"allowed\":true}")
-            exchange.services.upstreamHead.addIdentityHeaders(for: admission, to: &response.headers)
+            inHand.services.upstreamHead.addIdentityHeaders(for: admission, to: &response.headers)
             return answer(response)
         case (.jwks, _):
             // Answered by RequestIntake without judging; the same answer if it ever got here.
-            return answer(LocalResponse.publishedJWKS(exchange.services.upstreamHead.assertion, answering: exchange.request.head))
+            return answer(LocalResponse.publishedJWKS(inHand.services.upstreamHead.assertion, answering: inHand.request.head))
         case (.userinfo, .verified(let identity)):
             return answer(LocalResponse.json(.ok, OwnEndpoint.userinfoJSON(identity)))
         case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):
@@ -266,13 +266,13 @@ struct ExchangeStateMachine {
 
     /// The revocation (`SignOutResponder`) with the body read: answered when it is stored.
     private mutating func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity) -> Action {
-        guard let exchange else { return .none }
+        guard let inHand else { return .none }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(bodyBytes)
         for buffer in body { bytes.append(contentsOf: buffer.readableBytesView) }
         body = []
         state = .waiting
-        return .signOut(endpoint, identity, exchange, body: bytes, generation: generation)
+        return .signOut(endpoint, identity, inHand, body: bytes, generation: generation)
     }
 
     // MARK: - The upstream leg
@@ -280,9 +280,9 @@ struct ExchangeStateMachine {
     /// The upstream leg failed before a response head: 502 / 504 (for a gRPC call UNAVAILABLE /
     /// DEADLINE_EXCEEDED). Not an authentication failure, so nothing in the failure log.
     mutating func upstreamFailed(_ status: HTTPResponseStatus) -> Action {
-        guard let exchange else { return .none }
-        records.outcome = (exchange.routeAuth, .upstreamError)
-        return answer(LocalResponse.upstreamFailure(status, requestID: exchange.requestID))
+        guard let inHand else { return .none }
+        records.outcome = (inHand.routeAuth, .upstreamError)
+        return answer(LocalResponse.upstreamFailure(status, requestID: inHand.requestID))
     }
 
     /// The upstream leg went away before a byte of answer. It is tried once more, if Gatehouse can send
@@ -291,10 +291,10 @@ struct ExchangeStateMachine {
     /// closed as we reused it took it without a byte of answer (it may have acted: idempotent methods
     /// only, RFC 9110 §9.2.2). Else 502.
     mutating func upstreamLost(_ loss: UpstreamLoss, replayable: Bool) -> Action {
-        guard let exchange else { return .none }
+        guard let inHand else { return .none }
         let safe = switch loss {
         case .refused: true
-        case .closedOnReuse: RequestMethods.isIdempotent(exchange.head.method)
+        case .closedOnReuse: RequestMethods.isIdempotent(inHand.head.method)
         case .failed: false
         }
         if safe && replayable && !hasRetried {
@@ -309,8 +309,8 @@ struct ExchangeStateMachine {
     /// attempt. (From the head on, the response runs as long as its bytes move: `upstreamWatch`.)
     @discardableResult
     mutating func upstreamLegStarted(now: NIODeadline) -> NIODeadline? {
-        guard let exchange else { return nil }
-        if responseDeadline == nil { responseDeadline = now + exchange.services.responseTimeout }
+        guard let inHand else { return nil }
+        if responseDeadline == nil { responseDeadline = now + inHand.services.responseTimeout }
         return responseDeadline
     }
 
@@ -337,25 +337,25 @@ struct ExchangeStateMachine {
     /// `100 Continue` before sending its body; never to an HTTP/1.0 one, which would take it for the answer
     /// (RFC 9110 §15.2), nor on an HTTP/2 stream (the HTTP/2 door writes one head per stream).
     var relaysInformational: Bool {
-        guard let version = exchange?.head.version else { return false }
+        guard let version = inHand?.head.version else { return false }
         return version.major == 1 && version.minor >= 1
     }
 
     /// The upstream answered 101. A tunnel (true) for the WebSocket upgrade the request asked for, counted as
     /// forwarded; an upgrade nobody asked for is the upstream's fault (false: answer `upstreamFailed(.badGateway)`).
     mutating func upstreamSwitchedProtocols() -> Bool {
-        guard let exchange, exchange.request.isWebSocket else { return false }
+        guard let inHand, inHand.request.isWebSocket else { return false }
         state = .finished
-        records.outcome = (exchange.routeAuth, .forwarded)
+        records.outcome = (inHand.routeAuth, .forwarded)
         return true
     }
 
     /// The upstream's response went through whole: nothing more to do but count it.
     mutating func upstreamCompleted(now: NIODeadline) -> Action {
-        guard let exchange else { return .none }
+        guard let inHand else { return .none }
         state = .finished
-        records.upstreamNanoseconds = (now - exchange.startedAt).nanoseconds
-        records.outcome = (exchange.routeAuth, .forwarded)
+        records.upstreamNanoseconds = (now - inHand.startedAt).nanoseconds
+        records.outcome = (inHand.routeAuth, .forwarded)
         return .none
     }
 
@@ -371,7 +371,7 @@ struct ExchangeStateMachine {
     private mutating func send(_ response: LocalResponse) -> Action {
         state = .finished
         body = []
-        guard let exchange, exchange.isGRPC else { return .send(response) }
+        guard let inHand, inHand.isGRPC else { return .send(response) }
         return .send(GRPCRefusal.response(for: response, message: response.grpcMessage ?? GRPCRefusal.defaultMessage(response.status)))
     }
 

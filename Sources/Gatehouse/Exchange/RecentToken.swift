@@ -42,14 +42,14 @@ final class ConnectionTokenMemory {
 
     /// Remembers the token of a request verified as `identity`, with the identity fields written for
     /// it, if any. Not with userinfo enrichment, whose fields may change from one request to the next.
-    func remember(_ exchange: ExchangeRequest, identity: VerifiedIdentity, identityFields: ByteBuffer?) {
-        guard exchange.services.gatekeeper.userinfo == nil, let token = exchange.presentedToken else { return }
-        recent = RecentToken(token: token, identity: identity, identityFields: identityFields, services: exchange.services)
+    func remember(_ request: ExchangeRequest, identity: VerifiedIdentity, identityFields: ByteBuffer?) {
+        guard request.services.gatekeeper.userinfo == nil, let token = request.presentedToken else { return }
+        recent = RecentToken(token: token, identity: identity, identityFields: identityFields, services: request.services)
     }
 
     /// The identity fields to write again for this request: it presents the remembered token.
-    func identityFields(for exchange: ExchangeRequest) -> ByteBuffer? {
-        guard exchange.presentsRecentToken, exchange.services.gatekeeper.userinfo == nil else { return nil }
+    func identityFields(for request: ExchangeRequest) -> ByteBuffer? {
+        guard request.presentsRecentToken, request.services.gatekeeper.userinfo == nil else { return nil }
         return recent?.identityFields
     }
 }

@@ -24,7 +24,7 @@ enum RequestIntake {
         let evidence = SenderEvidence(
             scheme: scheme, proof: scheme == .dpop ? SenderEvidence.proofHeader(in: head.headers) : .absent,
             certificateThumbprint: certificateThumbprint, clientIP: clientIP)
-        func exchange(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
+        func makeRequest(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
             ExchangeRequest(
                 request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
                                isWebSocket: isWebSocket, via: via, trace: trace),
@@ -35,18 +35,18 @@ enum RequestIntake {
         guard let target = PathNormalizer.normalize(head.uri), hasValidHost(head) else {
             var response = LocalResponse.plain(.badRequest, "bad request target or Host")
             response.closeConnection = true
-            return .answer(exchange(NormalizedTarget.root), response, .badRequest)
+            return .answer(makeRequest(NormalizedTarget.root), response, .badRequest)
         }
         guard OwnEndpoint.isOwn(target.path) else {
             let host = services.routes.usesHosts ? head.headers.first(name: "host") : nil
             let rule = services.routes.match(method: head.method.rawValue, path: target.path, host: host?[...], context: routeContext)
-            let judged = exchange(target, rule: rule, isWebSocket: isWebSocketUpgrade(head))
+            let judged = makeRequest(target, rule: rule, isWebSocket: isWebSocketUpgrade(head))
             // A `when` rule reads the host too: looked up only for such a route when no route needed it.
             judged.routingHost = host ?? (rule.condition != nil ? head.headers.first(name: "host") : nil)
             return .judge(judged)
         }
         // An own endpoint: its own path (never its query) is what the failure log records.
-        let own = exchange(NormalizedTarget(path: target.path, query: nil))
+        let own = makeRequest(NormalizedTarget(path: target.path, query: nil))
         guard let endpoint = OwnEndpoint(path: target.path) else {
             return .answer(own, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), .endpoint)
         }

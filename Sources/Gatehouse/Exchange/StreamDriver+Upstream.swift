@@ -31,17 +31,17 @@ extension StreamDriver: UpstreamLegDelegate {
     }
 
     private func begin(_ leg: any UpstreamLeg, admission: Gatekeeper.Admission) {
-        guard let exchange = core.exchange else { return }
+        guard let inHand = core.inHand else { return }
         leg.delegate = self
         state = .forwarding(leg)
         // The same token as last time on this connection, under the same configuration, has the same identity
         // fields (userinfo enrichment aside, which is never remembered): written as they were.
         let tokenMemory = connection.tokenMemory
         let written = leg.start(
-            exchange.request, admission: admission, services: services, http2Body: http2RequestHasBody,
-            identityFields: tokenMemory.identityFields(for: exchange))
-        if case .verified(let identity) = admission, !exchange.presentsRecentToken || written != nil {
-            tokenMemory.remember(exchange, identity: identity, identityFields: written)
+            inHand.request, admission: admission, services: services, http2Body: http2RequestHasBody,
+            identityFields: tokenMemory.identityFields(for: inHand))
+        if case .verified(let identity) = admission, !inHand.presentsRecentToken || written != nil {
+            tokenMemory.remember(inHand, identity: identity, identityFields: written)
         }
         for buffer in bufferedBody {
             leg.writeBody(buffer)

@@ -26,7 +26,7 @@ final class StreamDriver: ExchangeDriving {
     }
 
     let connection: Connection
-    /// Kept until the exchange is done with it (the transport drops the exchange once closed).
+    /// Kept until the exchange is done with it (the transport drops its driver once closed).
     let transport: any StreamTransport
     /// The configuration when the driver was made, as its request's head arrived: a reload applies to the next one.
     let services: ProxyServices
@@ -63,7 +63,7 @@ final class StreamDriver: ExchangeDriving {
         self.core = ExchangeStateMachine(speaksGRPC: isHTTP2, forwardsAtReadEnd: isHTTP2)
     }
 
-    var request: UpstreamRequestHead.Request? { core.exchange?.request }
+    var request: UpstreamRequestHead.Request? { core.inHand?.request }
     var requestEnded: Bool { core.requestEnded }
     var isDone: Bool {
         if case .done = state { return true }
@@ -221,9 +221,9 @@ final class StreamDriver: ExchangeDriving {
         var headers = local.headers
         RequestIDField.set(requestID, on: &headers)
         // A 304 has no content and says no length (RFC 9110 §8.6: only the 200's would be allowed).
-        if core.exchange?.isGRPC != true, local.status != .notModified { headers.replaceOrAdd(name: "content-length", value: String(local.body.utf8.count)) }
+        if core.inHand?.isGRPC != true, local.status != .notModified { headers.replaceOrAdd(name: "content-length", value: String(local.body.utf8.count)) }
         let head = ClientResponseHead.fields(HTTPResponseHead(version: responseVersion, status: local.status, headers: headers))
-        if local.body.isEmpty || core.exchange?.isHEAD == true {
+        if local.body.isEmpty || core.inHand?.isHEAD == true {
             transport.writeHead(head, endStream: true, closesConnection: closesConnection)
         } else {
             transport.writeHead(head, endStream: false, closesConnection: closesConnection)

@@ -21,7 +21,7 @@ protocol StreamTransport: AnyObject {
     func flush()
     /// Asks for more of the request (reads are manual: backpressure towards the client).
     func readRequest()
-    /// Calls the exchange's `deadlinePassed(now:)` at `deadline` (or soon after).
+    /// Calls the driver's `deadlinePassed(now:)` at `deadline` (or soon after).
     func wake(at deadline: NIODeadline)
     /// The exchange is over, once what it wrote is on its way. `completed`: the request and the answer went
     /// through whole (an HTTP/1.1 connection may take the next request); otherwise the stream is reset or the

@@ -50,11 +50,11 @@ final class CheckDriver: ExchangeDriving {
         _ check: CheckRequest, services: ProxyServices, maxHeaderBytes: Int, deadline: NIODeadline?, via: String,
         tokenMemory: ConnectionTokenMemory? = nil, on eventLoop: any EventLoop
     ) -> Judged {
-        let exchange = CheckDriver(services: services, tokenMemory: tokenMemory, eventLoop: eventLoop, via: via)
-        exchange.start(check, maxHeaderBytes: maxHeaderBytes, deadline: deadline)
-        if let verdict = exchange.verdict { return .now(verdict) }
+        let driver = CheckDriver(services: services, tokenMemory: tokenMemory, eventLoop: eventLoop, via: via)
+        driver.start(check, maxHeaderBytes: maxHeaderBytes, deadline: deadline)
+        if let verdict = driver.verdict { return .now(verdict) }
         let promise = eventLoop.makePromise(of: CheckVerdict.self)
-        exchange.promise = promise
+        driver.promise = promise
         return .later(promise.futureResult)
     }
 
@@ -105,7 +105,7 @@ final class CheckDriver: ExchangeDriving {
         switch action {
         case .send(var response):
             // The doors write the request id on every answer; so does a denial (Envoy's own id, when it sent one).
-            if let requestID = core.exchange?.requestID { RequestIDField.set(requestID, on: &response.headers) }
+            if let requestID = core.inHand?.requestID { RequestIDField.set(requestID, on: &response.headers) }
             // Envoy answers a gRPC client's denial with the status mapped to grpc-status and the body as grpc-message:
             // the doors' gRPC message, `<reason>: <message>`.
             if isGRPCRequest, let message = response.grpcMessage {
@@ -114,10 +114,10 @@ final class CheckDriver: ExchangeDriving {
             }
             finish(.deny(response))
         case .forward(let admission, _):
-            guard let exchange = core.exchange else { return }
-            let request = exchange.request
-            if case .verified(let identity) = admission { tokenMemory?.remember(exchange, identity: identity, identityFields: nil) }
-            services.metrics.request(routeAuth: exchange.routeAuth, outcome: .forwarded)
+            guard let inHand = core.inHand else { return }
+            let request = inHand.request
+            if case .verified(let identity) = admission { tokenMemory?.remember(inHand, identity: identity, identityFields: nil) }
+            services.metrics.request(routeAuth: inHand.routeAuth, outcome: .forwarded)
             finish(.allow(services.checkHead.checkAllowance(request, admission: admission)))
         case .decide, .signOut, .awaitDecision, .awaitAnswer:
             performDecisionAction(action)
@@ -129,11 +129,11 @@ final class CheckDriver: ExchangeDriving {
     /// The caller would give up before the decision: 503 now (a JWKS refetch or an introspection call that
     /// outlasts it), counted and logged like any refusal.
     private func deadlinePassed() {
-        guard !isDone, let exchange = core.exchange else { return }
+        guard !isDone, let inHand = core.inHand else { return }
         let failure = AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)")
-        services.recordRejection(failure, of: exchange.request, routeAuth: exchange.routeAuth, token: exchange.presentedToken)
-        var response = LocalResponse.refusal(failure, requestID: exchange.requestID, retryAfterSeconds: services.retryAfterSeconds)
-        RequestIDField.set(exchange.requestID, on: &response.headers)
+        services.recordRejection(failure, of: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken)
+        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: services.retryAfterSeconds)
+        RequestIDField.set(inHand.requestID, on: &response.headers)
         finish(.deny(response))
     }
 

@@ -11,7 +11,7 @@ extension ClientConnectionHandler: StreamTransport {
 
     private var currentRequest: ExchangeRequest? {
         guard case .exchanging(let driver) = state else { return nil }
-        return driver.core.exchange
+        return driver.core.inHand
     }
 
     func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {

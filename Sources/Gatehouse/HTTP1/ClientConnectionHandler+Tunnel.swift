@@ -7,7 +7,7 @@ extension ClientConnectionHandler {
     /// Passes the upstream's 101 to the client, then the HTTP handlers out and raw byte relays in; bytes
     /// either side held beyond the upgrade are relayed.
     func startTunnel(_ head: ClientResponseHead, upstream: any Channel) -> Bool {
-        guard let context, case .exchanging(let driver) = state, let request = driver.core.exchange else { return false }
+        guard let context, case .exchanging(let driver) = state, let request = driver.core.inHand else { return false }
         state = .tunnelling
         let services = request.services
         context.write(

@@ -10,7 +10,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
-    private let exchangeConnection: (ClientPeer) -> StreamDriver.Connection
+    private let driverConnection: (ClientPeer) -> StreamDriver.Connection
     private let connectionGuard: HTTP2ConnectionGuard
     /// Streams NIO reported open, told to the guard and the manager.
     private var openStreams: HTTP2OpenStreams
@@ -31,7 +31,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     init(
         eventLoop: any EventLoop, connectionGuard: HTTP2ConnectionGuard, manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate,
         targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int,
-        exchangeConnection: @escaping (ClientPeer) -> StreamDriver.Connection
+        driverConnection: @escaping (ClientPeer) -> StreamDriver.Connection
     ) {
         self.eventLoop = eventLoop
         self.openStreams = HTTP2OpenStreams(connectionGuard: connectionGuard, manager: manager)
@@ -40,7 +40,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         self.idleTimeout = idleTimeout
         self.maxHeaderBytes = maxHeaderBytes
         self.output = HTTP2FrameOutput(eventLoop: eventLoop, targetWindow: targetWindow)
-        self.exchangeConnection = exchangeConnection
+        self.driverConnection = driverConnection
     }
 
     var isWritable: Bool { context?.channel.isWritable ?? false }
@@ -49,7 +49,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         self.context = context
         output.attach(context)
         allocator = context.channel.allocator
-        sharedConnection = exchangeConnection(ClientPeer(channel: context.channel))
+        sharedConnection = driverConnection(ClientPeer(channel: context.channel))
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -87,7 +87,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
             output.flushSoon()
         } else if case .headers = frame.payload, let shared = sharedConnection {
             let stream = HTTP2ServerStream(
-                id: frame.streamID, connection: self, exchangeConnection: shared, targetWindow: targetWindow, idleTimeout: idleTimeout,
+                id: frame.streamID, connection: self, driverConnection: shared, targetWindow: targetWindow, idleTimeout: idleTimeout,
                 maxHeaderBytes: maxHeaderBytes)
             streams[frame.streamID] = stream
             shared.handle.services.metrics.http2StreamOpened()
@@ -99,7 +99,7 @@ final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
     func streamRead(_ stream: HTTP2ServerStream) {
         if !readStreams.contains(where: { $0 === stream }) {
             readStreams.append(stream)
-            stream.exchange?.readBegan()
+            stream.driver?.readBegan()
         }
     }
 

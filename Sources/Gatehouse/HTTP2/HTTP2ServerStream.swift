@@ -15,8 +15,8 @@ final class HTTP2ServerStream: StreamTransport {
     let id: HTTP2StreamID
     /// Strong: the connection drops the stream from its table once it is closed.
     private let connection: HTTP2ServerConnectionHandler
-    /// Dropped once the stream is closed (the exchange keeps its transport until it is done with it).
-    private(set) var exchange: StreamDriver?
+    /// Dropped once the stream is closed (the driver keeps its transport until it is done with it).
+    private(set) var driver: StreamDriver?
     private var flow: HTTP2StreamFlow
     private var isDelivering = false
     /// The head was refused (400): its body is not handed on.
@@ -33,14 +33,14 @@ final class HTTP2ServerStream: StreamTransport {
     /// `[listen] max_header_bytes`: the head's section, then what it leaves for the trailers.
     private var headerBytesLeft: Int
 
-    init(id: HTTP2StreamID, connection: HTTP2ServerConnectionHandler, exchangeConnection: StreamDriver.Connection,
+    init(id: HTTP2StreamID, connection: HTTP2ServerConnectionHandler, driverConnection: StreamDriver.Connection,
          targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int) {
         self.id = id
         self.connection = connection
         self.flow = HTTP2StreamFlow(targetWindow: targetWindow)
         self.idleTimeout = idleTimeout
         self.headerBytesLeft = maxHeaderBytes
-        self.exchange = StreamDriver(connection: exchangeConnection, transport: self)
+        self.driver = StreamDriver(connection: driverConnection, transport: self)
     }
 
     var eventLoop: any EventLoop { connection.eventLoop }
@@ -64,7 +64,7 @@ final class HTTP2ServerStream: StreamTransport {
     /// The connection's read is over: the exchange reads on only if it asks again.
     func readComplete() {
         flow.readEnded()
-        exchange?.readComplete()
+        driver?.readComplete()
     }
 
     func readRequest() {
@@ -72,7 +72,7 @@ final class HTTP2ServerStream: StreamTransport {
         guard flow.hasHeldFrames, !isDelivering else { return }
         // Hand on what was held, as one read of its own.
         isDelivering = true
-        exchange?.readBegan()
+        driver?.readBegan()
         while !isClosed, let payload = flow.nextHeld() { deliver(payload, readStarted: true) }
         isDelivering = false
         if let increment = flow.heldFramesDelivered() { connection.sendWindowUpdate(id, increment) }
@@ -87,30 +87,30 @@ final class HTTP2ServerStream: StreamTransport {
             switch HTTP2RequestHeadReader.read(headers.headers, endStream: headers.endStream, maxHeaderBytes: headerBytesLeft) {
             case .success(let read):
                 headerBytesLeft -= read.sectionBytes
-                exchange?.receivedHead(read.head)
+                driver?.receivedHead(read.head)
             case .failure(let malformed) where malformed.answer == .reset:
                 headRefused = true
-                exchange?.transportClosed()
+                driver?.transportClosed()
                 reset(.protocolError)
                 return
             case .failure(let malformed):
                 headRefused = true
-                exchange?.receivedMalformedHead(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
+                driver?.receivedMalformedHead(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
             }
-            if headers.endStream { exchange?.receivedEnd(trailers: nil) }
+            if headers.endStream { driver?.receivedEnd(trailers: nil) }
         case .headers(let headers):
             switch HTTP2RequestHeadReader.readTrailers(headers.headers, maxBytes: headerBytesLeft) {
             case .success(let trailers):
-                exchange?.receivedEnd(trailers: headRefused ? nil : trailers)
+                driver?.receivedEnd(trailers: headRefused ? nil : trailers)
             case .failure:
                 // Its head was judged and may be forwarded already: the stream is reset.
-                exchange?.transportClosed()
+                driver?.transportClosed()
                 reset(.protocolError)
             }
         case .data(let data):
             guard case .byteBuffer(let buffer) = data.data else { return }
-            if buffer.readableBytes > 0 && !headRefused { exchange?.receivedBody(buffer) }
-            if data.endStream { exchange?.receivedEnd(trailers: nil) }
+            if buffer.readableBytes > 0 && !headRefused { driver?.receivedBody(buffer) }
+            if data.endStream { driver?.receivedEnd(trailers: nil) }
         default:
             break
         }
@@ -122,8 +122,8 @@ final class HTTP2ServerStream: StreamTransport {
         isClosed = true
         stallWatch = false
         flow.dropHeld()
-        if exchange?.isDone == false { exchange?.transportClosed() }
-        exchange = nil
+        if driver?.isDone == false { driver?.transportClosed() }
+        driver = nil
     }
 
     // MARK: - Outbound
@@ -229,11 +229,11 @@ final class HTTP2ServerStream: StreamTransport {
 
     private func wrote(_ bytes: Int) {
         lastWriteProgress = .now()
-        if flow.wrote(bytes) && connection.isWritable { exchange?.transportBecameWritable() }
+        if flow.wrote(bytes) && connection.isWritable { driver?.transportBecameWritable() }
     }
 
     func connectionBecameWritable() {
-        if flow.isUnderHighWatermark { exchange?.transportBecameWritable() }
+        if flow.isUnderHighWatermark { driver?.transportBecameWritable() }
     }
 
     func wake(at deadline: NIODeadline) {
@@ -243,7 +243,7 @@ final class HTTP2ServerStream: StreamTransport {
     /// The connection's timer fired: the exchange's deadline, and writes that have not moved for
     /// `idle_timeout` (a client that never opens its window): reset. Returns the next deadline ahead.
     func deadlinePassed(now: NIODeadline) -> NIODeadline? {
-        var next = exchange?.deadlinePassed(now: now)
+        var next = driver?.deadlinePassed(now: now)
         guard stallWatch, !isClosed else { return next }
         guard flow.pendingWrites > 0 else {
             stallWatch = false
@@ -252,7 +252,7 @@ final class HTTP2ServerStream: StreamTransport {
         let stalledAt = lastWriteProgress + idleTimeout
         if stalledAt <= now {
             stallWatch = false
-            exchange?.transportClosed()
+            driver?.transportClosed()
             reset()
             return nil
         }

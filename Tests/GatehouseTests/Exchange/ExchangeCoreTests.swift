@@ -92,7 +92,7 @@ struct ExchangeCoreTests {
                 let outcome = try await testbed.run(&core, method: method, path: path, token: token, headers: [("x-forwarded-uri", "/v1/orders")])
                 #expect(outcome.status == 200, "\(method) \(path): \(outcome.action)")
                 #expect(outcome.outcomes == [.endpoint] && outcome.rejections.isEmpty, "\(method) \(path)")
-                #expect(core.exchange?.isHEAD == (method == .HEAD))
+                #expect(core.inHand?.isHEAD == (method == .HEAD))
             }
             var check = Self.core()
             let allowed = try await testbed.run(&check, path: "/.gatehouse/check", token: token, headers: [("x-forwarded-uri", "/v1/orders")])

@@ -25,7 +25,7 @@ struct ExchangeCoreUpstreamRuleTests {
                 var core = testCase.core
                 let outcome = try await testbed.run(&core, version: testCase.version, path: "/v1/orders", token: token)
                 #expect(outcome.isForwarded, "\(testCase.name): \(outcome.action)")
-                #expect(core.exchange?.head.version == testCase.version, "\(testCase.name)")
+                #expect(core.inHand?.head.version == testCase.version, "\(testCase.name)")
                 #expect(core.relaysInformational == testCase.relays, "\(testCase.name)")
                 core.reset()
                 #expect(!core.relaysInformational, "\(testCase.name): no request in hand after a reset")
@@ -99,7 +99,7 @@ struct ExchangeCoreUpstreamRuleTests {
                     let refused = try await testbed.run(&core, method: method, path: testCase.path, token: testCase.token)
                     #expect(refused.status == testCase.status && refused.reason == testCase.reason, "\(method) \(testCase.path): \(refused.action)")
                     #expect(refused.rejections.map(\.failure.reason.rawValue) == [testCase.reason], "\(method) \(testCase.path): one line to log")
-                    #expect(core.exchange?.isHEAD == (method == .HEAD), "\(method) \(testCase.path)")
+                    #expect(core.inHand?.isHEAD == (method == .HEAD), "\(method) \(testCase.path)")
                 }
             }
         }
