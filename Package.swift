@@ -43,9 +43,25 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", .upToNextMinor(from: "1.13.2")),
     ],
     targets: [
+        // The wire syntaxes Gatehouse reads and writes, below everything else: ASCII, HTTP field names and values,
+        // JSON, base64url, form encoding, protobuf. No I/O.
+        .target(
+            name: "GatehouseSyntax",
+            dependencies: [.product(name: "NIOHTTP1", package: "swift-nio")],
+            swiftSettings: upcomingFeatures
+        ),
+        // Rules: Gatehouse's CEL (parser, checker, cost bound, evaluator) and its linear-time RE2 matcher. Pure
+        // functions of their input.
+        .target(
+            name: "GatehouseRules",
+            dependencies: ["GatehouseSyntax"],
+            swiftSettings: upcomingFeatures
+        ),
         .target(
             name: "Gatehouse",
             dependencies: [
+                "GatehouseSyntax",
+                "GatehouseRules",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -89,6 +105,8 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseSyntax",
+                "GatehouseRules",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -104,6 +122,8 @@ let package = Package(
             name: "GatehouseEndToEndTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseSyntax",
+                "GatehouseRules",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -133,6 +153,8 @@ let fuzzNotSources = fuzzTargets.flatMap { target in
 } + ["dicts", "README.md", "Entry", "FuzzSupport"]
 let fuzzDependencies: [Target.Dependency] = [
     "Gatehouse",
+    "GatehouseSyntax",
+    "GatehouseRules",
     "FuzzSupport",
     .product(name: "NIOCore", package: "swift-nio"),
     .product(name: "NIOHTTP1", package: "swift-nio"),

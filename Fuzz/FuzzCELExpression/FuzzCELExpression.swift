@@ -11,6 +11,8 @@
 import NIOHTTP1
 @testable import Gatehouse
 import FuzzSupport
+import GatehouseSyntax
+@testable import GatehouseRules
 
 private let claims: [String: JSONValue] = [
     "sub": .string("user-1"), "groups": .array([.string("a"), .string("b"), .string("é")]), "level": .number("3"),

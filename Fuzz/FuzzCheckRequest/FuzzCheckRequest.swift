@@ -12,6 +12,7 @@
 import FuzzSupport
 import NIOCore
 import NIOHPACK
+import GatehouseSyntax
 
 public func fuzzCheckRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))

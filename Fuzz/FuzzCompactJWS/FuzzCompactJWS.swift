@@ -12,6 +12,7 @@
 // - a token one byte over `maxBytes` is refused as malformed.
 @testable import Gatehouse
 import FuzzSupport
+import GatehouseSyntax
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzCompactJWS; FuzzReplayTests replays the seeds through it).
 public func fuzzCompactJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

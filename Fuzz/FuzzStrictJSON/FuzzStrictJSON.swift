@@ -7,6 +7,7 @@
 //   same text (serialization round-trips and is deterministic).
 @testable import Gatehouse
 import FuzzSupport
+import GatehouseSyntax
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzStrictJSON; FuzzReplayTests replays the seeds through it).
 public func fuzzStrictJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

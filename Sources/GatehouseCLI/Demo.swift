@@ -5,6 +5,7 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 import UnixSignals
+import GatehouseSyntax
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Gatehouse
 import Logging
+import GatehouseSyntax
 
 struct VerifyToken: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

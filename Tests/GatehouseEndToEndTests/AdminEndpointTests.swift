@@ -1,6 +1,7 @@
 import Foundation
 @testable import Gatehouse
 import Testing
+import GatehouseSyntax
 
 /// The admin port: liveness, readiness per provider, Prometheus metrics with the docs/reference.md §9 names.
 @Suite(.serialized, .timeLimit(.minutes(2)))

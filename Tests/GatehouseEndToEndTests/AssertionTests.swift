@@ -5,6 +5,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// The signed identity assertion (`[assertion]`, docs/reference.md §15; docs/security.md A01-A06), checked the way an
 /// upstream checks it: by PyJWT (its PyJWKClient fetching Gatehouse's JWKS) and jwcrypto (Resources/assertion/verifier.py),

@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// The everyday flows: a valid token is forwarded with identity headers, a bad one is answered
 /// 401/403/503 in RFC 6750 form with exactly one failure-log line, and nothing reaches the upstream.

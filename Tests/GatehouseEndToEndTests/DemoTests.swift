@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// `gatehouse demo`, the README's first command, as a newcomer runs it: the binary on two free ports, its banner read
 /// for the token, then the banner's own requests.

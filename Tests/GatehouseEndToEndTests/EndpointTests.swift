@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// `/.gatehouse/*` on the client port: userinfo, sign-out (memory store), the decision endpoint.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// deploy/envoy's two bootstraps as shipped (only their addresses changed), run by a real Envoy 1.40 asking Gatehouse's
 /// `[ext_authz]` port (issue 42): a valid token with a forged value for every name Gatehouse can set reaches the app

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// The rotation-aware key cache, against a scriptable JWKS server: never a false 401, never a fetch storm.
 @Suite(.serialized, .timeLimit(.minutes(2)))

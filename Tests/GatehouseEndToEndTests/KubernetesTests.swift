@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOCore
 import Testing
+import GatehouseSyntax
 
 /// `type = "kubernetes"`: service-account tokens verified with the API server's keys, fetched over TLS
 /// checked against the cluster CA and authenticated with the pod's token file, re-read at each fetch (the

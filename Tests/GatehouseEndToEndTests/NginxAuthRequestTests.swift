@@ -2,6 +2,8 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
+import GatehouseRules
 
 /// `deploy/nginx/auth-request.conf` run by a real nginx: nginx fronts the app and asks Gatehouse's
 /// `/.gatehouse/check` about every request (auth_request).

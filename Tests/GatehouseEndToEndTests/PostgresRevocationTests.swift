@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// `[revocation] store = "postgres://…"` against a real PostgreSQL: two replicas on one database.
 @Suite(.serialized, .timeLimit(.minutes(2)))

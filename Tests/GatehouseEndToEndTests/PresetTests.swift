@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// Google, Apple, Firebase and Cognito presets, end to end with a local JWKS server standing in for
 /// the provider (the `jwks_uri` override) and tokens shaped like the real ones.

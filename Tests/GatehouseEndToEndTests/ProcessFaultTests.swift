@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 @testable import Gatehouse
 import Testing
+import GatehouseSyntax
 
 /// Faults only a process meets, through the real `gatehouse serve` binary: a full descriptor table
 /// (`prlimit --nofile`), a failure log on a full disk (`/dev/full`) or one that fills mid-line

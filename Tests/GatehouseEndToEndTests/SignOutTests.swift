@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// Sign-out beyond this replica: the provider's revocation endpoint, the request body, durable stores.
 @Suite(.timeLimit(.minutes(2)))

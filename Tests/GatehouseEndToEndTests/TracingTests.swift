@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// OpenTelemetry traces (`[tracing]`, docs/reference.md §16) as a collector receives them: an OTLP/HTTP receiver
 /// decoding with opentelemetry-proto (Resources/tracing/otlp_receiver.py), real requests through both doors, both

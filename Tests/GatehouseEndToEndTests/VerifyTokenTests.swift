@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import Logging
 import Testing
+import GatehouseSyntax
 
 /// `gatehouse verify-token`: the same verdict `serve` gives, fetching keys from the real JWKS server.
 @Suite(.timeLimit(.minutes(2)))

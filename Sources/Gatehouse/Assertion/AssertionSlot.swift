@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import GatehouseSyntax
 
 /// Where a verified token keeps the assertion signed for it. The slot lives in the `VerifiedIdentity`, so an
 /// assertion is kept exactly as long as the verification it vouches for: it is bounded by the verified-token

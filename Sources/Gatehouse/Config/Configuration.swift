@@ -1,4 +1,5 @@
 public import Foundation
+public import GatehouseRules
 
 /// The whole, validated Gatehouse configuration (docs/reference.md §3).
 ///

@@ -1,4 +1,6 @@
 import Foundation
+import GatehouseSyntax
+import GatehouseRules
 
 // [assertion]: the signed identity assertion sent upstream (docs/reference.md §15).
 extension ConfigurationDecoder {

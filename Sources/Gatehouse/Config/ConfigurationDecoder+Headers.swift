@@ -1,4 +1,5 @@
 import TOMLKit
+import GatehouseRules
 
 // [headers] and [provider.headers]: which claims go upstream under which header names.
 extension ConfigurationDecoder {

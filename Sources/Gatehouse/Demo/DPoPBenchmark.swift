@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseSyntax
 
 /// What DPoP adds per request (`gatehouse bench-verify --dpop`): checking one proof (strict parse, the
 /// `jwk` loaded, its thumbprint, the ES256 signature), and the replay cache's memory when proofs

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseSyntax
 
 /// The introspection cache's memory per entry (`gatehouse bench-verify --introspection-entries N`): N
 /// active answers of a typical size (sub, scope, client_id, username, exp, iat, iss, token_type) cached

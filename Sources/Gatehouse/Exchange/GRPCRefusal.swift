@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 /// How a gRPC client is told no (gRPC over HTTP/2, "Responses"): HTTP 200, `content-type:
 /// application/grpc`, and a trailers-only response whose `grpc-status` the client libraries

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// One request of a client, on either door: driven through the request core (`ExchangeStateMachine`),
 /// then forwarded over an upstream leg (`UpstreamLeg`, HTTP/1.1 or HTTP/2) with the identity headers, and

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// One Check: the third way into the request core, beside the two doors. The `CheckRequest` is read into a
 /// request head by the HTTP/2 door's own rules (`HTTP2RequestHeadReader`: pseudo-headers are not fields,

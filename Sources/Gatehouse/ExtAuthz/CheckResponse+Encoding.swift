@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 /// The `CheckResponse` (envoy.service.auth.v3) of a verdict, in the wire format: `status` (google.rpc.Status),
 /// then `denied_response` or `ok_response`, then `dynamic_metadata` (google.protobuf.Struct).

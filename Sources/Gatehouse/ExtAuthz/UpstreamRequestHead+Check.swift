@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 extension UpstreamRequestHead {
     /// An allowed Check's changes to the request (`CheckAllowance`), by the rules the doors forward with

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// HTTP/1.1 heads written straight into a `ByteBuffer`: no encoder handler, no `NIOAny` per part.
 /// Every value written comes from a parser that refused CR, LF and other controls, or from Gatehouse.

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// Chunk-size lines (RFC 9112 §7.1): `1*HEXDIG *( ";" token [ "=" ( token / quoted-string ) ] ) CRLF`,
 /// with no whitespace anywhere (BWS is a leniency smugglers use) and at most 15 hex digits.

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// Heads and trailer sections: found by their empty line, then read in one pass.
 extension HTTP1RequestParser {
@@ -75,13 +76,6 @@ extension HTTP1RequestParser {
         sectionScan = scan
         return try found.get()
     }
-}
-
-/// How the body of a request is delimited.
-enum RequestBodyFraming: Equatable {
-    case none
-    case length(Int)
-    case chunked
 }
 
 /// Reads a complete head: request line, fields, framing.

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// Gatehouse's own strict HTTP/1.1 request parser (RFC 9112), working on the connection's bytes in
 /// place: a head is searched for once (resuming where the last read stopped), then read in one pass;

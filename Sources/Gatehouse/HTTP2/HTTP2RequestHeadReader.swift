@@ -1,5 +1,6 @@
 import NIOHPACK
 import NIOHTTP1
+import GatehouseSyntax
 
 /// An HTTP/2 request's header block read into the request head the rest of Gatehouse judges, by the
 /// same rules an HTTP/1.1 request head must follow (docs/reference.md §4.9, §6; docs/security.md H11-H15,

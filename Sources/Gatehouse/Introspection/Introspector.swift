@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import GatehouseSyntax
 
 /// One introspection provider's judge of opaque tokens: which tokens it takes (`token_prefix`), the RFC 7662
 /// call (the endpoint configured or discovered once), and the answer judged (`IntrospectionAnswer`); the

@@ -3,6 +3,7 @@ import Foundation
 public import NIOCore
 import NIOHTTP1
 import NIOSSL
+import GatehouseSyntax
 
 /// Fetches a provider's JWKS (through OIDC discovery where configured) over the control-plane
 /// HTTP client. Redirects are never followed: the client is built with `.disallow`.

@@ -1,6 +1,7 @@
 import Crypto
 import NIOCore
 import NIOSSL
+import GatehouseSyntax
 
 /// Who is at the other end of a client connection: its address, and the TLS client certificate it
 /// presented (RFC 8705 `x5t#S256`: SHA-256 of the DER, base64url), looked up once, at the first request,

@@ -1,3 +1,4 @@
+import GatehouseSyntax
 /// Text that came from a client, made safe to put in a log line.
 enum LogText {
     /// Cuts to at most `maxBytes` UTF-8 bytes on a character boundary (docs/reference.md §8: 256).

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// Decides one request: route -> token -> verification -> the route's requirements.
 struct Gatekeeper: Sendable {

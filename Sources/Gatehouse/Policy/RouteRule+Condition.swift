@@ -1,4 +1,6 @@
 import NIOHTTP1
+import GatehouseSyntax
+import GatehouseRules
 
 /// What a route's `when` rule reads of the request (docs/reference.md §3.11): the head and the path and host the
 /// route was matched by.
@@ -16,18 +18,13 @@ extension RouteRule {
     /// message names the rule.
     func checkCondition(claims: [String: JSONValue], request: RuleRequest) -> AuthFailure? {
         guard let condition else { return nil }
-        let activation = CELActivation(
-            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host ?? "",
-            headers: request.head.headers)
-        switch condition.program.evaluate(activation) {
-        case .success(.bool(true)):
-            return nil
-        case .success(.bool(false)):
-            return AuthFailure(.forbidden, "rule \(conditionName) is false")
-        case .success(let value):
-            return AuthFailure(.forbidden, "rule \(conditionName) gave \(value.type.rawValue), not bool")
-        case .failure(let error):
-            return AuthFailure(.forbidden, "rule \(conditionName) failed: \(error.message)")
+        let verdict = condition.verdict(
+            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host ?? "", headers: request.head.headers)
+        switch verdict {
+        case .allows: return nil
+        case .isFalse: return AuthFailure(.forbidden, "rule \(conditionName) is false")
+        case .notBool(let type): return AuthFailure(.forbidden, "rule \(conditionName) gave \(type), not bool")
+        case .failed(let message): return AuthFailure(.forbidden, "rule \(conditionName) failed: \(message)")
         }
     }
 

@@ -1,3 +1,4 @@
+public import GatehouseSyntax
 extension RouteRule {
     /// Checks the route's claim requirements against a verified token's claims (docs/reference.md §3, §4).
     ///

@@ -1,3 +1,5 @@
+import GatehouseSyntax
+public import GatehouseRules
 /// What a route demands of a request, resolved from its `[[route]]` entry (or the default rule).
 public struct RouteRule: Sendable, Equatable {
     /// Whether a token is needed.

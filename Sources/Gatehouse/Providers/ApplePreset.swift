@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseSyntax
 
 /// Sign in with Apple: issuer appleid.apple.com, `aud` = the app's bundle or services ID.
 /// Apple sends `email_verified` and `is_private_email` as the strings "true"/"false" (sometimes

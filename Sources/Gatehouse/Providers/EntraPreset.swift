@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseSyntax
 
 /// Microsoft Entra ID (v2.0 tokens; v1.0 `https://sts.windows.net/{tid}/` only with `accept_v1`), including
 /// multi-tenant apps, whose tokens carry their tenant's own issuer. A token is accepted only when its `iss`

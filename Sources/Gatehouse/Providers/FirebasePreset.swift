@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseSyntax
 
 /// Firebase Authentication ID tokens: issuer and audience are the project id from the
 /// configuration (never the token's own `aud`), `sub` 1-128 characters, `auth_time` in the past.

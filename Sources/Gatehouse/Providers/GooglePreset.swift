@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseSyntax
 
 /// Sign in with Google: ID tokens from accounts.google.com (both issuer spellings), keys at
 /// googleapis.com, `aud` = an OAuth client ID, optional Workspace domain (`hd`) restriction.

@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// Cognito `userinfo = true`: access tokens carry no email, name or picture, so they are fetched
 /// from the pool's `/oauth2/userInfo` with the (already verified) access token and merged into the

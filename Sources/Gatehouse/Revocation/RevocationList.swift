@@ -1,6 +1,7 @@
 import Atomics
 import Crypto
 import NIOConcurrencyHelpers
+import GatehouseSyntax
 
 /// Signed-out tokens and subjects, checked on every verified request (cached ones included).
 ///

@@ -1,4 +1,5 @@
 import Crypto
+import GatehouseSyntax
 
 /// Server-provided DPoP nonces (RFC 9449 §8), stateless: a nonce is the second it was issued and an
 /// HMAC-SHA-256 over it with a secret every replica shares, so any replica accepts what another issued

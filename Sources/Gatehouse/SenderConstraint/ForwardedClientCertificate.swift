@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOHTTP1
+import GatehouseSyntax
 
 /// The client certificate a proxy in front terminated mTLS for, as it forwards it in a header: Envoy's
 /// `x-forwarded-client-cert` (`Hash=<hex SHA-256 of the DER>` or `Cert="<URL-encoded PEM>"`), or nginx's

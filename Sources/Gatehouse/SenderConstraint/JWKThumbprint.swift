@@ -1,4 +1,5 @@
 import Crypto
+import GatehouseSyntax
 
 /// The RFC 7638 SHA-256 thumbprint of a public JWK, base64url without padding: what a DPoP-bound
 /// token's `cnf.jkt` names (RFC 9449 §6.1).

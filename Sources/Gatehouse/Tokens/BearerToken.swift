@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 /// Where the request's token was found, if anywhere (RFC 6750 §2.1, plus the configured
 /// cookie and header). A query-string `access_token` is deliberately never read.

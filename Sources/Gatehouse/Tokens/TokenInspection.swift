@@ -4,6 +4,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import GatehouseSyntax
 
 /// `gatehouse verify-token`: one token judged exactly as `serve` would judge it on a route with no
 /// extra requirements, fetching the issuing provider's keys first.

@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseSyntax
 
 /// A token naming a `kid` its provider's key set lacks (or none, where the set has no single fitting key).
 ///

@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseSyntax
 
 /// The token half of a request: parse -> provider by `iss` -> key by `kid` -> signature -> claims.
 /// Everything is synchronous except a refetch for an unknown `kid`, which the caller waits on.

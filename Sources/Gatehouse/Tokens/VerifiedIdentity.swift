@@ -1,4 +1,5 @@
 import NIOCore
+public import GatehouseSyntax
 
 /// A token that passed every check: who, by which provider, with which claims.
 public struct VerifiedIdentity: Sendable {

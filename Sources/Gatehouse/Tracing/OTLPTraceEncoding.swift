@@ -1,3 +1,4 @@
+import GatehouseSyntax
 /// Spans as OTLP's `ExportTraceServiceRequest` (opentelemetry-proto, `collector/trace/v1`), the body of an
 /// OTLP/HTTP export in its binary protobuf form (`application/x-protobuf`). A request's spans are encoded when it
 /// ends (`write`), as the `ScopeSpans.spans` fields they will be; an export wraps a run of them (`request`).

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// The spans of one request (docs/reference.md §16): its server span, the span of its verification, of what the
 /// decision waited on (`TraceScope`), and of the upstream call. Made for sampled traces only (`TraceStart`).

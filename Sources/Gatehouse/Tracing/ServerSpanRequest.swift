@@ -1,3 +1,4 @@
+import GatehouseSyntax
 /// What a request's server span says of the request (the OpenTelemetry HTTP server conventions): kept as the request
 /// gave it, and written as attributes only when the span is exported. Never the query, a token, a cookie or a proof.
 struct ServerSpanRequest {

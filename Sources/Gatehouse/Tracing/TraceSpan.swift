@@ -1,3 +1,4 @@
+import GatehouseSyntax
 /// One span as exported (OTLP `Span`), less its attributes: ids, name, kind, times in Unix nanoseconds, status.
 /// Written straight into an export's bytes (`OTLPTraceEncoding.write`), with its attributes written after it.
 struct TraceSpan {

@@ -1,4 +1,5 @@
 public import NIOHTTP1
+import GatehouseSyntax
 
 /// Removal of request headers the upstream must not receive from the client (docs/reference.md §5,
 /// docs/security.md P01-P05, P26). Both functions act on the headers they are given only, so the caller adds its

@@ -1,5 +1,6 @@
 import NIOHPACK
 import NIOHTTP1
+import GatehouseSyntax
 
 /// The head of an answer a client gets, on every path (an HTTP/1.1 or HTTP/2 upstream, either door, an ext_authz
 /// answer): an upstream's hop-by-hop fields never reach the client (`HopByHopFields`, the one list; an HTTP/1.1

@@ -1,6 +1,8 @@
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
+import GatehouseSyntax
+import GatehouseRules
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
 /// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 @testable import Gatehouse
 import Testing
+import GatehouseSyntax
 
 /// What docs/security.md §1 and docs/reference.md §8 promise of one failure-log line, checked field by
 /// field: the reason and status, the request's id, peer, method and path, the unverified `iss`/`kid`/`alg`

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 @testable import Gatehouse
 import Testing
+import GatehouseSyntax
 
 /// The Python programs the HTTP/2 and gRPC tests talk to Gatehouse with (grpcio and h2 from
 /// PyPI, installed by scripts/test.sh): resources of this test target, run with `python3`.

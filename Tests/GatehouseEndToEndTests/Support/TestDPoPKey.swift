@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import Gatehouse
+import GatehouseSyntax
 
 /// A DPoP client's key pair (P-256) and the proofs it signs (RFC 9449 §4.2), with every part a test
 /// may want wrong. The thumbprint is computed here from the RFC 7638 text, not by Gatehouse's code.

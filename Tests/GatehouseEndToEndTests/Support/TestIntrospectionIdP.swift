@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import GatehouseSyntax
 
 /// A scripted RFC 7662 endpoint on loopback for the faults a real IdP rarely shows on demand: each
 /// `POST /introspect` is answered by `answer(token)` (status, body, delay). It counts calls, the most

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 @testable import Gatehouse
 import _CryptoExtras
+import GatehouseSyntax
 
 /// A signing key for tests, with its public JWK and a way to mint any token, well-formed or not.
 struct TestSigner: Sendable {

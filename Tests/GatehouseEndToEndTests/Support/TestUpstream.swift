@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import GatehouseSyntax
 
 /// The unmodified upstream of the tests: records every request it receives and answers by path.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Gatehouse
+import GatehouseRules
 
 /// TOML snippets the configuration tests build on.
 enum ConfigFixture {

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import GatehouseSyntax
 
 /// The request core with a configuration and no socket: its keys from a persisted JWKS (`[jwks] cache_dir`, as after
 /// a restart with the provider away), its time a fake clock, and a driver that does with the core's actions what a

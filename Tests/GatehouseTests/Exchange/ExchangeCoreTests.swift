@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseSyntax
 
 /// The request core on its own (`ExchangeStateMachine`): no socket, no event loop of its own, time from a fake
 /// clock. Every answer it gives is checked with what it recorded for the driver to count and log (`ExchangeRecords`):

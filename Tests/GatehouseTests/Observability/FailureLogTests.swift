@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOConcurrencyHelpers
 import Testing
+import GatehouseSyntax
 
 struct FailureLogTests {
     private func makeLog(maxLinesPerSecond: Int = 1000, key: [UInt8]? = nil) throws -> (FailureLog, NIOLockedValueBox<[String]>) {

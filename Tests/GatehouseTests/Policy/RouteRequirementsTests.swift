@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Gatehouse
+import GatehouseSyntax
 
 struct RouteRequirementsTests {
     private func strings(_ values: String...) -> JSONValue {

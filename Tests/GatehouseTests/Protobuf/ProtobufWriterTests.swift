@@ -1,5 +1,6 @@
 @testable import Gatehouse
 import Testing
+import GatehouseSyntax
 
 /// The one protobuf writer, as ext_authz's answers use it: proto3's implicit presence where asked, fields written as
 /// asked otherwise, nested messages whose length needs one byte or more.

@@ -1,5 +1,6 @@
 @testable import Gatehouse
 import Testing
+import GatehouseSyntax
 
 struct RevocationListTests {
     private func identity(subject: String = "u1", jti: String? = nil, iat: Int64 = 1000, expiry: Int64 = 5000) -> VerifiedIdentity {

@@ -1,5 +1,7 @@
 import Testing
 @testable import Gatehouse
+import GatehouseSyntax
+@testable import GatehouseRules
 
 /// The evaluator's semantics, case by case (cel-spec langdef); the differential test compares with two other
 /// implementations on generated expressions.

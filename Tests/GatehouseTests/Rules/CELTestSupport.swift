@@ -1,5 +1,7 @@
 import NIOHTTP1
 @testable import Gatehouse
+import GatehouseSyntax
+@testable import GatehouseRules
 
 /// Compiles and runs expressions over a fixed claim set and request, for the CEL unit tests.
 enum CELTestSupport {

@@ -1,4 +1,5 @@
 @testable import Gatehouse
+@testable import GatehouseRules
 import Foundation
 import Testing
 

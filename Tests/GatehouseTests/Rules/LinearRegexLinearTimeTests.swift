@@ -1,6 +1,7 @@
 @testable import Gatehouse
 import Foundation
 import Testing
+@testable import GatehouseRules
 
 /// The reason `LinearRegex` exists: patterns that take a backtracking engine exponential time run in one pass, and
 /// no pattern or text makes it crash.

@@ -1,5 +1,6 @@
 @testable import Gatehouse
 import Testing
+@testable import GatehouseRules
 
 /// The RE2 syntax `LinearRegex` accepts, what it matches (CEL `matches`: an unanchored search), and what it refuses.
 struct LinearRegexTests {

@@ -1,6 +1,7 @@
 import Crypto
 import _CryptoExtras
 @testable import Gatehouse
+import GatehouseSyntax
 
 /// Builders for tokens and JWKs used across the test files.
 enum TokenFixtures {

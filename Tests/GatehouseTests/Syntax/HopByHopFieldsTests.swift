@@ -1,5 +1,6 @@
 import Testing
 @testable import Gatehouse
+import GatehouseSyntax
 
 /// The one list of hop-by-hop fields (issue 45): every spelling of each, and nothing that merely resembles one.
 struct HopByHopFieldsTests {

@@ -1,5 +1,6 @@
 @testable import Gatehouse
 import Testing
+import GatehouseSyntax
 
 /// The in-place scans of a string's UTF-8 the header paths use.
 struct StringBytesTests {

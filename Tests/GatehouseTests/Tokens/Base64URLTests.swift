@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Gatehouse
+import GatehouseSyntax
 
 struct Base64URLTests {
     @Test func encodesRFC4648VectorsWithoutPadding() {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Gatehouse
+import GatehouseSyntax
 
 /// docs/security.md rows J32-J36.
 struct ClaimChecksTests {

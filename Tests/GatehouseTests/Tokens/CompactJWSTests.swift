@@ -1,5 +1,6 @@
 import Testing
 @testable import Gatehouse
+import GatehouseSyntax
 
 /// docs/security.md rows about parsing: J01, J02, J03, J20, J23-J31, J39, J40.
 struct CompactJWSTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Gatehouse
+import GatehouseSyntax
 
 struct JSONValueSerializationTests {
     @Test func sortsMembersByUTF8Bytes() {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Gatehouse
+import GatehouseSyntax
 
 struct StrictJSONTests {
     private func parse(_ text: String, maxDepth: Int = 32) throws(StrictJSONError) -> JSONValue {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Gatehouse
+import GatehouseSyntax
 
 struct HeaderValueEncodingTests {
     /// Reverses the encoding the way an upstream would.

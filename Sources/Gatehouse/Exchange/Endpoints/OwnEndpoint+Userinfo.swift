@@ -1,3 +1,4 @@
+import GatehouseSyntax
 extension OwnEndpoint {
     /// `/.gatehouse/userinfo`: `{"provider","sub","email","name","picture","claims":{…}}`
     static func userinfoJSON(_ identity: VerifiedIdentity) -> String {

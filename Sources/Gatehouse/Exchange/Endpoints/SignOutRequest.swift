@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseSyntax
 
 /// What a sign-out's body may carry: the refresh token to revoke at the provider too.
 /// Form (`refresh_token=…`) or JSON (`{"refresh_token":"…"}`); an empty body is a plain sign-out.

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 extension UpstreamResponseHead {
     /// The relayed head as a header list, for a client that is not sent HTTP/1.1 bytes (an

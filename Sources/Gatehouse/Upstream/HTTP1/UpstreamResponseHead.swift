@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseSyntax
 
 /// An upstream response head as it arrived: the received bytes, and where each header field lies
 /// in them, so that relaying it copies byte ranges instead of building strings.

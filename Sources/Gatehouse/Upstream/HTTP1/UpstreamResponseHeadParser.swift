@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseSyntax
 
 /// Strict parsing of one upstream response head (RFC 9112 §4-6). The upstream is trusted to
 /// answer, not to frame: anything ambiguous (two lengths, an unknown transfer coding, folded or

@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseSyntax
 
 /// Splits the bytes of one upstream connection into responses: heads (parsed strictly by
 /// `UpstreamResponseHeadParser`), body bytes as zero-copy slices, and each response's end.

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
+import GatehouseSyntax
 
 /// One request on a multiplexed HTTP/2 upstream connection, frame by frame (no stream channel): the
 /// head written as one HEADERS frame, the body as DATA, trailers both ways. Reads are manual: frames

@@ -21,7 +21,7 @@ public enum Base64URL {
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
     }
 
-    static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    package static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let remainder = input.count % 4
         if remainder == 1 { return nil }
         let outputCount = input.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
@@ -71,7 +71,7 @@ public enum Base64URL {
         return written
     }
 
-    static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+    package static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
         let count = input.count
         let outputCount = count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1)
         return String(unsafeUninitializedCapacity: outputCount) { out in

@@ -5,12 +5,12 @@
 ///
 /// A field is written as asked; the `…IfSet` forms follow proto3's implicit presence and leave a zero or an empty
 /// value out (never use them inside a `oneof`, where presence is the meaning).
-struct ProtobufWriter: ~Copyable {
+package struct ProtobufWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
-    private(set) var count = 0
+    package private(set) var count = 0
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(capacity, 64)
         base = .allocate(capacity: self.capacity)
     }
@@ -18,11 +18,11 @@ struct ProtobufWriter: ~Copyable {
     deinit { base.deallocate() }
 
     /// The bytes written so far, for as long as `body` runs.
-    func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+    package func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         body(UnsafeBufferPointer(start: base, count: count))
     }
 
-    var bytes: [UInt8] { withBytes { Array($0) } }
+    package var bytes: [UInt8] { withBytes { Array($0) } }
 
     /// Room for `more` bytes after what is written.
     @inline(__always)
@@ -42,7 +42,7 @@ struct ProtobufWriter: ~Copyable {
 
     /// Most varints a span holds (keys, lengths under 128) are one byte: that case is inlined.
     @inline(__always)
-    mutating func writeVarint(_ value: UInt64) {
+    package mutating func writeVarint(_ value: UInt64) {
         reserve(10)
         if _fastPath(value < 0x80) {
             base[count] = UInt8(truncatingIfNeeded: value)
@@ -65,21 +65,21 @@ struct ProtobufWriter: ~Copyable {
 
     /// A field's key: its number and wire type.
     @inline(__always)
-    mutating func writeKey(_ field: Int, _ type: ProtobufReader.WireType) {
+    package mutating func writeKey(_ field: Int, _ type: ProtobufReader.WireType) {
         writeVarint(UInt64(field) << 3 | UInt64(type.rawValue))
     }
 
-    mutating func writeVarintField(_ field: Int, _ value: UInt64) {
+    package mutating func writeVarintField(_ field: Int, _ value: UInt64) {
         writeKey(field, .varint)
         writeVarint(value)
     }
 
     /// proto3's implicit presence: zero is not written.
-    mutating func writeVarintFieldIfSet(_ field: Int, _ value: UInt64) {
+    package mutating func writeVarintFieldIfSet(_ field: Int, _ value: UInt64) {
         if value != 0 { writeVarintField(field, value) }
     }
 
-    mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
+    package mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
         writeKey(field, .fixed64)
         reserve(8)
         UnsafeMutableRawPointer(base + count).storeBytes(of: value.littleEndian, as: UInt64.self)
@@ -87,7 +87,7 @@ struct ProtobufWriter: ~Copyable {
     }
 
     /// A `bytes` field of big-endian 64-bit words (OTLP's trace and span ids).
-    mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
+    package mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
         writeKey(field, .lengthDelimited)
         writeVarint(second == nil ? 8 : 16)
         reserve(16)
@@ -100,41 +100,41 @@ struct ProtobufWriter: ~Copyable {
     }
 
     /// A string or bytes field, written even when empty.
-    mutating func writeBytesField(_ field: Int, _ value: UnsafeBufferPointer<UInt8>) {
+    package mutating func writeBytesField(_ field: Int, _ value: UnsafeBufferPointer<UInt8>) {
         writeKey(field, .lengthDelimited)
         writeVarint(UInt64(value.count))
         writeRaw(value)
     }
 
-    mutating func writeStringField(_ field: Int, _ value: String) {
+    package mutating func writeStringField(_ field: Int, _ value: String) {
         var value = value
         value.withUTF8 { writeBytesField(field, $0) }
     }
 
-    mutating func writeStringField(_ field: Int, _ value: Substring) {
+    package mutating func writeStringField(_ field: Int, _ value: Substring) {
         var value = value
         value.withUTF8 { writeBytesField(field, $0) }
     }
 
     /// proto3's implicit presence: an empty string is not written.
-    mutating func writeStringFieldIfSet(_ field: Int, _ value: String) {
+    package mutating func writeStringFieldIfSet(_ field: Int, _ value: String) {
         if !value.isEmpty { writeStringField(field, value) }
     }
 
     /// Bytes already encoded as fields of the message being written.
-    mutating func writeRaw(_ raw: UnsafeBufferPointer<UInt8>) {
+    package mutating func writeRaw(_ raw: UnsafeBufferPointer<UInt8>) {
         guard let source = raw.baseAddress, !raw.isEmpty else { return }
         reserve(raw.count)
         (base + count).update(from: source, count: raw.count)
         count += raw.count
     }
 
-    mutating func writeRaw(_ raw: [UInt8]) {
+    package mutating func writeRaw(_ raw: [UInt8]) {
         raw.withUnsafeBufferPointer { writeRaw($0) }
     }
 
     /// A nested message written by `body`: a one-byte length is set aside, and the message moved along for a longer one.
-    mutating func writeMessageField(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
+    package mutating func writeMessageField(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
         writeKey(field, .lengthDelimited)
         reserve(1)
         let lengthAt = count

@@ -1,10 +1,11 @@
 import NIOHTTP1
+package import GatehouseSyntax
 
 extension RuleExpression {
     /// A `[headers]` expression's value for a token's claims, in §5's encoding (docs/reference.md): a string as a
     /// claim's string; an int, uint, double or bool in CEL's `string()` form; a list of those joined with `,` (a
     /// `,` inside an element as `%2C`). nil, so no header, for `null`, an evaluation error, or any other value.
-    func headerValue(claims: [String: JSONValue]) -> String? {
+    package func headerValue(claims: [String: JSONValue]) -> String? {
         let activation = CELActivation(claims: claims, method: "", path: "", host: "", headers: HTTPHeaders())
         guard case .success(let value) = program.evaluate(activation) else { return nil }
         if case .list(let list) = value {

@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 /// What a rule reads: the verified token's claims and the request as routes see it.
 struct CELActivation: Sendable {

@@ -3,33 +3,33 @@
 /// decoder would guess: a varint over 10 bytes, a length past the end, a group or unknown wire type, field
 /// number 0, a string that is not UTF-8, or nesting past `maxDepth` is an error (the caller answers gRPC
 /// `INVALID_ARGUMENT`); unknown fields of known wire types are skipped, as protobuf requires.
-struct ProtobufReader {
-    struct Malformed: Error, Equatable, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+package struct ProtobufReader {
+    package struct Malformed: Error, Equatable, CustomStringConvertible {
+        package let description: String
+        package init(_ description: String) { self.description = description }
     }
 
-    enum WireType: UInt8 {
+    package enum WireType: UInt8 {
         case varint = 0, fixed64 = 1, lengthDelimited = 2, fixed32 = 5
     }
 
     /// Messages inside messages, at most (CheckRequest's deepest path Gatehouse reads is 6).
-    static let maxDepth = 16
+    package static let maxDepth = 16
 
     private let bytes: ArraySlice<UInt8>
     private var index: Int
     private let depth: Int
 
-    init(_ bytes: ArraySlice<UInt8>, depth: Int = 0) {
+    package init(_ bytes: ArraySlice<UInt8>, depth: Int = 0) {
         self.bytes = bytes
         self.index = bytes.startIndex
         self.depth = depth
     }
 
-    var isAtEnd: Bool { index >= bytes.endIndex }
+    package var isAtEnd: Bool { index >= bytes.endIndex }
 
     /// The next field's number and wire type; nil at the end of the message.
-    mutating func nextField() throws(Malformed) -> (number: Int, type: WireType)? {
+    package mutating func nextField() throws(Malformed) -> (number: Int, type: WireType)? {
         guard !isAtEnd else { return nil }
         let key = try readVarint()
         guard let type = WireType(rawValue: UInt8(key & 7)) else { throw Malformed("wire type \(key & 7)") }
@@ -38,7 +38,7 @@ struct ProtobufReader {
         return (Int(number), type)
     }
 
-    mutating func readVarint() throws(Malformed) -> UInt64 {
+    package mutating func readVarint() throws(Malformed) -> UInt64 {
         var value: UInt64 = 0
         for shift in stride(from: 0, to: 70, by: 7) {
             guard index < bytes.endIndex else { throw Malformed("varint past the end") }
@@ -52,7 +52,7 @@ struct ProtobufReader {
     }
 
     /// The bytes of a length-delimited field.
-    mutating func readLengthDelimited() throws(Malformed) -> ArraySlice<UInt8> {
+    package mutating func readLengthDelimited() throws(Malformed) -> ArraySlice<UInt8> {
         let length = try readVarint()
         guard length <= UInt64(bytes.endIndex - index) else { throw Malformed("length \(length) past the end") }
         let start = index
@@ -60,20 +60,20 @@ struct ProtobufReader {
         return bytes[start..<index]
     }
 
-    mutating func readString() throws(Malformed) -> String {
+    package mutating func readString() throws(Malformed) -> String {
         let raw = try readLengthDelimited()
         guard let text = StringBytes.string(validatingUTF8: raw) else { throw Malformed("string that is not UTF-8") }
         return text
     }
 
     /// A nested message's reader, one level deeper.
-    mutating func readMessage() throws(Malformed) -> ProtobufReader {
+    package mutating func readMessage() throws(Malformed) -> ProtobufReader {
         guard depth < Self.maxDepth else { throw Malformed("messages nested over \(Self.maxDepth) deep") }
         return ProtobufReader(try readLengthDelimited(), depth: depth + 1)
     }
 
     /// Skips a field this reader does not read.
-    mutating func skip(_ type: WireType) throws(Malformed) {
+    package mutating func skip(_ type: WireType) throws(Malformed) {
         switch type {
         case .varint: _ = try readVarint()
         case .lengthDelimited: _ = try readLengthDelimited()
@@ -83,7 +83,7 @@ struct ProtobufReader {
     }
 
     /// A field of the wire type its schema says, or an error.
-    static func expect(_ type: WireType, _ expected: WireType, field: String) throws(Malformed) {
+    package static func expect(_ type: WireType, _ expected: WireType, field: String) throws(Malformed) {
         guard type == expected else { throw Malformed("\(field) of wire type \(type.rawValue)") }
     }
 

@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 /// A map: the token's JSON object, a request's header fields, or entries an expression built.
 enum CELMap: Sendable {

@@ -20,7 +20,7 @@ public enum StrictJSON {
         return try Array(bytes).withUnsafeBufferPointer { parseResult($0, maxDepth: maxDepth) }.get()
     }
 
-    static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 32) throws(StrictJSONError) -> JSONValue {
+    package static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 32) throws(StrictJSONError) -> JSONValue {
         var parser = StrictJSONParser(input: buffer, maxDepth: maxDepth)
         return try parser.parseDocument()
     }

@@ -12,7 +12,7 @@ extension JSONValue {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    func appendCompactJSON(to bytes: inout [UInt8]) {
+    package func appendCompactJSON(to bytes: inout [UInt8]) {
         switch self {
         case .null:
             bytes.append(contentsOf: "null".utf8)

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// Reads the field lines of a head or trailer section whose line endings were already checked
 /// (every CR is followed by LF): `name ":" OWS value OWS CRLF`, up to the empty line that ends it.

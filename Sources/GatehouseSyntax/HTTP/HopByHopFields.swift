@@ -4,13 +4,13 @@
 /// `Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`, a bare `Proxy` (httpoxy: CGI
 /// upstreams turn it into `HTTP_PROXY`) and every `Proxy-*`; names compare lower-cased with `_` read as `-`, as
 /// identity headers do. What a `Connection` field names is hop-by-hop too: the callers that read one add those.
-enum HopByHopFields {
+package enum HopByHopFields {
     private static let names: [[UInt8]] = ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "proxy"]
         .map { Array($0.utf8) }
     private static let proxyPrefix: [UInt8] = Array("proxy-".utf8)
 
     /// Whether a name, as written, is one.
-    static func contains<Name: Collection<UInt8>>(_ name: Name) -> Bool {
+    package static func contains<Name: Collection<UInt8>>(_ name: Name) -> Bool {
         let count = name.count
         if count >= proxyPrefix.count, name.prefix(proxyPrefix.count).elementsEqual(proxyPrefix, by: folds) { return true }
         return names.contains { $0.count == count && name.elementsEqual($0, by: folds) }

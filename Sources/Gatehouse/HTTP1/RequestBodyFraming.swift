@@ -1,0 +1,6 @@
+/// How the body of a request is delimited.
+enum RequestBodyFraming: Equatable {
+    case none
+    case length(Int)
+    case chunked
+}

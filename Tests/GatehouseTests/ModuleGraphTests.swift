@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+/// The module graph the README draws is the one `Package.swift` declares: the compiler enforces the manifest's
+/// directions, and this keeps the picture a newcomer reads from drifting away from them.
+struct ModuleGraphTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Each library or executable target named `Gatehouse…` and the `Gatehouse…` targets it depends on.
+    static func manifestGraph() throws -> [String: Set<String>] {
+        let manifest = try String(contentsOf: repository.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let target = /\.(?:target|executableTarget)\(\s*name: "(Gatehouse\w*)",\s*dependencies: \[([^\]]*)\]/
+        var graph: [String: Set<String>] = [:]
+        for match in manifest.matches(of: target) {
+            graph[String(match.1)] = Set(match.2.matches(of: /"(Gatehouse\w*)"/).map { String($0.1) })
+        }
+        return graph
+    }
+
+    /// The README's `Module → modules it imports` lines.
+    static func readmeGraph() throws -> [String: Set<String>] {
+        let readme = try String(contentsOf: repository.appendingPathComponent("README.md"), encoding: .utf8)
+        var graph: [String: Set<String>] = [:]
+        for line in readme.split(separator: "\n") {
+            guard let match = line.wholeMatch(of: /(Gatehouse\w*)\s+→\s+(.*)/) else { continue }
+            graph[String(match.1)] = Set(match.2.matches(of: /\bGatehouse\w*/).map { String($0.0) })
+        }
+        return graph
+    }
+
+    @Test func theReadmesModuleGraphIsTheManifests() throws {
+        let manifest = try Self.manifestGraph()
+        #expect(manifest.count >= 4, "the manifest's targets were not found: \(manifest)")
+        #expect(try Self.readmeGraph() == manifest)
+    }
+}
