@@ -5,6 +5,7 @@
 #   bench/http2.sh                       # everything (the bidi stream runs BIDI_SECONDS=600)
 #   DURATION=5 BIDI_SECONDS=60 SKIP_BUILD=1 bench/http2.sh
 #   ROUNDS=5 bench/http2.sh              # then Gatehouse and Envoy jwt_authn in 5 alternating rounds, medians
+#   SETUP_ONLY=1 SKIP_BUILD=1 bench/http2.sh   # only write $OUT (configurations, token), for bench/h2ab.sh
 #
 # CPU layout (2 cores): h2load, the upstream nginx and the gRPC peers on CPU 0; the contender alone
 # on CPU 1. One valid RS256 token (bench/mint.py) on every request.
@@ -320,6 +321,7 @@ PY
 main() {
   install_missing
   setup
+  if [[ ${SETUP_ONLY:-0} == 1 ]]; then echo "configurations written to $OUT" >&2; return; fi
   : >"$OUT/results.tsv"
   start_bg "$OUT/upstream.out" taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT"
   wait_port $UP_H1; wait_port $UP_H2

@@ -6,7 +6,7 @@
 /// many spellings), which breaks caching, revocation lists and fingerprints keyed on the token.
 public enum Base64URL {
     /// Decodes canonical unpadded base64url, or returns `nil` for anything else.
-    public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+    @inlinable public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
         if let result = text.withContiguousStorageIfAvailable({ decode(buffer: $0) }) {
             return result
         }
@@ -14,14 +14,14 @@ public enum Base64URL {
     }
 
     /// Encodes bytes as base64url without padding.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    @inlinable public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         if let result = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) {
             return result
         }
         return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
     }
 
-    package static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    public static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let remainder = input.count % 4
         if remainder == 1 { return nil }
         let outputCount = input.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
@@ -71,7 +71,7 @@ public enum Base64URL {
         return written
     }
 
-    package static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+    public static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
         let count = input.count
         let outputCount = count / 3 * 4 + (count % 3 == 0 ? 0 : count % 3 + 1)
         return String(unsafeUninitializedCapacity: outputCount) { out in

@@ -1,7 +1,7 @@
 /// `application/x-www-form-urlencoded` (WHATWG URL §5): encode one value, decode a body's pairs.
-package enum FormEncoding {
+public enum FormEncoding {
     /// Unreserved bytes stay, space becomes `+`, everything else `%XX`.
-    package static func encode(_ value: String) -> String {
+    public static func encode(_ value: String) -> String {
         var out = ""
         out.reserveCapacity(value.utf8.count)
         for byte in value.utf8 {
@@ -18,11 +18,11 @@ package enum FormEncoding {
         return out
     }
 
-    package struct Invalid: Error {}
+    public struct Invalid: Error {}
 
     /// The first value of `name`, or nil when absent; throws when that value is not valid
     /// percent-encoding or UTF-8 (a value that cannot be read must not be taken for an absent one).
-    package static func value(named name: String, in body: [UInt8]) throws(Invalid) -> String? {
+    public static func value(named name: String, in body: [UInt8]) throws(Invalid) -> String? {
         for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             guard let key = decode(parts[0]), key == name else { continue }

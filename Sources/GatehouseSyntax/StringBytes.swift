@@ -9,34 +9,34 @@ import Darwin
 /// A string's UTF-8 looked at in place, for the scans the hot paths make of a field value (a token is a
 /// kilobyte): over a buffer the loops are tight, where `String.UTF8View`'s iterator costs several times more
 /// per byte.
-package enum StringBytes {
+public enum StringBytes {
     /// `body` over the string's UTF-8 bytes (a native string's own storage; a bridged one's made contiguous once).
     @inline(__always)
-    package static func withBytes<Result>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    @inlinable public static func withBytes<Result>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         var string = string
         return try string.withUTF8(body)
     }
 
-    package static func contains(_ byte: UInt8, in string: String) -> Bool {
+    public static func contains(_ byte: UInt8, in string: String) -> Bool {
         withBytes(of: string) { bytes in
             guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
             return memchr(base, Int32(byte), bytes.count) != nil
         }
     }
 
-    package static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    @inlinable public static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var seen: UInt8 = 0
         for byte in bytes { seen |= byte }
         return seen < 0x80
     }
 
-    package static func isASCII(_ string: String) -> Bool {
+    @inlinable public static func isASCII(_ string: String) -> Bool {
         withBytes(of: string) { isASCII($0) }
     }
 
     /// The string of these UTF-8 bytes; nil when they are not UTF-8. ASCII, the common case, is taken as it is
     /// (`String(validating:)` alone instantiates generic metadata on every call).
-    package static func string(validatingUTF8 bytes: ArraySlice<UInt8>) -> String? {
+    @inlinable public static func string(validatingUTF8 bytes: ArraySlice<UInt8>) -> String? {
         bytes.withUnsafeBufferPointer { buffer in
             isASCII(buffer) ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
         }

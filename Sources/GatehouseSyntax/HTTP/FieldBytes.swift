@@ -1,9 +1,9 @@
 /// Field values read in place, as byte ranges of a head (request and response parsers alike): no
 /// `String` is made to look at a token.
-package enum FieldBytes {
+public enum FieldBytes {
     /// Calls `body` with each comma-separated element of a list value, whitespace trimmed, empty
     /// ones skipped (no array: this runs for every response).
-    package static func forEachToken(
+    @inlinable public static func forEachToken(
         _ bytes: UnsafeRawBufferPointer, _ value: Range<Int>, _ body: (Range<Int>) throws -> Void
     ) rethrows {
         var start = value.lowerBound
@@ -17,7 +17,7 @@ package enum FieldBytes {
         }
     }
 
-    package static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+    @inlinable public static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ lowercase: StaticString) -> Bool {
         guard range.count == lowercase.utf8CodeUnitCount else { return false }
         let expected = UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
         for offset in 0..<range.count where ASCIIByte.lowercased(bytes[range.lowerBound + offset]) != expected[offset] {

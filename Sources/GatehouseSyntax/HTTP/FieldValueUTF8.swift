@@ -4,10 +4,10 @@
 /// NIO's HPACK decoder turns them into U+FFFD before Gatehouse sees an HTTP/2 value; so U+FFFD itself is
 /// refused too (on HTTP/2 a sent U+FFFD and a replaced byte cannot be told apart), on both doors alike.
 /// Nothing is ever forwarded changed.
-package enum FieldValueUTF8 {
+public enum FieldValueUTF8 {
     /// Whether the value's bytes are well-formed UTF-8 (no overlong forms, surrogates or bytes past
     /// U+10FFFF) without U+FFFD. Called only for a value that has a byte above 0x7F.
-    package static func isAccepted<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+    @inlinable public static func isAccepted<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
         var iterator = bytes.makeIterator()
         var parser = Unicode.UTF8.ForwardParser()
         while true {
@@ -22,5 +22,5 @@ package enum FieldValueUTF8 {
         }
     }
 
-    private static let replacementCharacter: Unicode.Scalar = "\u{FFFD}"
+    @usableFromInline static let replacementCharacter: Unicode.Scalar = "\u{FFFD}"
 }

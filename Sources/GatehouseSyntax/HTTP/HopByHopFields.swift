@@ -4,19 +4,19 @@
 /// `Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`, a bare `Proxy` (httpoxy: CGI
 /// upstreams turn it into `HTTP_PROXY`) and every `Proxy-*`; names compare lower-cased with `_` read as `-`, as
 /// identity headers do. What a `Connection` field names is hop-by-hop too: the callers that read one add those.
-package enum HopByHopFields {
-    private static let names: [[UInt8]] = ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "proxy"]
+public enum HopByHopFields {
+    @usableFromInline static let names: [[UInt8]] = ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "proxy"]
         .map { Array($0.utf8) }
-    private static let proxyPrefix: [UInt8] = Array("proxy-".utf8)
+    @usableFromInline static let proxyPrefix: [UInt8] = Array("proxy-".utf8)
 
     /// Whether a name, as written, is one.
-    package static func contains<Name: Collection<UInt8>>(_ name: Name) -> Bool {
+    @inlinable public static func contains<Name: Collection<UInt8>>(_ name: Name) -> Bool {
         let count = name.count
         if count >= proxyPrefix.count, name.prefix(proxyPrefix.count).elementsEqual(proxyPrefix, by: folds) { return true }
         return names.contains { $0.count == count && name.elementsEqual($0, by: folds) }
     }
 
-    private static func folds(_ byte: UInt8, to lowercase: UInt8) -> Bool {
+    @usableFromInline static func folds(_ byte: UInt8, to lowercase: UInt8) -> Bool {
         ASCIIByte.foldedHeaderNameByte(byte) == lowercase
     }
 }

@@ -12,7 +12,7 @@ extension JSONValue {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    package func appendCompactJSON(to bytes: inout [UInt8]) {
+    public func appendCompactJSON(to bytes: inout [UInt8]) {
         switch self {
         case .null:
             bytes.append(contentsOf: "null".utf8)

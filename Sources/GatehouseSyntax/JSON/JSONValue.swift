@@ -12,35 +12,35 @@ public enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public var stringValue: String? {
+    @inlinable public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
-    public var objectValue: [String: JSONValue]? {
+    @inlinable public var objectValue: [String: JSONValue]? {
         if case .object(let value) = self { return value }
         return nil
     }
 
-    public var arrayValue: [JSONValue]? {
+    @inlinable public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
-    public var boolValue: Bool? {
+    @inlinable public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
     /// The value as a whole number, only when the literal is a plain integer (no fraction,
     /// no exponent) that fits in `Int64`.
-    public var integerValue: Int64? {
+    @inlinable public var integerValue: Int64? {
         guard case .number(let literal) = self else { return nil }
         return Int64(literal)
     }
 
     /// Follows a dot path (`"address.country"`) through nested objects.
-    public func value(atPath path: some StringProtocol) -> JSONValue? {
+    @inlinable public func value(atPath path: some StringProtocol) -> JSONValue? {
         var current = self
         for component in path.split(separator: ".", omittingEmptySubsequences: false) {
             guard case .object(let members) = current, let next = members[String(component)] else { return nil }

@@ -14,18 +14,18 @@ public enum StrictJSON {
     /// - Parameters:
     ///   - bytes: The document, which must be UTF-8.
     ///   - maxDepth: How many arrays/objects may be nested inside each other (a flat object is depth 1).
-    public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 32) throws(StrictJSONError) -> JSONValue {
+    @inlinable public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = 32) throws(StrictJSONError) -> JSONValue {
         let result = bytes.withContiguousStorageIfAvailable { buffer in parseResult(buffer, maxDepth: maxDepth) }
         if let result { return try result.get() }
         return try Array(bytes).withUnsafeBufferPointer { parseResult($0, maxDepth: maxDepth) }.get()
     }
 
-    package static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 32) throws(StrictJSONError) -> JSONValue {
+    public static func parse(buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int = 32) throws(StrictJSONError) -> JSONValue {
         var parser = StrictJSONParser(input: buffer, maxDepth: maxDepth)
         return try parser.parseDocument()
     }
 
-    private static func parseResult(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, StrictJSONError> {
+    @usableFromInline static func parseResult(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<JSONValue, StrictJSONError> {
         do {
             return .success(try parse(buffer: buffer, maxDepth: maxDepth))
         } catch {

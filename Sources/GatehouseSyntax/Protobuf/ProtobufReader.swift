@@ -3,33 +3,33 @@
 /// decoder would guess: a varint over 10 bytes, a length past the end, a group or unknown wire type, field
 /// number 0, a string that is not UTF-8, or nesting past `maxDepth` is an error (the caller answers gRPC
 /// `INVALID_ARGUMENT`); unknown fields of known wire types are skipped, as protobuf requires.
-package struct ProtobufReader {
-    package struct Malformed: Error, Equatable, CustomStringConvertible {
-        package let description: String
-        package init(_ description: String) { self.description = description }
+public struct ProtobufReader {
+    public struct Malformed: Error, Equatable, CustomStringConvertible {
+        public let description: String
+        @inlinable public init(_ description: String) { self.description = description }
     }
 
-    package enum WireType: UInt8 {
+    public enum WireType: UInt8 {
         case varint = 0, fixed64 = 1, lengthDelimited = 2, fixed32 = 5
     }
 
     /// Messages inside messages, at most (CheckRequest's deepest path Gatehouse reads is 6).
-    package static let maxDepth = 16
+    public static let maxDepth = 16
 
-    private let bytes: ArraySlice<UInt8>
-    private var index: Int
-    private let depth: Int
+    @usableFromInline let bytes: ArraySlice<UInt8>
+    @usableFromInline var index: Int
+    @usableFromInline let depth: Int
 
-    package init(_ bytes: ArraySlice<UInt8>, depth: Int = 0) {
+    @inlinable public init(_ bytes: ArraySlice<UInt8>, depth: Int = 0) {
         self.bytes = bytes
         self.index = bytes.startIndex
         self.depth = depth
     }
 
-    package var isAtEnd: Bool { index >= bytes.endIndex }
+    @inlinable public var isAtEnd: Bool { index >= bytes.endIndex }
 
     /// The next field's number and wire type; nil at the end of the message.
-    package mutating func nextField() throws(Malformed) -> (number: Int, type: WireType)? {
+    @inlinable public mutating func nextField() throws(Malformed) -> (number: Int, type: WireType)? {
         guard !isAtEnd else { return nil }
         let key = try readVarint()
         guard let type = WireType(rawValue: UInt8(key & 7)) else { throw Malformed("wire type \(key & 7)") }
@@ -38,7 +38,7 @@ package struct ProtobufReader {
         return (Int(number), type)
     }
 
-    package mutating func readVarint() throws(Malformed) -> UInt64 {
+    @inlinable public mutating func readVarint() throws(Malformed) -> UInt64 {
         var value: UInt64 = 0
         for shift in stride(from: 0, to: 70, by: 7) {
             guard index < bytes.endIndex else { throw Malformed("varint past the end") }
@@ -52,7 +52,7 @@ package struct ProtobufReader {
     }
 
     /// The bytes of a length-delimited field.
-    package mutating func readLengthDelimited() throws(Malformed) -> ArraySlice<UInt8> {
+    @inlinable public mutating func readLengthDelimited() throws(Malformed) -> ArraySlice<UInt8> {
         let length = try readVarint()
         guard length <= UInt64(bytes.endIndex - index) else { throw Malformed("length \(length) past the end") }
         let start = index
@@ -60,20 +60,20 @@ package struct ProtobufReader {
         return bytes[start..<index]
     }
 
-    package mutating func readString() throws(Malformed) -> String {
+    @inlinable public mutating func readString() throws(Malformed) -> String {
         let raw = try readLengthDelimited()
         guard let text = StringBytes.string(validatingUTF8: raw) else { throw Malformed("string that is not UTF-8") }
         return text
     }
 
     /// A nested message's reader, one level deeper.
-    package mutating func readMessage() throws(Malformed) -> ProtobufReader {
+    @inlinable public mutating func readMessage() throws(Malformed) -> ProtobufReader {
         guard depth < Self.maxDepth else { throw Malformed("messages nested over \(Self.maxDepth) deep") }
         return ProtobufReader(try readLengthDelimited(), depth: depth + 1)
     }
 
     /// Skips a field this reader does not read.
-    package mutating func skip(_ type: WireType) throws(Malformed) {
+    @inlinable public mutating func skip(_ type: WireType) throws(Malformed) {
         switch type {
         case .varint: _ = try readVarint()
         case .lengthDelimited: _ = try readLengthDelimited()
@@ -83,11 +83,11 @@ package struct ProtobufReader {
     }
 
     /// A field of the wire type its schema says, or an error.
-    package static func expect(_ type: WireType, _ expected: WireType, field: String) throws(Malformed) {
+    @inlinable public static func expect(_ type: WireType, _ expected: WireType, field: String) throws(Malformed) {
         guard type == expected else { throw Malformed("\(field) of wire type \(type.rawValue)") }
     }
 
-    private mutating func advance(_ count: Int) throws(Malformed) {
+    @usableFromInline mutating func advance(_ count: Int) throws(Malformed) {
         guard bytes.endIndex - index >= count else { throw Malformed("fixed field past the end") }
         index += count
     }

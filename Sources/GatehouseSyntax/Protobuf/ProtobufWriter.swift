@@ -5,12 +5,12 @@
 ///
 /// A field is written as asked; the `…IfSet` forms follow proto3's implicit presence and leave a zero or an empty
 /// value out (never use them inside a `oneof`, where presence is the meaning).
-package struct ProtobufWriter: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    package private(set) var count = 0
+public struct ProtobufWriter: ~Copyable {
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var capacity: Int
+    @usableFromInline var count = 0
 
-    package init(capacity: Int) {
+    @inlinable public init(capacity: Int) {
         self.capacity = max(capacity, 64)
         base = .allocate(capacity: self.capacity)
     }
@@ -18,20 +18,20 @@ package struct ProtobufWriter: ~Copyable {
     deinit { base.deallocate() }
 
     /// The bytes written so far, for as long as `body` runs.
-    package func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+    @inlinable public func withBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         body(UnsafeBufferPointer(start: base, count: count))
     }
 
-    package var bytes: [UInt8] { withBytes { Array($0) } }
+    @inlinable public var bytes: [UInt8] { withBytes { Array($0) } }
 
     /// Room for `more` bytes after what is written.
     @inline(__always)
-    private mutating func reserve(_ more: Int) {
+    @inlinable mutating func reserve(_ more: Int) {
         if _slowPath(count + more > capacity) { grow(toFit: more) }
     }
 
     @inline(never)
-    private mutating func grow(toFit more: Int) {
+    @usableFromInline mutating func grow(toFit more: Int) {
         let grown = max(capacity * 2, count + more)
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
         moved.initialize(from: base, count: count)
@@ -42,7 +42,7 @@ package struct ProtobufWriter: ~Copyable {
 
     /// Most varints a span holds (keys, lengths under 128) are one byte: that case is inlined.
     @inline(__always)
-    package mutating func writeVarint(_ value: UInt64) {
+    @inlinable public mutating func writeVarint(_ value: UInt64) {
         reserve(10)
         if _fastPath(value < 0x80) {
             base[count] = UInt8(truncatingIfNeeded: value)
@@ -52,7 +52,7 @@ package struct ProtobufWriter: ~Copyable {
         }
     }
 
-    private mutating func writeLongVarint(_ value: UInt64) {
+    @inlinable mutating func writeLongVarint(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
             base[count] = UInt8(truncatingIfNeeded: value) | 0x80
@@ -65,21 +65,21 @@ package struct ProtobufWriter: ~Copyable {
 
     /// A field's key: its number and wire type.
     @inline(__always)
-    package mutating func writeKey(_ field: Int, _ type: ProtobufReader.WireType) {
+    @inlinable public mutating func writeKey(_ field: Int, _ type: ProtobufReader.WireType) {
         writeVarint(UInt64(field) << 3 | UInt64(type.rawValue))
     }
 
-    package mutating func writeVarintField(_ field: Int, _ value: UInt64) {
+    @inlinable public mutating func writeVarintField(_ field: Int, _ value: UInt64) {
         writeKey(field, .varint)
         writeVarint(value)
     }
 
     /// proto3's implicit presence: zero is not written.
-    package mutating func writeVarintFieldIfSet(_ field: Int, _ value: UInt64) {
+    @inlinable public mutating func writeVarintFieldIfSet(_ field: Int, _ value: UInt64) {
         if value != 0 { writeVarintField(field, value) }
     }
 
-    package mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
+    @inlinable public mutating func writeFixed64Field(_ field: Int, _ value: UInt64) {
         writeKey(field, .fixed64)
         reserve(8)
         UnsafeMutableRawPointer(base + count).storeBytes(of: value.littleEndian, as: UInt64.self)
@@ -87,7 +87,7 @@ package struct ProtobufWriter: ~Copyable {
     }
 
     /// A `bytes` field of big-endian 64-bit words (OTLP's trace and span ids).
-    package mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
+    @inlinable public mutating func writeWordsField(_ field: Int, _ first: UInt64, _ second: UInt64? = nil) {
         writeKey(field, .lengthDelimited)
         writeVarint(second == nil ? 8 : 16)
         reserve(16)
@@ -100,41 +100,41 @@ package struct ProtobufWriter: ~Copyable {
     }
 
     /// A string or bytes field, written even when empty.
-    package mutating func writeBytesField(_ field: Int, _ value: UnsafeBufferPointer<UInt8>) {
+    @inlinable public mutating func writeBytesField(_ field: Int, _ value: UnsafeBufferPointer<UInt8>) {
         writeKey(field, .lengthDelimited)
         writeVarint(UInt64(value.count))
         writeRaw(value)
     }
 
-    package mutating func writeStringField(_ field: Int, _ value: String) {
+    @inlinable public mutating func writeStringField(_ field: Int, _ value: String) {
         var value = value
         value.withUTF8 { writeBytesField(field, $0) }
     }
 
-    package mutating func writeStringField(_ field: Int, _ value: Substring) {
+    @inlinable public mutating func writeStringField(_ field: Int, _ value: Substring) {
         var value = value
         value.withUTF8 { writeBytesField(field, $0) }
     }
 
     /// proto3's implicit presence: an empty string is not written.
-    package mutating func writeStringFieldIfSet(_ field: Int, _ value: String) {
+    @inlinable public mutating func writeStringFieldIfSet(_ field: Int, _ value: String) {
         if !value.isEmpty { writeStringField(field, value) }
     }
 
     /// Bytes already encoded as fields of the message being written.
-    package mutating func writeRaw(_ raw: UnsafeBufferPointer<UInt8>) {
+    @inlinable public mutating func writeRaw(_ raw: UnsafeBufferPointer<UInt8>) {
         guard let source = raw.baseAddress, !raw.isEmpty else { return }
         reserve(raw.count)
         (base + count).update(from: source, count: raw.count)
         count += raw.count
     }
 
-    package mutating func writeRaw(_ raw: [UInt8]) {
+    @inlinable public mutating func writeRaw(_ raw: [UInt8]) {
         raw.withUnsafeBufferPointer { writeRaw($0) }
     }
 
     /// A nested message written by `body`: a one-byte length is set aside, and the message moved along for a longer one.
-    package mutating func writeMessageField(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
+    @inlinable public mutating func writeMessageField(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
         writeKey(field, .lengthDelimited)
         reserve(1)
         let lengthAt = count
