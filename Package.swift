@@ -60,11 +60,27 @@ let package = Package(
             dependencies: ["GatehouseSyntax"],
             swiftSettings: upcomingFeatures
         ),
+        // HTTP on the wire, without policy: the strict parsers (an HTTP/1.1 request, an upstream's HTTP/1.1
+        // response, an HTTP/2 request's header block), response heads as they travel, the framing both ways
+        // (HTTP/1.1 heads and chunks, HTTP/2 frame output, flow windows, write coalescing, the per-connection
+        // timer), HTTP/2 stream events and the connection guard. No token, route or service.
+        .target(
+            name: "GatehouseHTTP",
+            dependencies: [
+                "GatehouseSyntax",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         .target(
             name: "Gatehouse",
             dependencies: [
                 "GatehouseSyntax",
                 "GatehouseRules",
+                "GatehouseHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -110,6 +126,7 @@ let package = Package(
                 "Gatehouse",
                 "GatehouseSyntax",
                 "GatehouseRules",
+                "GatehouseHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -127,6 +144,7 @@ let package = Package(
                 "Gatehouse",
                 "GatehouseSyntax",
                 "GatehouseRules",
+                "GatehouseHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -158,6 +176,7 @@ let fuzzDependencies: [Target.Dependency] = [
     "Gatehouse",
     "GatehouseSyntax",
     "GatehouseRules",
+    "GatehouseHTTP",
     "FuzzSupport",
     .product(name: "NIOCore", package: "swift-nio"),
     .product(name: "NIOHTTP1", package: "swift-nio"),

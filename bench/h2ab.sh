@@ -26,7 +26,7 @@ trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev
 taskset -c 0 nginx -c "$PWD/$OUT/upstream.conf" -p "$PWD/$OUT" 2>/dev/null & PIDS+=($!)
 sleep 0.3
 
-rate() {  # rate BINARY MODE: req/s of one measurement (empty when not every answer was 2xx)
+rate() {  # rate BINARY MODE: req/s of one measurement (empty when an answer was 3xx, 4xx or 5xx)
   local binary=$1 mode=$2 pid path=/ port=18094 config=gatehouse-h2 args=(-c 4 -m 32 -H "authorization: Bearer $TOKEN")
   case $mode in
     grpc) path=/bench.Echo/Unary; args+=(-d "$OUT/grpc-unary.bin" -H "content-type: application/grpc" -H "te: trailers") ;;
@@ -38,7 +38,7 @@ rate() {  # rate BINARY MODE: req/s of one measurement (empty when not every ans
   for _ in $(seq 100); do curl -sf http://127.0.0.1:18095/readyz >/dev/null && break; sleep 0.1; done
   taskset -c 0 h2load "${args[@]}" -D 2 "http://127.0.0.1:$port$path" >/dev/null 2>&1 || true
   taskset -c 0 h2load "${args[@]}" -D "$DURATION" "http://127.0.0.1:$port$path" 2>&1 \
-    | awk '/^finished in/ { gsub(",", "", $4); rps = $4 } /^requests:/ { total = $8 } /^status codes:/ { ok = $3 } END { if (ok == total) print rps }'
+    | awk '/^finished in/ { gsub(",", "", $4); rps = $4 } /^status codes:/ { ok = $3; other = $5 + $7 + $9 } END { if (ok > 0 && other == 0) print rps }'
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 

@@ -13,6 +13,7 @@ import FuzzSupport
 import NIOCore
 import NIOHPACK
 import GatehouseSyntax
+import GatehouseHTTP
 
 public func fuzzCheckRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
@@ -43,7 +44,7 @@ public func fuzzCheckRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
 
     if case .success(let block) = CheckDriver.headerBlock(of: check) {
         require(block.contains { $0.0 == ":method" } && block.contains { $0.0 == ":path" }, "a block without :method or :path")
-        _ = HTTP2RequestHeadReader.read(fields: block, count: block.count, endStream: true, maxHeaderBytes: 16384)
+        _ = HTTP2RequestHeadReader.read(fields: block, endStream: true, maxHeaderBytes: 16384)
     }
     return 0
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseHTTP
 
 /// A complete small response (admin endpoints, the demo's servers): head, body, end, and a close
 /// afterwards when the request did not ask to keep the connection.

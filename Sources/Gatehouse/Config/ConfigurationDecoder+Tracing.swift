@@ -1,5 +1,6 @@
 import Foundation
 import TOMLKit
+import GatehouseSyntax
 
 // [tracing]: OpenTelemetry traces over OTLP/HTTP (docs/reference.md §16). A key absent from the file takes the
 // standard OTEL_* variable (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/).

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseSyntax
 
 /// The 401 / 403 / 503 answer of docs/reference.md §4: status, `WWW-Authenticate` (RFC 6750 §3) and a JSON body.
 enum AuthErrorResponse {

@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 /// An answer Gatehouse gives itself (401/403/503, 400, 502/504, its own endpoints), whatever
 /// protocol the client speaks.

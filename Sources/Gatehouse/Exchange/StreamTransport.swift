@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseHTTP
 
 /// Where a `StreamDriver` writes its answer and asks for more of its request: one stream of a
 /// frame-level HTTP/2 connection (`HTTP2ServerStream`), or one request of an HTTP/1.1 client connection

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseHTTP
 
 /// One Check: the third way into the request core, beside the two doors. The `CheckRequest` is read into a
 /// request head by the HTTP/2 door's own rules (`HTTP2RequestHeadReader`: pseudo-headers are not fields,
@@ -70,7 +71,7 @@ final class CheckDriver: ExchangeDriving {
             return
         }
         let head: HTTPRequestHead
-        switch HTTP2RequestHeadReader.read(fields: block, count: block.count, endStream: true, maxHeaderBytes: maxHeaderBytes) {
+        switch HTTP2RequestHeadReader.read(fields: block, endStream: true, maxHeaderBytes: maxHeaderBytes) {
         case .success(let read):
             head = read.head
             isGRPCRequest = GRPCRefusal.isGRPC(head.headers)

@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import GatehouseHTTP
 
 /// The `[ext_authz]` listener: HTTP/2 (gRPC, and Envoy's HTTP protocol over an h2 cluster) when a connection
 /// opens with the preface or ALPN chose `h2` (`ExtAuthzHTTP2Handler`), HTTP/1.1 otherwise (`ExtAuthzHTTP1Handler`,

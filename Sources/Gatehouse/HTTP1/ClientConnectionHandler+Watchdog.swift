@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseHTTP
 
 /// The connection's deadlines (the next request head, a closing connection's last answer taken, and its
 /// current request's, which its driver keeps: a sign-out body, the upstream's response head, a stalled

@@ -2,6 +2,7 @@ import Foundation
 import Prometheus
 import NIOCore
 import NIOHTTP1
+import GatehouseHTTP
 
 /// The HTTP/1.1 front door: one client connection. It parses its bytes (`HTTP1RequestParser`, no
 /// decoder handler in front), queues pipelined requests, and hands each request to a `StreamDriver`, the

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatehouseSyntax
 
 /// One line of the failure log (docs/reference.md §8), before rate limiting.
 struct FailureEvent: Sendable {

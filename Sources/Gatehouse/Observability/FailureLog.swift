@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOConcurrencyHelpers
+import GatehouseSyntax
 
 /// Where failure-log lines go.
 public enum FailureLogDestination: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import GatehouseSyntax
 
 /// The operational log (stderr): startup, JWKS fetches, reloads. Never the failure log.
 public enum OperationalLog {

@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseSyntax
 
 /// What a request offers besides its token to show that its sender holds the key the token is bound
 /// to: the `Authorization` scheme, the `DPoP` proof header (RFC 9449), and the TLS client certificate

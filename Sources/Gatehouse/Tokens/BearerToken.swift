@@ -90,23 +90,6 @@ extension StringProtocol where SubSequence == Substring {
     }
 }
 
-extension String.UTF8View {
-    /// ASCII case-insensitive comparison without allocating lowered copies.
-    func elementsEqualIgnoringASCIICase(_ other: String.UTF8View) -> Bool {
-        guard count == other.count else { return false }
-        // Over the two buffers (a zip of the views' iterators showed in profiles).
-        return StringBytes.withBytes(of: String(self)) { lhs in
-            StringBytes.withBytes(of: String(other)) { rhs in
-                for index in 0..<lhs.count where lhs[index] != rhs[index] {
-                    let folded = lhs[index] | 0x20
-                    guard folded == rhs[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
-                }
-                return true
-            }
-        }
-    }
-}
-
 extension Substring {
     /// The UTF-8 bytes, copied in one go from contiguous storage (a byte-by-byte copy of a ~1 KiB
     /// token showed up in profiles).

@@ -3,6 +3,7 @@ import NIOHPACK
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseRules
+import GatehouseHTTP
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
 /// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse

@@ -2,6 +2,7 @@
 import NIOCore
 import NIOHTTP2
 import Testing
+import GatehouseHTTP
 
 /// One stream's inbound holding: frames pass while the reader reads, are held in order while it does not, and the
 /// stream's window opens again only as the held DATA is handed on (the backpressure a slow reader puts on its sender).

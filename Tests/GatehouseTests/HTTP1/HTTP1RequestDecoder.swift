@@ -1,6 +1,7 @@
 @testable import Gatehouse
 import NIOCore
 import NIOHTTP1
+import GatehouseHTTP
 
 /// `HTTP1RequestParser` as a pipeline decoder, for the request-smuggling corpus, which compares it with NIO's llhttp
 /// decoder through the same `ByteToMessageHandler`. The HTTP/1.1 door runs the parser inside

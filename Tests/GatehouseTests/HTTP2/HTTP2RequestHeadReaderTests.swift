@@ -3,6 +3,7 @@ import NIOHTTP1
 import Testing
 
 @testable import Gatehouse
+import GatehouseHTTP
 
 /// The HTTP/2 request head read by Gatehouse's rules (docs/security.md H11-H15) and request trailers
 /// as forwarded (P53), without a socket; HTTP2IntakeTests shows the same end to end.

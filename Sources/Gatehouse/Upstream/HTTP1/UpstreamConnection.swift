@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseHTTP
 
 /// What an upstream connection reports to the client connection currently using it.
 /// Both live on the same event loop, so these are plain calls.

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP2
+import GatehouseHTTP
 
 /// One multiplexed HTTP/2 connection to the upstream, frame by frame behind NIO's `NIOHTTP2Handler`
 /// (no stream multiplexer): a new leg is a new stream id in Gatehouse's own table, its frames go to

@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import GatehouseHTTP
 
 /// HTTP/2 connections to the upstream owned by one event loop, shared by every stream forwarded
 /// from it: a new stream goes on a connection with room under the upstream's

@@ -1,5 +1,5 @@
-import NIOCore
-import NIOHTTP2
+public import NIOCore
+public import NIOHTTP2
 
 /// Closes the client connections NIO's HTTP/2 handler has given up on. On a connection error (a
 /// flood caught by its DoS heuristics: rapid reset, CONTINUATION or control-frame floods, an HPACK
@@ -22,21 +22,21 @@ import NIOHTTP2
 /// NIO's GOAWAY for a connection error names the highest possible stream (2^31-1: "any stream may have
 /// been processed"). Every stream Gatehouse may have processed is one NIO reported open, so the guard
 /// writes the last of those instead (RFC 9113 §6.8): the client knows that later streams were not.
-final class HTTP2ConnectionGuard: ChannelDuplexHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    typealias OutboundIn = IOData
-    typealias OutboundOut = IOData
+public final class HTTP2ConnectionGuard: ChannelDuplexHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = ByteBuffer
+    public typealias OutboundIn = IOData
+    public typealias OutboundOut = IOData
 
     private let drainTimeout: TimeAmount
     private var context: ChannelHandlerContext?
     /// Told by `HTTP2ServerConnectionHandler` as streams open and close.
-    var openStreams = 0
+    public var openStreams = 0
     /// The highest stream NIO reported open.
-    var lastStreamID = HTTP2StreamID.rootStream
+    public var lastStreamID = HTTP2StreamID.rootStream
     /// The last stream an error GOAWAY named once rewritten: should NIO, which thinks it named 2^31-1, take a new
     /// stream while earlier ones finish, the stream handlers refuse any above this (RFC 9113 §6.8).
-    private(set) var announcedLastStreamID: HTTP2StreamID?
+    public private(set) var announcedLastStreamID: HTTP2StreamID?
 
     // The outbound frame being read: its header so far, then how much payload is left.
     private var header: [UInt8] = []
@@ -48,26 +48,26 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
     private var closing = false
     private var backstop: Scheduled<Void>?
 
-    init(drainTimeout: TimeAmount) {
+    public init(drainTimeout: TimeAmount) {
         self.drainTimeout = drainTimeout
         header.reserveCapacity(9)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    public func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    public func handlerRemoved(context: ChannelHandlerContext) {
         backstop?.cancel()
         self.context = nil
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         backstop?.cancel()
         context.fireChannelInactive()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             // HTTP/2 has no half-closed connections: nothing more can come (not even a WINDOW_UPDATE).
             close(context)
@@ -76,7 +76,7 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard case .byteBuffer(var buffer) = unwrapOutboundIn(data) else {
             context.write(data, promise: promise)
             return
@@ -88,17 +88,17 @@ final class HTTP2ConnectionGuard: ChannelDuplexHandler {
         }
     }
 
-    func flush(context: ChannelHandlerContext) {
+    public func flush(context: ChannelHandlerContext) {
         context.flush()
         if closeAfterFlush { close(context) }
     }
 
     /// A stream above the last one the error GOAWAY named: refused (REFUSED_STREAM), never processed.
-    func refusesNewStream(_ id: HTTP2StreamID) -> Bool {
+    public func refusesNewStream(_ id: HTTP2StreamID) -> Bool {
         announcedLastStreamID.map { id > $0 } ?? false
     }
 
-    func streamClosed() {
+    public func streamClosed() {
         if closeWhenNoStreams, openStreams <= 0, let context { close(context) }
     }
 

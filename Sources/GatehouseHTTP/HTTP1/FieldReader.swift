@@ -1,37 +1,37 @@
 import NIOCore
-import NIOHTTP1
+public import NIOHTTP1
 import GatehouseSyntax
 
 /// Reads the field lines of a head or trailer section whose line endings were already checked
 /// (every CR is followed by LF): `name ":" OWS value OWS CRLF`, up to the empty line that ends it.
 /// Names are tokens, values hold no control bytes and their bytes above 0x7F are UTF-8, obs-fold is
 /// refused (RFC 9112 §5.2 allows that).
-struct FieldReader {
-    let bytes: UnsafeRawBufferPointer
+public struct FieldReader {
+    public let bytes: UnsafeRawBufferPointer
 
     /// The fields in order, and what the framing rules need to know of them.
-    struct Fields {
-        var list: [(String, String)] = []
-        var contentLengthCount = 0
-        var contentLength = 0
-        var transferEncodingCount = 0
-        var transferEncodingIsChunked = false
-        var hasUpgrade = false
+    public struct Fields {
+        public var list: [(String, String)] = []
+        public var contentLengthCount = 0
+        public var contentLength = 0
+        public var transferEncodingCount = 0
+        public var transferEncodingIsChunked = false
+        public var hasUpgrade = false
         /// `Connection: close` or `Proxy-Connection: close` (which llhttp honoured like `Connection`;
         /// NIO's keep-alive reading of a head looks at `Connection` only).
-        var connectionCloses = false
+        public var connectionCloses = false
         /// A connection field ending in a tab, which llhttp does not read as `keep-alive`.
-        var connectionEndsInTab = false
+        public var connectionEndsInTab = false
 
         /// Whether another request may follow: HTTP/1.1 unless told to close, HTTP/1.0 only with a
         /// readable `keep-alive`.
-        func keepsConnection(_ head: HTTPRequestHead) -> Bool {
+        public func keepsConnection(_ head: HTTPRequestHead) -> Bool {
             head.isKeepAlive && !connectionCloses && !(head.version == .http1_0 && connectionEndsInTab)
         }
 
         /// RFC 9112 §6: one `Content-Length` of digits, or `Transfer-Encoding: chunked` alone (never
         /// with a length, never twice, never on HTTP/1.0, no other coding: Gatehouse re-frames bodies).
-        func framing(version: HTTPVersion) throws(HTTPParserError) -> RequestBodyFraming {
+        public func framing(version: HTTPVersion) throws(HTTPParserError) -> RequestBodyFraming {
             if transferEncodingCount > 0 {
                 guard contentLengthCount == 0 else { throw .unexpectedContentLength }
                 guard transferEncodingCount == 1, transferEncodingIsChunked, version == .http1_1 else { throw .invalidHeaderToken }
@@ -43,14 +43,14 @@ struct FieldReader {
     }
 
     /// The index of the CR ending the line that starts at `start`.
-    func lineEnd(from start: Int) -> Int {
+    public func lineEnd(from start: Int) -> Int {
         var index = start
         while bytes[index] != ASCIIByte.carriageReturn { index += 1 }
         return index
     }
 
     /// The field lines from `start` to the section's closing empty line.
-    mutating func readFields(from start: Int) throws(HTTPParserError) -> Fields {
+    public mutating func readFields(from start: Int) throws(HTTPParserError) -> Fields {
         var fields = Fields()
         fields.list.reserveCapacity(16)  // one allocation for a typical request's fields
         var lineStart = start

@@ -1,12 +1,12 @@
-import NIOCore
-import NIOHTTP1
+public import NIOCore
+public import NIOHTTP1
 import GatehouseSyntax
 
 /// Chunk-size lines (RFC 9112 §7.1): `1*HEXDIG *( ";" token [ "=" ( token / quoted-string ) ] ) CRLF`,
 /// with no whitespace anywhere (BWS is a leniency smugglers use) and at most 15 hex digits.
 extension HTTP1RequestParser {
     /// The size of the next chunk once its whole line has arrived (the line is consumed); nil before.
-    mutating func readChunkSizeLine(from buffer: inout ByteBuffer) throws(HTTPParserError) -> Int? {
+    public mutating func readChunkSizeLine(from buffer: inout ByteBuffer) throws(HTTPParserError) -> Int? {
         let read: Result<(size: Int, lineLength: Int)?, HTTPParserError> = buffer.withUnsafeReadableBytes { bytes in
             let window = UnsafeRawBufferPointer(rebasing: bytes[..<Swift.min(bytes.count, Self.maxChunkLineBytes)])
             guard let lineFeed = window.firstIndex(of: ASCIIByte.lineFeed) else {
@@ -24,10 +24,10 @@ extension HTTP1RequestParser {
 }
 
 /// One chunk-size line without its CRLF.
-enum ChunkLine {
-    static let maxSizeDigits = 15
+public enum ChunkLine {
+    public static let maxSizeDigits = 15
 
-    static func size(_ line: UnsafeRawBufferPointer) throws(HTTPParserError) -> Int {
+    public static func size(_ line: UnsafeRawBufferPointer) throws(HTTPParserError) -> Int {
         var index = 0
         var size = 0
         while index < line.count, let digit = ASCIIByte.hexValue(line[index]) {

@@ -1,5 +1,5 @@
 /// How the body of a request is delimited.
-enum RequestBodyFraming: Equatable {
+public enum RequestBodyFraming: Equatable {
     case none
     case length(Int)
     case chunked

@@ -3,29 +3,29 @@
 /// (the upstream cannot take them yet) keep the window closed, which is the backpressure a slow
 /// upstream puts on the client (RFC 9113 §5.2). The rule is swift-nio-http2's `InboundWindowManager`:
 /// top the window up to its target once it has fallen to half of it.
-struct InboundFlowWindow {
+public struct InboundFlowWindow {
     private let target: Int
     /// The window as NIO last reported it (`NIOHTTP2WindowUpdatedEvent.inboundWindowSize`).
     private var lastSize: Int?
     /// Bytes received but not handed on yet.
-    private(set) var heldBytes = 0
+    public private(set) var heldBytes = 0
 
-    init(target: Int) {
+    public init(target: Int) {
         self.target = target
     }
 
     /// NIO reports the window after a DATA frame or a WINDOW_UPDATE: the increment to send, if any.
-    mutating func windowChanged(to size: Int) -> Int? {
+    public mutating func windowChanged(to size: Int) -> Int? {
         lastSize = size
         return increment()
     }
 
-    mutating func held(_ bytes: Int) {
+    public mutating func held(_ bytes: Int) {
         heldBytes += bytes
     }
 
     /// Held bytes handed on: the increment to send, if any.
-    mutating func released(_ bytes: Int) -> Int? {
+    public mutating func released(_ bytes: Int) -> Int? {
         heldBytes -= bytes
         return increment()
     }

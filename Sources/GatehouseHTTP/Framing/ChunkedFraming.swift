@@ -1,10 +1,10 @@
-import NIOCore
+public import NIOCore
 
 /// Chunked transfer coding on the way out (RFC 9112 §7.1): each body buffer becomes one chunk,
 /// written as three buffers so the data itself is never copied.
-enum ChunkedFraming {
+public enum ChunkedFraming {
     /// Writes `buffer` as one chunk; an empty buffer writes nothing (it would end the body).
-    static func writeChunk(_ buffer: ByteBuffer, to write: (ByteBuffer) -> Void, allocator: ByteBufferAllocator) {
+    public static func writeChunk(_ buffer: ByteBuffer, to write: (ByteBuffer) -> Void, allocator: ByteBufferAllocator) {
         guard buffer.readableBytes > 0 else { return }
         var size = allocator.buffer(capacity: 18)
         size.writeString(String(buffer.readableBytes, radix: 16))
@@ -14,7 +14,7 @@ enum ChunkedFraming {
         write(crlf(allocator))
     }
 
-    static func lastChunk(_ allocator: ByteBufferAllocator) -> ByteBuffer {
+    public static func lastChunk(_ allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 5)
         buffer.writeStaticString("0\r\n\r\n")
         return buffer

@@ -1,9 +1,9 @@
-import NIOHTTP1
+public import NIOHTTP1
 
 extension HTTPResponseHead {
     /// This head with its `Connection` header saying whether the connection stays open,
     /// in the form the response's HTTP version needs.
-    func keepingAlive(_ keepAlive: Bool) -> HTTPResponseHead {
+    public func keepingAlive(_ keepAlive: Bool) -> HTTPResponseHead {
         var head = self
         head.headers.remove(name: "connection")
         if !keepAlive {
@@ -18,5 +18,5 @@ extension HTTPResponseHead {
 extension HTTPRequestHead {
     /// Whether an HTTP/1.x client wants its connection kept open after the response. Not after a
     /// request asking for an upgrade that is not tunnelled: the parser stops at such a request.
-    var clientKeepAlive: Bool { isKeepAlive && !headers.contains(name: "upgrade") }
+    public var clientKeepAlive: Bool { isKeepAlive && !headers.contains(name: "upgrade") }
 }

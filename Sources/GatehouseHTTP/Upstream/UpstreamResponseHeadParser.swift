@@ -1,24 +1,24 @@
-import NIOCore
+public import NIOCore
 import GatehouseSyntax
 
 /// Strict parsing of one upstream response head (RFC 9112 §4-6). The upstream is trusted to
 /// answer, not to frame: anything ambiguous (two lengths, an unknown transfer coding, folded or
 /// bare-LF lines, control bytes) is refused, because a mis-framed response on a pooled connection
 /// would be served to the next client.
-enum UpstreamResponseHeadParser {
-    struct Malformed: Error, CustomStringConvertible, Equatable {
-        var description: String
-        init(_ description: String) { self.description = description }
+public enum UpstreamResponseHeadParser {
+    public struct Malformed: Error, CustomStringConvertible, Equatable {
+        public var description: String
+        public init(_ description: String) { self.description = description }
 
         /// An HTTP/2-only (or gRPC) upstream behind `protocol = "http1"`: said in the operational log.
-        static let speaksHTTP2 = Malformed(
+        public static let speaksHTTP2 = Malformed(
             "the upstream speaks HTTP/2 (its first bytes are a SETTINGS frame); set [upstream] protocol = \"http2\"")
     }
 
     /// - Parameters:
     ///   - head: exactly the head, from the status line through the empty line's CRLF.
     ///   - requestWasHEAD: the answer to a HEAD request has no body whatever its headers say.
-    static func parse(_ head: ByteBuffer, requestWasHEAD: Bool) throws -> UpstreamResponseHead {
+    public static func parse(_ head: ByteBuffer, requestWasHEAD: Bool) throws -> UpstreamResponseHead {
         try head.withUnsafeReadableBytes { bytes in
             var cursor = 0
             let (minor, status, reason) = try statusLine(bytes, &cursor)

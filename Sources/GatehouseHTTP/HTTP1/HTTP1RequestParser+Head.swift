@@ -1,10 +1,10 @@
-import NIOCore
-import NIOHTTP1
+public import NIOCore
+public import NIOHTTP1
 import GatehouseSyntax
 
 /// Heads and trailer sections: found by their empty line, then read in one pass.
 extension HTTP1RequestParser {
-    mutating func nextHead(from buffer: inout ByteBuffer) throws(HTTPParserError) -> HTTPRequestHead? {
+    public mutating func nextHead(from buffer: inout ByteBuffer) throws(HTTPParserError) -> HTTPRequestHead? {
         while true {
             guard let length = try sectionLength(in: buffer, limit: maxHeaderBytes) else { return nil }
             sectionScan = SectionScan()
@@ -29,7 +29,7 @@ extension HTTP1RequestParser {
     }
 
     /// The trailer section after the last chunk; its fields (nil when there are none) once it has all arrived.
-    mutating func nextTrailers(from buffer: inout ByteBuffer) throws(HTTPParserError) -> TrailerSection? {
+    public mutating func nextTrailers(from buffer: inout ByteBuffer) throws(HTTPParserError) -> TrailerSection? {
         // The head and the trailers share one limit (as in llhttp), so a request cannot double it.
         guard let length = try sectionLength(in: buffer, limit: max(maxHeaderBytes - headLength, 3)) else { return nil }
         sectionScan = SectionScan()
@@ -47,14 +47,14 @@ extension HTTP1RequestParser {
         return TrailerSection(fields: fields.list.isEmpty ? nil : HTTPHeaders(fields.list))
     }
 
-    struct TrailerSection {
-        var fields: HTTPHeaders?
+    public struct TrailerSection {
+        public var fields: HTTPHeaders?
     }
 
     /// The length of the head or trailer section at the front of `buffer`, up to and including its
     /// empty line; nil while it has not all arrived. Resumes where the previous call stopped, so a
     /// head dripped in byte by byte is scanned once. Every LF must follow a CR and every CR precede an LF.
-    mutating func sectionLength(in buffer: ByteBuffer, limit: Int) throws(HTTPParserError) -> Int? {
+    public mutating func sectionLength(in buffer: ByteBuffer, limit: Int) throws(HTTPParserError) -> Int? {
         var scan = sectionScan
         let found: Result<Int?, HTTPParserError> = buffer.withUnsafeReadableBytes { bytes in
             var index = scan.scanned
@@ -79,16 +79,16 @@ extension HTTP1RequestParser {
 }
 
 /// Reads a complete head: request line, fields, framing.
-struct RequestHeadReader {
-    var head: HTTPRequestHead
-    var framing: RequestBodyFraming
+public struct RequestHeadReader {
+    public var head: HTTPRequestHead
+    public var framing: RequestBodyFraming
     /// CONNECT or an `Upgrade` header: after this request the connection may speak something else.
-    var stopsParsing: Bool
+    public var stopsParsing: Bool
     /// Another request may follow this one (HTTP/1.1 without `Connection: close` or
     /// `Proxy-Connection: close`; HTTP/1.0 with `Connection: keep-alive`).
-    var keepsConnection: Bool
+    public var keepsConnection: Bool
 
-    static func read(_ bytes: UnsafeRawBufferPointer) throws(HTTPParserError) -> RequestHeadReader {
+    public static func read(_ bytes: UnsafeRawBufferPointer) throws(HTTPParserError) -> RequestHeadReader {
         var reader = FieldReader(bytes: bytes)
         let lineEnd = reader.lineEnd(from: 0)
         let (method, uri, version) = try readRequestLine(bytes, end: lineEnd)

@@ -1,22 +1,24 @@
-import NIOCore
+public import NIOCore
 import GatehouseSyntax
 
 /// Splits the bytes of one upstream connection into responses: heads (parsed strictly by
 /// `UpstreamResponseHeadParser`), body bytes as zero-copy slices, and each response's end.
 /// Chunked bodies are de-chunked here (sizes, extensions and trailers checked and dropped); the
 /// relay frames the body again for its client.
-struct UpstreamResponseParser {
-    enum Part {
+public struct UpstreamResponseParser {
+    public init() {}
+
+    public enum Part {
         case head(UpstreamResponseHead)
         case body(ByteBuffer)
         case end
     }
 
-    typealias Malformed = UpstreamResponseHeadParser.Malformed
+    public typealias Malformed = UpstreamResponseHeadParser.Malformed
 
-    static let maxHeadBytes = 64 * 1024
-    static let maxChunkLineBytes = 4 * 1024
-    static let maxTrailerBytes = 16 * 1024
+    public static let maxHeadBytes = 64 * 1024
+    public static let maxChunkLineBytes = 4 * 1024
+    public static let maxTrailerBytes = 16 * 1024
 
     private enum State {
         case head
@@ -39,13 +41,13 @@ struct UpstreamResponseParser {
     /// How far the search for the head's end has looked (so a head in many reads is scanned once).
     private var headScanned = 0
     /// The request being answered was HEAD: its response has no body.
-    var requestWasHEAD = false
+    public var requestWasHEAD = false
 
     /// Bytes received and not yet returned as parts.
-    var bufferedBytes: Int { buffer?.readableBytes ?? 0 }
-    var isUpgraded: Bool { if case .upgraded = state { true } else { false } }
+    public var bufferedBytes: Int { buffer?.readableBytes ?? 0 }
+    public var isUpgraded: Bool { if case .upgraded = state { true } else { false } }
 
-    mutating func append(_ bytes: ByteBuffer) {
+    public mutating func append(_ bytes: ByteBuffer) {
         if buffer == nil || buffer!.readableBytes == 0 {
             buffer = bytes
         } else {
@@ -55,13 +57,13 @@ struct UpstreamResponseParser {
     }
 
     /// Everything buffered, for the tunnel after a 101.
-    mutating func takeBuffered() -> ByteBuffer? {
+    public mutating func takeBuffered() -> ByteBuffer? {
         defer { buffer = nil }
         return buffer?.readableBytes ?? 0 > 0 ? buffer : nil
     }
 
     /// The next part, or nil when more bytes are needed.
-    mutating func next() throws -> Part? {
+    public mutating func next() throws -> Part? {
         switch state {
         case .ended:
             state = .head
@@ -100,7 +102,7 @@ struct UpstreamResponseParser {
 
     /// The upstream closed its side: the end of a body delimited by the close, or an error if a
     /// response was cut short. Nil if no response was under way.
-    mutating func connectionClosed() throws -> Part? {
+    public mutating func connectionClosed() throws -> Part? {
         switch state {
         case .untilClose:
             state = .head
@@ -152,7 +154,7 @@ struct UpstreamResponseParser {
     /// database) is told apart by its first bytes, as they arrive, instead of after the whole
     /// `[upstream] timeout` waiting for a blank line that never comes (nginx: "upstream sent no valid
     /// HTTP/1.0 header"). The head parser checks the rest of the status line once it is whole.
-    static func checkStatusLineStart(_ bytes: ByteBuffer) throws {
+    public static func checkStatusLineStart(_ bytes: ByteBuffer) throws {
         try bytes.withUnsafeReadableBytes { received in
             if isHTTP2SettingsFrame(received) { throw Malformed.speaksHTTP2 }
             for (index, byte) in received.prefix(statusLineStart.count + 2).enumerated() {

@@ -1,11 +1,11 @@
-import NIOCore
+public import NIOCore
 import GatehouseSyntax
 
 /// An upstream response head as it arrived: the received bytes, and where each header field lies
 /// in them, so that relaying it copies byte ranges instead of building strings.
-struct UpstreamResponseHead {
+public struct UpstreamResponseHead {
     /// How the body that follows the head is delimited (RFC 9112 §6.3).
-    enum Framing: Equatable {
+    public enum Framing: Equatable {
         /// No body: 1xx, 204, 304, or the answer to a HEAD request.
         case none
         case contentLength(Int)
@@ -15,7 +15,7 @@ struct UpstreamResponseHead {
     }
 
     /// What relaying a field needs to know about its name.
-    enum FieldKind: Equatable {
+    public enum FieldKind: Equatable {
         case other
         case contentLength
         case transferEncoding
@@ -26,37 +26,37 @@ struct UpstreamResponseHead {
         case requestID
     }
 
-    struct Field {
-        var kind: FieldKind
-        var name: Range<Int>
-        var value: Range<Int>
+    public struct Field {
+        public var kind: FieldKind
+        public var name: Range<Int>
+        public var value: Range<Int>
         /// The whole line without its CRLF.
-        var line: Range<Int>
+        public var line: Range<Int>
     }
 
     /// Status line through the blank line; offsets below are from its reader index.
-    var bytes: ByteBuffer
-    var status: Int
-    var reason: Range<Int>
-    var fields: [Field]
-    var framing: Framing
+    public var bytes: ByteBuffer
+    public var status: Int
+    public var reason: Range<Int>
+    public var fields: [Field]
+    public var framing: Framing
     /// Whether the upstream lets the connection be reused after this response.
-    var keepAlive: Bool
+    public var keepAlive: Bool
     /// The `Content-Length` value(s), once: relayed as one field whatever form it came in (`5, 5`).
-    var contentLength: Int?
+    public var contentLength: Int?
     /// Names the upstream's `Connection` header lists (hop-by-hop too), as value ranges.
-    var nominated: [Range<Int>]
+    public var nominated: [Range<Int>]
 
-    var isInformational: Bool { (100..<200).contains(status) }
+    public var isInformational: Bool { (100..<200).contains(status) }
 
     /// The `Content-Length` the client gets: none when the body is chunked (the length does not
     /// frame it then) or on a 1xx or 204 (which may not carry one), else the upstream's.
-    var relayedContentLength: Int? { framing == .chunked || isInformational || status == 204 ? nil : contentLength }
+    public var relayedContentLength: Int? { framing == .chunked || isInformational || status == 204 ? nil : contentLength }
 
     /// Whether the field is copied to the client as received: hop-by-hop fields, the ones the
     /// `Connection` header lists, the upstream's `X-Request-Id` are not, nor `Content-Length`
     /// (written once from `relayedContentLength`).
-    func isRelayed(_ field: Field) -> Bool {
+    public func isRelayed(_ field: Field) -> Bool {
         switch field.kind {
         case .hopByHop, .transferEncoding, .connection, .requestID, .contentLength:
             return false

@@ -1,5 +1,5 @@
 import NIOCore
-import NIOHTTP2
+public import NIOHTTP2
 
 /// The flow control Gatehouse keeps for one HTTP/2 stream, at either end (a client's stream,
 /// `HTTP2ServerStream`; a stream to the upstream, `HTTP2UpstreamLeg`):
@@ -7,32 +7,32 @@ import NIOHTTP2
 ///   (`InboundFlowWindow`) is opened again only as they are handed on: a slow reader slows the sender;
 /// - outbound, the bytes written and not yet handed to the socket: past `highWatermark` the stream is
 ///   not writable (its writer stops reading the other side) until they fall under `lowWatermark`.
-struct HTTP2StreamFlow {
-    static let highWatermark = 64 * 1024
-    static let lowWatermark = 32 * 1024
+public struct HTTP2StreamFlow {
+    public static let highWatermark = 64 * 1024
+    public static let lowWatermark = 32 * 1024
 
     private var window: InboundFlowWindow
     /// Frames held while the reader does not read: made for the first one, as most streams never hold one (an empty
     /// `CircularBuffer` allocates its storage, and so does emptying one).
     private var held: CircularBuffer<HTTP2Frame.FramePayload>?
     /// The reader asked for more: frames are handed on as they arrive, until the read ends.
-    private(set) var readRequested = true
-    private(set) var pendingBytes = 0
-    private(set) var pendingWrites = 0
+    public private(set) var readRequested = true
+    public private(set) var pendingBytes = 0
+    public private(set) var pendingWrites = 0
     /// DATA bytes of held frames handed on since the window was last told of them.
     private var releasedBytes = 0
 
-    init(targetWindow: Int) {
+    public init(targetWindow: Int) {
         window = InboundFlowWindow(target: targetWindow)
     }
 
-    var hasHeldFrames: Bool { !(held?.isEmpty ?? true) }
-    var isUnderHighWatermark: Bool { pendingBytes < Self.highWatermark }
+    public var hasHeldFrames: Bool { !(held?.isEmpty ?? true) }
+    public var isUnderHighWatermark: Bool { pendingBytes < Self.highWatermark }
 
     // MARK: Inbound
 
     /// A frame arrived: handed back to be delivered now, or held (nil).
-    mutating func arrived(_ payload: HTTP2Frame.FramePayload) -> HTTP2Frame.FramePayload? {
+    public mutating func arrived(_ payload: HTTP2Frame.FramePayload) -> HTTP2Frame.FramePayload? {
         if readRequested && !hasHeldFrames { return payload }
         if case .data(let data) = payload { window.held(data.data.readableBytes) }
         if held == nil { held = CircularBuffer(initialCapacity: 4) }
@@ -41,38 +41,38 @@ struct HTTP2StreamFlow {
     }
 
     /// The next held frame to deliver, while the reader reads.
-    mutating func nextHeld() -> HTTP2Frame.FramePayload? {
+    public mutating func nextHeld() -> HTTP2Frame.FramePayload? {
         guard readRequested, let payload = held?.popFirst() else { return nil }
         if case .data(let data) = payload { releasedBytes += data.data.readableBytes }
         return payload
     }
 
     /// The held frames taken by `nextHeld()` were delivered: the window increment to send, if any.
-    mutating func heldFramesDelivered() -> Int? {
+    public mutating func heldFramesDelivered() -> Int? {
         let bytes = releasedBytes
         releasedBytes = 0
         return bytes > 0 ? window.released(bytes) : nil
     }
 
     /// NIO reported the stream's inbound window: the increment to send, if any.
-    mutating func windowChanged(to size: Int) -> Int? {
+    public mutating func windowChanged(to size: Int) -> Int? {
         window.windowChanged(to: size)
     }
 
-    mutating func requestRead() { readRequested = true }
+    public mutating func requestRead() { readRequested = true }
     /// The read ended: frames are held until the reader asks again.
-    mutating func readEnded() { readRequested = false }
-    mutating func dropHeld() { held = nil }
+    public mutating func readEnded() { readRequested = false }
+    public mutating func dropHeld() { held = nil }
 
     // MARK: Outbound
 
-    mutating func writing(_ bytes: Int) {
+    public mutating func writing(_ bytes: Int) {
         pendingWrites += 1
         pendingBytes += bytes
     }
 
     /// A write reached the socket (or failed): whether the stream just became writable again.
-    mutating func wrote(_ bytes: Int) -> Bool {
+    public mutating func wrote(_ bytes: Int) -> Bool {
         let wasWritable = isUnderHighWatermark
         pendingWrites -= 1
         pendingBytes -= bytes

@@ -3,8 +3,8 @@ import GatehouseSyntax
 /// (`/…`), `*`, absolute-form (`scheme://authority[/…|?…]`, the scheme letters only), and for
 /// CONNECT authority-form. The handler then takes origin-form only (PathNormalizer); this check
 /// keeps the parser from accepting bytes the previous parser refused.
-enum RequestTargetForm {
-    static func isAcceptable(_ target: UnsafeRawBufferPointer, connect: Bool) -> Bool {
+public enum RequestTargetForm {
+    public static func isAcceptable(_ target: UnsafeRawBufferPointer, connect: Bool) -> Bool {
         if connect { return isAuthority(target) }
         if target[0] == ASCIIByte.slash { return true }
         if target.count == 1, target[0] == UInt8(ascii: "*") { return true }

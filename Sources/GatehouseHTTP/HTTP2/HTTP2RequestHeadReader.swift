@@ -1,5 +1,5 @@
-import NIOHPACK
-import NIOHTTP1
+public import NIOHPACK
+public import NIOHTTP1
 import GatehouseSyntax
 
 /// An HTTP/2 request's header block read into the request head the rest of Gatehouse judges, by the
@@ -25,9 +25,9 @@ import GatehouseSyntax
 ///
 /// Several `cookie` fields become one, joined with `"; "` (RFC 9113 §8.2.3), so an upstream that reads
 /// one Cookie field sees every crumb Gatehouse judged.
-enum HTTP2RequestHeadReader {
-    struct Malformed: Error, Equatable {
-        enum Answer: Equatable {
+public enum HTTP2RequestHeadReader {
+    public struct Malformed: Error, Equatable {
+        public enum Answer: Equatable, Sendable {
             /// RST_STREAM PROTOCOL_ERROR: malformed by RFC 9113 itself.
             case reset
             /// 400: what the HTTP/1.1 door refuses too.
@@ -37,25 +37,31 @@ enum HTTP2RequestHeadReader {
         }
 
         /// Said in the 400's body: which rule the request broke.
-        let reason: String
-        let answer: Answer
+        public let reason: String
+        public let answer: Answer
 
-        static func reset(_ reason: String) -> Malformed { Malformed(reason: reason, answer: .reset) }
-        static func badRequest(_ reason: String) -> Malformed { Malformed(reason: reason, answer: .badRequest) }
-        static let tooLarge = Malformed(reason: "header section over max_header_bytes", answer: .tooLarge)
+        public static func reset(_ reason: String) -> Malformed { Malformed(reason: reason, answer: .reset) }
+        public static func badRequest(_ reason: String) -> Malformed { Malformed(reason: reason, answer: .badRequest) }
+        public static let tooLarge = Malformed(reason: "header section over max_header_bytes", answer: .tooLarge)
     }
 
     /// A head as read, and the bytes it counted against `max_header_bytes` (its trailers get the rest).
-    struct Head {
-        var head: HTTPRequestHead
-        var sectionBytes: Int
+    public struct Head {
+        public var head: HTTPRequestHead
+        public var sectionBytes: Int
     }
 
-    static func read(_ block: HPACKHeaders, endStream: Bool, maxHeaderBytes: Int) -> Result<Head, Malformed> {
+    public static func read(_ block: HPACKHeaders, endStream: Bool, maxHeaderBytes: Int) -> Result<Head, Malformed> {
         read(fields: block.lazy.map { ($0.name, $0.value) }, count: block.count, endStream: endStream, maxHeaderBytes: maxHeaderBytes)
     }
 
-    /// A block as name-value pairs in the order they came (a block made of an ext_authz CheckRequest), `count` of them.
+    /// A block as name-value pairs in the order they came (a block made of an ext_authz CheckRequest). Not generic,
+    /// so that the caller in another module runs the reader specialized here.
+    public static func read(fields block: [(String, String)], endStream: Bool, maxHeaderBytes: Int) -> Result<Head, Malformed> {
+        read(fields: block, count: block.count, endStream: endStream, maxHeaderBytes: maxHeaderBytes)
+    }
+
+    /// The fields in the order they came, `count` of them.
     static func read<Fields: Sequence<(String, String)>>(
         fields block: Fields, count: Int, endStream: Bool, maxHeaderBytes: Int
     ) -> Result<Head, Malformed> {
@@ -145,7 +151,7 @@ enum HTTP2RequestHeadReader {
 
     /// A request trailer section, within what its head left of `max_header_bytes`: no pseudo-header, and
     /// the names and values of a head. Any fault resets the stream (its head may be forwarded already).
-    static func readTrailers(_ block: HPACKHeaders, maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
+    public static func readTrailers(_ block: HPACKHeaders, maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
         var fields: [(String, String)] = []
         fields.reserveCapacity(block.count)
         var sectionBytes = 0

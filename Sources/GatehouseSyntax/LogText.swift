@@ -1,8 +1,7 @@
-import GatehouseSyntax
 /// Text that came from a client, made safe to put in a log line.
-enum LogText {
+public enum LogText {
     /// Cuts to at most `maxBytes` UTF-8 bytes on a character boundary (docs/reference.md §8: 256).
-    static func truncated(_ text: String, maxBytes: Int = 256) -> String {
+    public static func truncated(_ text: String, maxBytes: Int = 256) -> String {
         guard text.utf8.count > maxBytes else { return text }
         var result = ""
         var used = 0
@@ -17,7 +16,7 @@ enum LogText {
 
     /// Bytes a peer sent, for an operational log line: visible ASCII and spaces as they are, anything
     /// else as `\xNN`, so a binary protocol's greeting is readable and cannot break the line.
-    static func printable(_ bytes: some Collection<UInt8>) -> String {
+    public static func printable(_ bytes: some Collection<UInt8>) -> String {
         var text = ""
         for byte in bytes {
             if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
@@ -36,7 +35,7 @@ extension String {
     /// This string as a JSON string literal (quotes included). Every C0 and C1 control character
     /// (U+0085 ends a line for some readers, U+009B starts a terminal escape), DEL and the
     /// Unicode line separators are escaped, so a value can never break a log line (docs/security.md J45).
-    var jsonQuoted: String {
+    public var jsonQuoted: String {
         var out = ""
         out.reserveCapacity(utf8.count + 2)
         out.appendJSONQuoted(self)
@@ -44,7 +43,7 @@ extension String {
     }
 
     /// Appends `value` as a JSON string literal (see `jsonQuoted`), with no string in between.
-    mutating func appendJSONQuoted(_ value: String) {
+    public mutating func appendJSONQuoted(_ value: String) {
         append("\"")
         // Most values are plain printable ASCII: appended as they are, not scalar by scalar.
         if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {

@@ -1,12 +1,12 @@
-import NIOCore
-import NIOHTTP1
+public import NIOCore
+public import NIOHTTP1
 import GatehouseSyntax
 
 /// HTTP/1.1 heads written straight into a `ByteBuffer`: no encoder handler, no `NIOAny` per part.
 /// Every value written comes from a parser that refused CR, LF and other controls, or from Gatehouse.
-enum HTTPHeadWriter {
+public enum HTTPHeadWriter {
     /// The whole answer to a request the decoder refused (400, 431): empty, and the connection closes.
-    static func refusal(_ status: HTTPResponseStatus, allocator: ByteBufferAllocator) -> ByteBuffer {
+    public static func refusal(_ status: HTTPResponseStatus, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 96)
         writeStatusLine(version: .http1_1, code: Int(status.code), into: &buffer)
         buffer.writeString(status.reasonPhrase)
@@ -16,7 +16,7 @@ enum HTTPHeadWriter {
 
     /// A response head for an HTTP/1.x client, in the version it spoke, with the framing and connection fields
     /// its door chose (`extraFields`).
-    static func clientResponseHead(
+    public static func clientResponseHead(
         _ head: ClientResponseHead, version: HTTPVersion, extraFields: RelayedFields, allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         switch head {
@@ -30,7 +30,7 @@ enum HTTPHeadWriter {
     /// A head given as fields (an answer Gatehouse made, an HTTP/2 upstream's): its fields, then `Content-Length`
     /// and the request id, written once as a relayed head has them, then the framing and connection fields,
     /// which are Gatehouse's to write (`extraFields`).
-    static func fieldsResponseHead(_ head: HTTPResponseHead, version: HTTPVersion, extraFields: RelayedFields, allocator: ByteBufferAllocator)
+    public static func fieldsResponseHead(_ head: HTTPResponseHead, version: HTTPVersion, extraFields: RelayedFields, allocator: ByteBufferAllocator)
         -> ByteBuffer
     {
         var buffer = allocator.buffer(capacity: 512)
@@ -57,7 +57,7 @@ enum HTTPHeadWriter {
     /// What the client gets of an upstream head: its status and reason, every field relayed as
     /// received except hop-by-hop ones, the upstream's `X-Request-Id` and `Content-Length` (written
     /// once, normalised), then Gatehouse's own.
-    static func relayedResponseHead(
+    public static func relayedResponseHead(
         _ upstream: UpstreamResponseHead, version: HTTPVersion, requestID: String, extraFields: RelayedFields,
         allocator: ByteBufferAllocator
     ) -> ByteBuffer {
@@ -92,13 +92,14 @@ enum HTTPHeadWriter {
     }
 
     /// Fields Gatehouse adds to a relayed head.
-    struct RelayedFields: OptionSet {
-        let rawValue: UInt8
-        static let chunked = RelayedFields(rawValue: 1)
-        static let connectionClose = RelayedFields(rawValue: 2)
+    public struct RelayedFields: OptionSet, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let chunked = RelayedFields(rawValue: 1)
+        public static let connectionClose = RelayedFields(rawValue: 2)
         /// For an HTTP/1.0 client whose connection stays open.
-        static let connectionKeepAlive = RelayedFields(rawValue: 4)
-        static let webSocketUpgrade = RelayedFields(rawValue: 8)
+        public static let connectionKeepAlive = RelayedFields(rawValue: 4)
+        public static let webSocketUpgrade = RelayedFields(rawValue: 8)
     }
 
     private static func writeStatusLine(version: HTTPVersion, code: Int, into buffer: inout ByteBuffer) {
@@ -109,7 +110,7 @@ enum HTTPHeadWriter {
         buffer.writeInteger(ASCIIByte.space)
     }
 
-    static func writeField(_ name: String, _ value: String, into buffer: inout ByteBuffer) {
+    @inlinable public static func writeField(_ name: String, _ value: String, into buffer: inout ByteBuffer) {
         buffer.writeString(name)
         buffer.writeStaticString(": ")
         buffer.writeString(value)

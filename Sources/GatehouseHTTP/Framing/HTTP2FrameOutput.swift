@@ -1,28 +1,28 @@
-import NIOCore
-import NIOHTTP2
+public import NIOCore
+public import NIOHTTP2
 
 /// What both of Gatehouse's frame-level HTTP/2 connections (a client's, `HTTP2ServerConnectionHandler`;
 /// one to the upstream, `HTTP2UpstreamConnection`) do alike on their way out: write their streams'
 /// frames, flush once per read or per event-loop turn (the answers of every stream completed in one
 /// read of the other side go out together), and keep the connection's receive window topped up.
-final class HTTP2FrameOutput {
-    let eventLoop: any EventLoop
+public final class HTTP2FrameOutput {
+    public let eventLoop: any EventLoop
     private var context: ChannelHandlerContext?
     private var connectionWindow: InboundFlowWindow
     private var isReading = false
     private var flushPending = false
 
-    init(eventLoop: any EventLoop, targetWindow: Int) {
+    public init(eventLoop: any EventLoop, targetWindow: Int) {
         self.eventLoop = eventLoop
         self.connectionWindow = InboundFlowWindow(target: targetWindow)
     }
 
     /// The connection's handler context while it is in the pipeline (nil once removed).
-    func attach(_ context: ChannelHandlerContext?) {
+    public func attach(_ context: ChannelHandlerContext?) {
         self.context = context
     }
 
-    func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
+    public func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
         guard let context else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
@@ -31,7 +31,7 @@ final class HTTP2FrameOutput {
     }
 
     /// Flushes at the end of the current read, or once at the end of this event-loop turn.
-    func flushSoon() {
+    public func flushSoon() {
         guard !flushPending else { return }
         flushPending = true
         if !isReading {
@@ -43,12 +43,12 @@ final class HTTP2FrameOutput {
         }
     }
 
-    func readBegan() {
+    public func readBegan() {
         isReading = true
     }
 
     /// The connection's read is over: what its streams wrote meanwhile goes out.
-    func readEnded() {
+    public func readEnded() {
         isReading = false
         if flushPending {
             flushPending = false
@@ -56,13 +56,13 @@ final class HTTP2FrameOutput {
         }
     }
 
-    func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {
+    public func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {
         write(HTTP2Frame(streamID: stream, payload: .windowUpdate(windowSizeIncrement: increment)), promise: nil)
         flushSoon()
     }
 
     /// NIO's report of a receive window: the connection's is topped up here; a stream's is handed back.
-    func windowUpdated(_ event: NIOHTTP2WindowUpdatedEvent) -> (stream: HTTP2StreamID, size: Int)? {
+    public func windowUpdated(_ event: NIOHTTP2WindowUpdatedEvent) -> (stream: HTTP2StreamID, size: Int)? {
         guard let size = event.inboundWindowSize else { return nil }
         guard event.streamID == .rootStream else { return (event.streamID, size) }
         if let increment = connectionWindow.windowChanged(to: size) { sendWindowUpdate(.rootStream, increment) }

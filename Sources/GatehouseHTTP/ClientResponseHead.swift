@@ -1,15 +1,15 @@
-import NIOHTTP1
+public import NIOHTTP1
 
 /// A response head on its way to the client, in the form its source has it; each door writes it in its own
 /// framing (the HTTP/1.1 door as bytes, an HTTP/2 stream as a header block).
-enum ClientResponseHead {
+public enum ClientResponseHead {
     /// A head as fields: an answer Gatehouse made, or an HTTP/2 upstream's (hop-by-hop fields gone, request id set).
     case fields(HTTPResponseHead)
     /// An HTTP/1.1 upstream's head as its bytes arrived: relayed by byte ranges to an HTTP/1.1 client, with
     /// Gatehouse's request id (`HTTPHeadWriter.relayedResponseHead`).
     case relayed(UpstreamResponseHead, requestID: String)
 
-    var statusCode: Int {
+    public var statusCode: Int {
         switch self {
         case .fields(let head): Int(head.status.code)
         case .relayed(let head, _): head.status
@@ -17,7 +17,7 @@ enum ClientResponseHead {
     }
 
     /// The head as fields, for a door that does not write HTTP/1.1 bytes.
-    var asFields: HTTPResponseHead {
+    public var asFields: HTTPResponseHead {
         switch self {
         case .fields(let head): head
         case .relayed(let head, let requestID): head.relayedHead(requestID: requestID)

@@ -1,12 +1,12 @@
 import NIOCore
-import NIOHTTP1
+public import NIOHTTP1
 import GatehouseSyntax
 
 extension UpstreamResponseHead {
     /// The relayed head as a header list, for a client that is not sent HTTP/1.1 bytes (an
     /// HTTP/2 stream): the same fields `HTTPHeadWriter` relays, `Content-Length` once, and
     /// Gatehouse's request id.
-    func relayedHead(requestID: String) -> HTTPResponseHead {
+    public func relayedHead(requestID: String) -> HTTPResponseHead {
         var headers = HTTPHeaders()
         for field in fields where isRelayed(field) {
             headers.add(name: string(field.name), value: string(field.value))

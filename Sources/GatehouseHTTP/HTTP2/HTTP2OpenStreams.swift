@@ -1,28 +1,28 @@
-import NIOCore
-import NIOHTTP2
+public import NIOCore
+public import NIOHTTP2
 
 /// The streams NIO reported open on a frame-level HTTP/2 connection (the client port's, the ext_authz port's), and
 /// who hears of them: the connection guard (its drain, the GOAWAY's last stream) and the connection manager (its idle
 /// timer, its graceful stop). A stream refused on its first frame is reported closed without having been reported
 /// open, and must not reach the manager (it asserts on that).
-struct HTTP2OpenStreams {
-    let connectionGuard: HTTP2ConnectionGuard
-    let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+public struct HTTP2OpenStreams {
+    public let connectionGuard: HTTP2ConnectionGuard
+    public let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
     private var ids = Set<HTTP2StreamID>()
 
-    init(connectionGuard: HTTP2ConnectionGuard, manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate) {
+    public init(connectionGuard: HTTP2ConnectionGuard, manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate) {
         self.connectionGuard = connectionGuard
         self.manager = manager
     }
 
-    mutating func opened(_ id: HTTP2StreamID, channel: any Channel) {
+    public mutating func opened(_ id: HTTP2StreamID, channel: any Channel) {
         ids.insert(id)
         connectionGuard.openStreams += 1
         connectionGuard.lastStreamID = max(connectionGuard.lastStreamID, id)
         manager.streamCreated(id, channel: channel)
     }
 
-    mutating func closed(_ id: HTTP2StreamID, channel: any Channel) {
+    public mutating func closed(_ id: HTTP2StreamID, channel: any Channel) {
         guard ids.remove(id) != nil else { return }
         connectionGuard.openStreams -= 1
         manager.streamClosed(id, channel: channel)

@@ -1,4 +1,4 @@
-import NIOCore
+public import NIOCore
 
 /// Gathers what NIO's HTTP/2 handler writes between two flushes into one buffer. NIO writes every frame on its
 /// own (a HEADERS, a DATA frame's header, its payload), each in a buffer it must then allocate anew because the
@@ -9,18 +9,20 @@ import NIOCore
 /// or a file region is passed on as it is, after what was gathered before it, so the order of bytes never changes.
 /// Sits just below NIO's handler on every HTTP/2 connection (the client and ext_authz ports, where
 /// `HTTP2ConnectionGuard` below it reads the frames as they go, and the upstream pool's).
-final class HTTP2WriteCoalescer: ChannelOutboundHandler {
-    typealias OutboundIn = IOData
-    typealias OutboundOut = IOData
+public final class HTTP2WriteCoalescer: ChannelOutboundHandler {
+    public init() {}
+
+    public typealias OutboundIn = IOData
+    public typealias OutboundOut = IOData
 
     /// A buffer larger than this is passed on as it is.
-    static let largestCopied = 4096
+    public static let largestCopied = 4096
     /// Gathered bytes are passed on once this many wait, flush or not.
-    static let mostGathered = 64 << 10
+    public static let mostGathered = 64 << 10
 
     private var gathered: ByteBuffer?
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if promise == nil, case .byteBuffer(var buffer) = unwrapOutboundIn(data), buffer.readableBytes <= Self.largestCopied {
             if gathered == nil { gathered = context.channel.allocator.buffer(capacity: 4096) }
             gathered!.writeBuffer(&buffer)
@@ -31,7 +33,7 @@ final class HTTP2WriteCoalescer: ChannelOutboundHandler {
         context.write(data, promise: promise)
     }
 
-    func flush(context: ChannelHandlerContext) {
+    public func flush(context: ChannelHandlerContext) {
         passGathered(context)
         context.flush()
     }

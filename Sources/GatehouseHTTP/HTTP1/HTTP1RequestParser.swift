@@ -1,5 +1,5 @@
-import NIOCore
-import NIOHTTP1
+public import NIOCore
+public import NIOHTTP1
 import GatehouseSyntax
 
 /// Gatehouse's own strict HTTP/1.1 request parser (RFC 9112), working on the connection's bytes in
@@ -9,8 +9,8 @@ import GatehouseSyntax
 /// one `Content-Length` of digits only, `Transfer-Encoding` only as exactly `chunked` and never with
 /// a length or on HTTP/1.0, no obs-fold, no control bytes, chunk sizes bounded.
 /// Errors are NIO's `HTTPParserError`: `.headerOverflow` means the head exceeded `maxHeaderBytes`.
-struct HTTP1RequestParser {
-    enum State {
+public struct HTTP1RequestParser {
+    public enum State {
         case head
         case fixedBody(remaining: Int)
         case chunkSize
@@ -26,31 +26,31 @@ struct HTTP1RequestParser {
         case closed
     }
 
-    let maxHeaderBytes: Int
-    var state = State.head
+    public let maxHeaderBytes: Int
+    public var state = State.head
     /// How far the search for the end of a head (or trailer section) got in the bytes not yet consumed.
-    var sectionScan = SectionScan()
+    public var sectionScan = SectionScan()
     /// What comes after the request being read.
-    var afterMessage = State.head
+    public var afterMessage = State.head
     /// The size of the request's head: its trailers may take what is left of `maxHeaderBytes`.
-    var headLength = 0
+    public var headLength = 0
 
     /// Where the search for a head's empty line stands, as offsets from the first unconsumed byte.
-    struct SectionScan {
-        var scanned = 0
-        var lineStart = 0
+    public struct SectionScan {
+        public var scanned = 0
+        public var lineStart = 0
     }
 
     /// Longest chunk-size line (size and extensions) accepted.
-    static let maxChunkLineBytes = 4096
+    public static let maxChunkLineBytes = 4096
 
-    init(maxHeaderBytes: Int) {
+    public init(maxHeaderBytes: Int) {
         self.maxHeaderBytes = maxHeaderBytes
     }
 
     /// The next request part at the front of `buffer`, consuming its bytes; nil when more bytes are
     /// needed, or (after a request that switches protocols) always.
-    mutating func nextPart(from buffer: inout ByteBuffer) throws(HTTPParserError) -> HTTPServerRequestPart? {
+    public mutating func nextPart(from buffer: inout ByteBuffer) throws(HTTPParserError) -> HTTPServerRequestPart? {
         while true {
             switch state {
             case .head:
@@ -94,7 +94,7 @@ struct HTTP1RequestParser {
 
     /// Whether a request has begun but not ended: bytes of it were taken or wait in `unparsed`.
     /// A connection that ends then has cut a request short.
-    func isMidMessage(unparsed: ByteBuffer) -> Bool {
+    public func isMidMessage(unparsed: ByteBuffer) -> Bool {
         switch state {
         case .head: unparsed.readableBytes > 0
         case .stopped, .closed: false
@@ -112,5 +112,5 @@ struct HTTP1RequestParser {
         return buffer.readSlice(length: min(remaining, buffer.readableBytes))
     }
 
-    static let crlf = UInt16(ASCIIByte.carriageReturn) << 8 | UInt16(ASCIIByte.lineFeed)
+    public static let crlf = UInt16(ASCIIByte.carriageReturn) << 8 | UInt16(ASCIIByte.lineFeed)
 }
