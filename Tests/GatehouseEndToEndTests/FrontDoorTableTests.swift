@@ -332,7 +332,7 @@ struct FrontDoorTableTests {
                 continue
             case .decide(let request, let recent, let generation):
                 let decision = request.decide(recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())
-                pending.append(recorded(core.decided(decision, generation: generation, now: .now())))
+                pending.append(recorded(core.decided(decision, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970))))
             case .signOut(let endpoint, let identity, let request, let body, let generation):
                 let answer = SignOutResponder(services: request.services).respond(
                     endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
@@ -340,7 +340,7 @@ struct FrontDoorTableTests {
                 pending.append(recorded(core.answered(try await answer.get(), generation: generation)))
             case .awaitDecision(let future, let generation):
                 do {
-                    pending.append(recorded(core.decided(try await future.get(), generation: generation, now: .now())))
+                    pending.append(recorded(core.decided(try await future.get(), generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970))))
                 } catch {
                     pending.append(recorded(core.decisionFailed(generation: generation, now: .now())))
                 }

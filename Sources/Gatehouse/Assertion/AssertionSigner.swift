@@ -40,7 +40,7 @@ final class AssertionSigner: Sendable {
 
     /// The assertion for this identity now: the one kept in its slot while fresh, else a new one. nil only if
     /// the signature failed (counted); the request then goes without, and an upstream that checks refuses it.
-    func assertion(for identity: VerifiedIdentity, now: Int64 = Int64(Date().timeIntervalSince1970)) -> String? {
+    func assertion(for identity: VerifiedIdentity, now: Int64) -> String? {
         if let kept = identity.assertionSlot.current, kept.signer == generation, now < kept.refreshAt,
            carriesCurrentClaims(kept, identity) {
             return kept.value

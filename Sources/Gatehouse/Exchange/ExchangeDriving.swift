@@ -40,7 +40,7 @@ extension ExchangeDriving {
                 let cache = request.presentsRecentToken ? "connection" : identity.verifiedNow ? "miss" : "hit"
                 trace.verified(cache: cache, provider: identity.providerName)
             }
-            performCoreAction(core.decided(decision, generation: generation, now: .now()))
+            performCoreAction(core.decided(decision, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970)))
         case .signOut(let endpoint, let identity, let request, let body, let generation):
             let answer = TraceScope.with(trace) { SignOutResponder(services: request.services).respond(
                 endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
@@ -55,7 +55,7 @@ extension ExchangeDriving {
                         // The wait may have been for something else (userinfo, a TokenReview) with the token from a cache.
                         trace.verified(cache: identity.verifiedNow ? "miss" : "hit", provider: identity.providerName)
                     }
-                    self.performCoreAction(self.core.decided(decision, generation: generation, now: .now()))
+                    self.performCoreAction(self.core.decided(decision, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970)))
                 case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))
                 }
             }

@@ -196,7 +196,9 @@ struct ExchangeStateMachine {
 
     // MARK: - Decisions
 
-    mutating func decided(_ decision: Gatekeeper.Decision, generation: Int, now: NIODeadline) -> Action {
+    /// The gatekeeper's decision for request `generation`, `now` on the monotonic clock and `wallClock` in seconds since
+    /// the epoch (what an identity assertion in the answer of `/.gatehouse/check` is signed with).
+    mutating func decided(_ decision: Gatekeeper.Decision, generation: Int, now: NIODeadline, wallClock: Int64) -> Action {
         guard generation == self.generation, let inHand else { return .none }
         switch state {
         case .awaitingHead, .waiting: break
@@ -209,7 +211,7 @@ struct ExchangeStateMachine {
         if inHand.rule.auth != .public { records.authNanoseconds = (now - inHand.startedAt).nanoseconds }
         switch decision {
         case .admit(let admission):
-            if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand) }
+            if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand, wallClock: wallClock) }
             if isInRead && forwardsAtReadEnd {
                 state = .admitted(admission)
                 return .none
@@ -224,7 +226,8 @@ struct ExchangeStateMachine {
 
     /// The pending decision failed (a key refetch that could not complete).
     mutating func decisionFailed(generation: Int, now: NIODeadline) -> Action {
-        decided(.reject(AuthFailure(.keysUnavailable, "key refetch failed")), generation: generation, now: now)
+        // A refusal signs no assertion: the wall clock is not read.
+        decided(.reject(AuthFailure(.keysUnavailable, "key refetch failed")), generation: generation, now: now, wallClock: 0)
     }
 
     /// A sign-out's answer, once the store and the provider have answered.
@@ -243,12 +246,14 @@ struct ExchangeStateMachine {
 
     /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a
     /// rejection was counted (and logged) like any other.
-    private mutating func answerEndpoint(_ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest) -> Action {
+    private mutating func answerEndpoint(
+        _ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest, wallClock: Int64
+    ) -> Action {
         records.outcome = ("none", .endpoint)
         switch (endpoint, admission) {
         case (.check, _):
             var response = LocalResponse.json(.ok, "{\"allowed\":true}")
-            inHand.services.upstreamHead.addIdentityHeaders(for: admission, to: &response.headers)
+            inHand.services.upstreamHead.addIdentityHeaders(for: admission, at: wallClock, to: &response.headers)
             return answer(response)
         case (.jwks, _):
             // Answered by RequestIntake without judging; the same answer if it ever got here.

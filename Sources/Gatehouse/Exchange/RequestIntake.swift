@@ -16,7 +16,7 @@ enum RequestIntake {
     static func read(
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
         speaksGRPC: Bool, services: ProxyServices,
-        startedAt: NIODeadline = .now(), via: String? = nil, trace: TracePropagation? = nil
+        startedAt: NIODeadline, via: String? = nil, trace: TracePropagation? = nil
     ) -> Disposition {
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: RequestIDField.name))
         let (token, scheme) = BearerToken.extractWithScheme(

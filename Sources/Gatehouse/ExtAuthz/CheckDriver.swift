@@ -120,7 +120,7 @@ final class CheckDriver: ExchangeDriving {
             let request = inHand.request
             if case .verified(let identity) = admission { tokenMemory?.remember(inHand, identity: identity, identityFields: nil) }
             services.metrics.request(routeAuth: inHand.routeAuth, outcome: .forwarded)
-            finish(.allow(services.checkHead.checkAllowance(request, admission: admission)))
+            finish(.allow(services.checkHead.checkAllowance(request, admission: admission, at: Int64(Date().timeIntervalSince1970))))
         case .decide, .signOut, .awaitDecision, .awaitAnswer:
             performDecisionAction(action)
         case .readBody, .retry, .none:

@@ -125,9 +125,9 @@ final class CoreTestbed {
             case .decide(let request, let recent, let generation):
                 now = now + decisionTakes
                 let decision = request.decide(recent: recent, now: Date(), on: eventLoop)
-                pending.append(recorded(core.decided(decision, generation: generation, now: now)))
+                pending.append(recorded(core.decided(decision, generation: generation, now: now, wallClock: Int64(Date().timeIntervalSince1970))))
             case .awaitDecision(let future, let generation):
-                pending.append(recorded(core.decided(try await future.get(), generation: generation, now: now)))
+                pending.append(recorded(core.decided(try await future.get(), generation: generation, now: now, wallClock: Int64(Date().timeIntervalSince1970))))
             case .signOut(let endpoint, let identity, let request, let body, let generation):
                 let answer = SignOutResponder(services: request.services).respond(
                     endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
