@@ -59,6 +59,8 @@ for mode in "${MODES[@]}"; do
   python3 -c '
 import sys, statistics
 mode, n = sys.argv[1], int(sys.argv[2]); a = list(map(float, sys.argv[3:3 + n])); b = list(map(float, sys.argv[3 + n:]))
-print(f"{mode:5s} median A {statistics.median(a):.0f}  B {statistics.median(b):.0f}  B/A {statistics.median(b) / statistics.median(a):.3f}  per round " + ", ".join(f"{y / x:.2f}" for x, y in zip(a, b)))
+ratios = [y / x for x, y in zip(a, b)]
+print(f"{mode:5s} median A {statistics.median(a):.0f}  B {statistics.median(b):.0f}  B/A {statistics.median(b) / statistics.median(a):.3f}"
+      f"  paired median {statistics.median(ratios):.3f}  per round " + ", ".join(f"{r:.2f}" for r in ratios))
 ' "$mode" "$ROUNDS" "${a[@]}" "${b[@]}"
 done
