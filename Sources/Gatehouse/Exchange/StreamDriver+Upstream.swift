@@ -83,7 +83,7 @@ extension StreamDriver: UpstreamLegDelegate {
 
     func upstreamLegSwitchedProtocols(_ head: ClientResponseHead) {
         guard case .forwarding(let leg) = state else { return }
-        guard !responseHeadSent, core.upstreamSwitchedProtocols(), let channel = leg.takeTunnelChannel() else {
+        guard !responseHeadSent, core.upstreamSwitchedProtocols(), let tunnelEnd = leg.takeTunnelEnd() else {
             upstreamFailed(.badGateway)
             return
         }
@@ -94,8 +94,8 @@ extension StreamDriver: UpstreamLegDelegate {
         responseStatus = head.statusCode
         trace?.upstreamEnded(at: .now(), status: head.statusCode, error: nil)
         endTrace()
-        if !transport.startTunnel(head, upstream: channel) {
-            channel.close(promise: nil)
+        if !transport.startTunnel(head, upstream: tunnelEnd) {
+            tunnelEnd.channel.close(promise: nil)
             transport.finish(completed: false)
         }
     }

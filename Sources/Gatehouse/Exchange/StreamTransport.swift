@@ -30,5 +30,5 @@ protocol StreamTransport: AnyObject {
     func finish(completed: Bool)
     /// The upstream switched protocols (its 101 relayed as `head`): bytes go both ways between the client and
     /// `upstream` from here. False when this transport cannot tunnel (an HTTP/2 stream).
-    func startTunnel(_ head: ClientResponseHead, upstream: any Channel) -> Bool
+    func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool
 }

@@ -7,7 +7,7 @@ import GatehouseHTTP
 extension ClientConnectionHandler {
     /// Passes the upstream's 101 to the client, then the HTTP handlers out and raw byte relays in; bytes
     /// either side held beyond the upgrade are relayed.
-    func startTunnel(_ head: ClientResponseHead, upstream: any Channel) -> Bool {
+    func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool {
         guard let context, case .exchanging(let driver) = state, let request = driver.core.inHand else { return false }
         state = .tunnelling
         let services = request.services
@@ -18,10 +18,9 @@ extension ClientConnectionHandler {
         let (clientSide, upstreamSide) = TunnelHandler.matchedPair()
         do {
             // Both relays in place before either side hands over the bytes it held.
-            try upstream.pipeline.syncOperations.addHandler(upstreamSide)
+            try upstream.attach(upstreamSide)
             try context.channel.pipeline.syncOperations.addHandler(clientSide)
-            let upstreamPipeline = upstream.pipeline.syncOperations
-            _ = upstreamPipeline.removeHandler(try upstreamPipeline.handler(type: UpstreamConnection.self))
+            upstream.releaseHTTPHandler()
             // Client bytes read beyond the upgrade request go to the tunnel, which is next in line.
             if unparsed.readableBytes > 0 {
                 context.fireChannelRead(wrapInboundOut(unparsed))
@@ -30,14 +29,14 @@ extension ClientConnectionHandler {
             _ = context.pipeline.syncOperations.removeHandler(context: context)
         } catch {
             services.logger.warning("could not start WebSocket tunnel", metadata: ["gatehouse.error": "\(error)"])
-            upstream.close(promise: nil)
+            upstream.channel.close(promise: nil)
             context.close(promise: nil)
             return true
         }
         // The 101 and the bytes held beyond the upgrade were relayed: send them now.
-        upstream.flush()
+        upstream.channel.flush()
         context.channel.flush()
-        upstream.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+        upstream.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         return true
     }

@@ -157,7 +157,7 @@ final class HTTP2ServerStream: StreamTransport {
     func writeInformational(_ head: ClientResponseHead) {}
 
     /// HTTP/2 has no 101 (RFC 9113 §8.6): a stream is never tunnelled.
-    func startTunnel(_ head: ClientResponseHead, upstream: any Channel) -> Bool { false }
+    func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool { false }
 
     func writeBody(_ buffer: ByteBuffer) {
         writeHeldHead()

@@ -26,7 +26,7 @@ protocol UpstreamLeg: AnyObject {
     func finish(completed: Bool)
     /// After a 101 the driver accepted (`upstreamLegSwitchedProtocols`): the connection, handed over for a
     /// byte tunnel and no longer the leg's (nor the pool's); nil if the leg has none to give.
-    func takeTunnelChannel() -> (any Channel)?
+    func takeTunnelEnd() -> UpstreamTunnelEnd?
 }
 
 /// What an upstream leg reports; calls arrive on the stream's event loop.

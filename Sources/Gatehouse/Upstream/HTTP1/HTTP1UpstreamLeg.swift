@@ -80,12 +80,12 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         completed && responseEnded && upstreamKeepAlive ? pool.release(connection) : pool.discard(connection)
     }
 
-    func takeTunnelChannel() -> (any Channel)? {
+    func takeTunnelEnd() -> UpstreamTunnelEnd? {
         guard !isFinished, switchingHead != nil else { return nil }
         isFinished = true
         delegate = nil
         connection.delegate = nil
-        return connection.channel
+        return UpstreamTunnelEnd(channel: connection.channel, httpHandler: connection)
     }
 
     // MARK: UpstreamConnectionDelegate

@@ -81,7 +81,7 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
     }
 
     /// HTTP/2 has no 101 (RFC 9113 §8.6): never a tunnel.
-    func takeTunnelChannel() -> (any Channel)? { nil }
+    func takeTunnelEnd() -> UpstreamTunnelEnd? { nil }
 
     /// A stream that did not complete is reset (the upstream stops working on it).
     func finish(completed: Bool) {
