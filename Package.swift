@@ -63,7 +63,8 @@ let package = Package(
         // HTTP on the wire, without policy: the strict parsers (an HTTP/1.1 request, an upstream's HTTP/1.1
         // response, an HTTP/2 request's header block), response heads as they travel, the framing both ways
         // (HTTP/1.1 heads and chunks, HTTP/2 frame output, flow windows, write coalescing, the per-connection
-        // timer), HTTP/2 stream events and the connection guard. No token, route or service.
+        // timer), HTTP/2 stream events and the connection guard. No token, route or service. Public, with its
+        // per-request generics `@inlinable` or given concrete overloads, for the reason GatehouseSyntax is.
         .target(
             name: "GatehouseHTTP",
             dependencies: [
@@ -75,6 +76,8 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // Everything else, for now one module: tokens, keys, policy, the request core, the doors, the upstream
+        // legs, ext_authz, telemetry and the service (README's layout; issue 45 goes on cutting it).
         .target(
             name: "Gatehouse",
             dependencies: [
