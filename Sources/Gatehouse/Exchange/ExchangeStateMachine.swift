@@ -230,6 +230,13 @@ struct ExchangeStateMachine {
         decided(.reject(AuthFailure(.keysUnavailable, "key refetch failed")), generation: generation, now: now, wallClock: 0)
     }
 
+    /// A Check's caller gives up at its deadline (gRPC `grpc-timeout`): a decision still pending is refused 503, counted
+    /// and logged as any refusal, never left to time out nor allowed later (its decision is then ignored).
+    mutating func callerDeadlinePassed() -> Action {
+        guard let inHand, case .waiting = state else { return .none }
+        return reject(AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)"), inHand)
+    }
+
     /// A sign-out's answer, once the store and the provider have answered.
     mutating func answered(_ response: LocalResponse, generation: Int) -> Action {
         guard generation == self.generation, case .waiting = state else { return .none }
@@ -383,6 +390,8 @@ struct ExchangeStateMachine {
 
     private mutating func forward(_ admission: Gatekeeper.Admission) -> Action {
         state = .forwarding
+        // A Check's allowance is its answer: counted now, where a door's request is counted once the upstream answers.
+        if via != nil, let inHand { records.outcome = (inHand.routeAuth, .forwarded) }
         let buffered = body
         body = []
         return .forward(admission, bufferedBody: buffered)

@@ -119,7 +119,6 @@ final class CheckDriver: ExchangeDriving {
             guard let inHand = core.inHand else { return }
             let request = inHand.request
             if case .verified(let identity) = admission { tokenMemory?.remember(inHand, identity: identity, identityFields: nil) }
-            services.metrics.request(routeAuth: inHand.routeAuth, outcome: .forwarded)
             finish(.allow(services.checkHead.checkAllowance(request, admission: admission, at: Int64(Date().timeIntervalSince1970))))
         case .decide, .signOut, .awaitDecision, .awaitAnswer:
             performDecisionAction(action)
@@ -128,15 +127,11 @@ final class CheckDriver: ExchangeDriving {
         }
     }
 
-    /// The caller would give up before the decision: 503 now (a JWKS refetch or an introspection call that
-    /// outlasts it), counted and logged like any refusal.
+    /// The caller would give up before the decision (a JWKS refetch or an introspection call that outlasts it): the
+    /// core's answer to that.
     private func deadlinePassed() {
-        guard !isDone, let inHand = core.inHand else { return }
-        let failure = AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)")
-        services.recordRejection(failure, of: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken)
-        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: services.retryAfterSeconds)
-        RequestIDField.set(inHand.requestID, on: &response.headers)
-        finish(.deny(response))
+        guard !isDone else { return }
+        performCoreAction(core.callerDeadlinePassed())
     }
 
     private func finish(_ verdict: CheckVerdict) {

@@ -1,0 +1,68 @@
+import Foundation
+@testable import Gatehouse
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+
+/// What the core decides for a Check (`via` set) that a door's request does not need: an allowance is counted as
+/// forwarded when it is given (a door's request is counted once the upstream answers), and a decision still pending at
+/// the caller's deadline is refused 503, its late decision ignored. `CheckDriver` only carries these out.
+@Suite(.serialized)
+struct ExchangeCoreCheckTests {
+    static func checkCore() -> ExchangeStateMachine { ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, via: "ext_authz_grpc") }
+
+    @Test func aChecksAllowanceIsCountedAsForwardedByTheCoreAndADoorsIsNot() async throws {
+        try await ExchangeCoreTests.withTestbed { testbed in
+            let token = try testbed.token()
+            var check = Self.checkCore()
+            let allowed = try await testbed.run(&check, path: "/v1/orders", token: token)
+            #expect(allowed.isForwarded && allowed.outcomes == [.forwarded], "\(allowed.action) \(allowed.records)")
+            var door = ExchangeCoreTests.core()
+            let forwarded = try await testbed.run(&door, path: "/v1/orders", token: token)
+            #expect(forwarded.isForwarded && forwarded.outcomes.isEmpty, "\(forwarded.action) \(forwarded.records)")
+        }
+    }
+
+    @Test func aDecisionPendingAtTheCallersDeadlineIsRefused503AndItsLateDecisionIgnored() async throws {
+        try await ExchangeCoreTests.withTestbed { testbed in
+            var core = Self.checkCore()
+            #expect(core.callerDeadlinePassed().isNone, "no request: nothing to refuse")
+            let head = HTTPRequestHead(
+                version: .http2, method: .GET, uri: "/v1/orders", headers: ["host": "api.test", "authorization": "Bearer \(try testbed.token())"])
+            core.readBegan()
+            let actions = [
+                core.receivedHead(head, clientIP: "203.0.113.9", services: testbed.services, recent: nil, now: testbed.now), core.receivedEnd(),
+            ]
+            _ = core.takeRecords()
+            let generation = try #require(actions.lazy.compactMap(\.decisionGeneration).first, "\(actions)")
+            let loop = EmbeddedEventLoop()
+            let pending = loop.makePromise(of: Gatekeeper.Decision.self)
+            guard case .awaitDecision = core.decided(.pending(pending.futureResult), generation: generation, now: testbed.now, wallClock: 0) else {
+                Issue.record("a pending decision is awaited")
+                return
+            }
+            guard case .send(let response) = core.callerDeadlinePassed() else {
+                Issue.record("the caller's deadline is answered")
+                return
+            }
+            #expect(response.status == .serviceUnavailable)
+            #expect(core.takeRecords()?.rejection?.failure.reason == .keysUnavailable)
+            #expect(core.decided(.admit(.anonymous), generation: generation, now: testbed.now, wallClock: 0).isNone, "too late")
+            #expect(core.callerDeadlinePassed().isNone, "answered once")
+            pending.succeed(.admit(.anonymous))
+        }
+    }
+}
+
+extension ExchangeStateMachine.Action {
+    var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+
+    var decisionGeneration: Int? {
+        if case .decide(_, _, let generation) = self { return generation }
+        return nil
+    }
+}
