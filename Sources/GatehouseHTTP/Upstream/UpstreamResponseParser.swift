@@ -74,17 +74,11 @@ public struct UpstreamResponseParser {
         case .head:
             return try nextHead()
         case .fixedBody(let remaining):
-            guard let slice = slice(upTo: remaining) else { return nil }
-            let left = remaining - slice.readableBytes
-            state = left == 0 ? .ended : .fixedBody(remaining: left)
-            return .body(slice)
+            return bodyPart(of: remaining, ended: .ended) { .fixedBody(remaining: $0) }
         case .chunkSize:
             return try nextChunkSize()
         case .chunkData(let remaining):
-            guard let slice = slice(upTo: remaining) else { return nil }
-            let left = remaining - slice.readableBytes
-            state = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
-            return .body(slice)
+            return bodyPart(of: remaining, ended: .chunkDataEnd) { .chunkData(remaining: $0) }
         case .chunkDataEnd:
             guard let line = try takeLine(limit: 2) else { return nil }
             guard line.readableBytes == 0 else { throw Malformed("chunk data longer than its size") }
@@ -219,6 +213,15 @@ public struct UpstreamResponseParser {
     /// buffer is not held between reads (NIO reuses it only when nothing else refers to it).
     private mutating func keep(_ rest: ByteBuffer) {
         buffer = rest.readableBytes == 0 ? nil : rest
+    }
+
+    /// Up to `remaining` bytes of a delimited body (a length's or a chunk's): then the state is `ended` once all have
+    /// come, else what `more` makes of the bytes still to come.
+    private mutating func bodyPart(of remaining: Int, ended: State, more: (Int) -> State) -> Part? {
+        guard let slice = slice(upTo: remaining) else { return nil }
+        let left = remaining - slice.readableBytes
+        state = left == 0 ? ended : more(left)
+        return .body(slice)
     }
 
     private mutating func slice(upTo limit: Int) -> ByteBuffer? {
