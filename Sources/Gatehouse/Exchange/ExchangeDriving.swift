@@ -35,12 +35,13 @@ extension ExchangeDriving {
         switch action {
         case .decide(let request, let recent, let generation):
             // The services the decision calls hang their spans under this request's (`TraceScope`).
-            let decision = TraceScope.with(trace) { request.decide(recent: recent, now: Date(), on: coreEventLoop) }
+            let now = Date()  // the decision's, and what an assertion in its answer is signed with
+            let decision = TraceScope.with(trace) { request.decide(recent: recent, now: now, on: coreEventLoop) }
             if let trace, case .admit(.verified(let identity)) = decision {
                 let cache = request.presentsRecentToken ? "connection" : identity.verifiedNow ? "miss" : "hit"
                 trace.verified(cache: cache, provider: identity.providerName)
             }
-            performCoreAction(core.decided(decision, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970)))
+            performCoreAction(core.decided(decision, generation: generation, now: .now(), wallClock: Int64(now.timeIntervalSince1970)))
         case .signOut(let endpoint, let identity, let request, let body, let generation):
             let answer = TraceScope.with(trace) { SignOutResponder(services: request.services).respond(
                 endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),

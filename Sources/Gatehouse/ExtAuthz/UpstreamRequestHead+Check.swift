@@ -7,9 +7,9 @@ extension UpstreamRequestHead {
     /// sets: Envoy removes after it sets, so the name would not reach the upstream at all), the DPoP token as
     /// `Bearer`, and the identity as metadata. Hop-by-hop fields, `X-Forwarded-*` and the request id are
     /// Envoy's own to write.
-    func checkAllowance(_ request: Request, admission: Gatekeeper.Admission, at now: Int64) -> CheckAllowance {
+    func checkAllowance(_ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64) -> CheckAllowance {
         var allowance = CheckAllowance()
-        forEachAdmissionHeader(admission, at: now) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
+        forEachAdmissionHeader(admission, at: now()) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
         let nominated = HeaderHygiene.connectionNominations(request.head.headers)
         if let trace = request.trace {
             // The gateway forwards with Gatehouse's span as the parent (Envoy's own tracing, if on, may set them again).

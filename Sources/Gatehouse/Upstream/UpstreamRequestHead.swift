@@ -47,8 +47,8 @@ struct UpstreamRequestHead {
     ///   - identityFields: the identity fields this admission's identity was written with before
     ///     (`Written.identityFields` of the same identity and configuration).
     func make(
-        _ request: Request, admission: Gatekeeper.Admission, at now: Int64, allocator: ByteBufferAllocator, chunkedBody forceChunked: Bool = false,
-        identityFields: ByteBuffer? = nil
+        _ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, allocator: ByteBufferAllocator,
+        chunkedBody forceChunked: Bool = false, identityFields: ByteBuffer? = nil
     ) -> Written {
         var sink = BufferSink(buffer: allocator.buffer(capacity: estimatedSize(request, admission)))
         sink.buffer.writeString(request.head.method.rawValue)
@@ -66,9 +66,9 @@ struct UpstreamRequestHead {
                 written = sink.buffer.getSlice(at: start, length: sink.buffer.writerIndex - start)
             }
             // After the kept fields: it is signed again while they stay the same.
-            forEachAssertionHeader(identity, at: now) { sink.add($0, $1) }
+            forEachAssertionHeader(identity, at: now()) { sink.add($0, $1) }
         } else {
-            writeAdmission(admission, at: now, into: &sink)
+            writeAdmission(admission, at: now(), into: &sink)
         }
         sink.buffer.writeStaticString("\r\n")
         return Written(bytes: sink.buffer, chunkedBody: chunkedBody, identityFields: written)
@@ -78,7 +78,7 @@ struct UpstreamRequestHead {
     /// codec turns `Host` into `:authority` and drops what HTTP/2 forbids).
     /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one
     /// Host), then the fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids.
-    func makeHTTP2Head(_ request: Request, admission: Gatekeeper.Admission, at now: Int64, scheme: String) -> HPACKHeaders {
+    func makeHTTP2Head(_ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, scheme: String) -> HPACKHeaders {
         var sink = HPACKSink()
         sink.headers.reserveCapacity(request.head.headers.count + 12)
         sink.headers.add(name: ":method", value: request.head.method.rawValue)
@@ -86,7 +86,7 @@ struct UpstreamRequestHead {
         if let host = request.head.headers.first(name: "host") { sink.headers.add(name: ":authority", value: host) }
         sink.headers.add(name: ":path", value: request.target.requestURI)
         _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
-        writeAdmission(admission, at: now, into: &sink)
+        writeAdmission(admission, at: now(), into: &sink)
         return sink.headers
     }
 
@@ -203,35 +203,36 @@ struct UpstreamRequestHead {
     }
 
     /// What Gatehouse vouches for, after the client's fields.
-    private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Gatekeeper.Admission, at now: Int64, into sink: inout Sink) {
-        forEachAdmissionHeader(admission, at: now) { sink.add($0, $1) }
+    private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, into sink: inout Sink) {
+        forEachAdmissionHeader(admission, at: now()) { sink.add($0, $1) }
     }
 
     /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or
     /// `X-Auth-Guest` for a guest; nothing for a public route. The answer of `/.gatehouse/check`. `now`: the wall
-    /// clock's seconds since the epoch, which an assertion is signed with (every `at now` below).
-    func addIdentityHeaders(for admission: Gatekeeper.Admission, at now: Int64, to headers: inout HTTPHeaders) {
-        forEachAdmissionHeader(admission, at: now) { headers.add(name: $0, value: $1) }
+    /// clock's seconds since the epoch, which an assertion is signed with (every `at now` here), read only then: a
+    /// request without an assertion to sign reads no clock.
+    func addIdentityHeaders(for admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, to headers: inout HTTPHeaders) {
+        forEachAdmissionHeader(admission, at: now()) { headers.add(name: $0, value: $1) }
     }
 
     /// The identity headers of an admission, in the order they are written.
-    func forEachAdmissionHeader(_ admission: Gatekeeper.Admission, at now: Int64, _ body: (String, String) -> Void) {
+    func forEachAdmissionHeader(_ admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
         switch admission {
-        case .verified(let identity): forEachIdentityHeader(identity, at: now, body)
+        case .verified(let identity): forEachIdentityHeader(identity, at: now(), body)
         case .guest: body("X-Auth-Guest", "true")
         case .anonymous: break
         }
     }
 
     /// The claims' headers, then the assertion's.
-    func forEachIdentityHeader(_ identity: VerifiedIdentity, at now: Int64, _ body: (String, String) -> Void) {
+    func forEachIdentityHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
         forEachClaimHeader(identity, body)
-        forEachAssertionHeader(identity, at: now, body)
+        forEachAssertionHeader(identity, at: now(), body)
     }
 
     /// `[assertion] header` (docs/reference.md §15), when configured.
-    private func forEachAssertionHeader(_ identity: VerifiedIdentity, at now: Int64, _ body: (String, String) -> Void) {
-        if let assertion, let value = assertion.assertion(for: identity, now: now) { body(assertion.settings.header, value) }
+    private func forEachAssertionHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
+        if let assertion, let value = assertion.assertion(for: identity, now: now()) { body(assertion.settings.header, value) }
     }
 
     /// What the claims say: the same for every request of one verified token (userinfo enrichment aside).
