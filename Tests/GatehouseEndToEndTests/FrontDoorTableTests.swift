@@ -331,21 +331,18 @@ struct FrontDoorTableTests {
             case .none, .readBody, .retry:
                 continue
             case .decide(let request, let recent, let generation):
-                let decision = request.decide(recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())
-                pending.append(recorded(core.decided(decision, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970))))
-            case .signOut(let endpoint, let identity, let request, let body, let generation):
-                let answer = SignOutResponder(services: request.services).respond(
-                    endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
-                    on: MultiThreadedEventLoopGroup.singleton.next())
-                pending.append(recorded(core.answered(try await answer.get(), generation: generation)))
-            case .awaitDecision(let future, let generation):
+                var decision = services.decide(request, recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())
                 do {
-                    pending.append(recorded(core.decided(try await future.get(), generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970))))
+                    while case .pending(let future) = decision { decision = try await future.get() }
                 } catch {
                     pending.append(recorded(core.decisionFailed(generation: generation, now: .now())))
+                    continue
                 }
-            case .awaitAnswer(let future, let generation):
-                pending.append(recorded(core.answered(try await future.get(), generation: generation)))
+                let verdict = try #require(decision.verdict)
+                pending.append(recorded(core.decided(verdict, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970))))
+            case .signOut(let endpoint, let identity, let request, let body, let generation):
+                let answer = services.signOut(endpoint, identity, request, body: body, on: MultiThreadedEventLoopGroup.singleton.next())
+                pending.append(recorded(core.answered(try await answer.get(), generation: generation)))
             case .send(let response):
                 let json = try? StrictJSON.parse(Array(response.body.utf8)).objectValue
                 let body = core.inHand?.isHEAD == true ? 0 : response.body.utf8.count

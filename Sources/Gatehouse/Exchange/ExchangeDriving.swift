@@ -28,45 +28,48 @@ extension ExchangeDriving {
         trace?.observe(records, startedAt: core.inHand?.startedAt)
     }
 
-    /// Performs the decision actions every door shares: asking the gatekeeper (most answers come at once), a
-    /// sign-out, and waiting on a pending decision or answer; the outcome goes back to the core, and its action
-    /// to the door, on the door's event loop, unless the request is gone by then.
+    /// Performs the decision actions every door shares: asking the gatekeeper (most answers come at once) and a
+    /// sign-out; what they come to goes back to the core, and its action to the door, on the door's event loop, unless
+    /// the request is gone by then.
     func performDecisionAction(_ action: ExchangeStateMachine.Action) {
         switch action {
         case .decide(let request, let recent, let generation):
             // The services the decision calls hang their spans under this request's (`TraceScope`).
             let now = Date()  // the decision's, and what an assertion in its answer is signed with
-            let decision = TraceScope.with(trace) { request.decide(recent: recent, now: now, on: coreEventLoop) }
-            if let trace, case .admit(.verified(let identity)) = decision {
-                let cache = request.presentsRecentToken ? "connection" : identity.verifiedNow ? "miss" : "hit"
-                trace.verified(cache: cache, provider: identity.providerName)
-            }
-            performCoreAction(core.decided(decision, generation: generation, now: .now(), wallClock: Int64(now.timeIntervalSince1970)))
+            let decision = TraceScope.with(trace) { request.services.decide(request, recent: recent, now: now, on: coreEventLoop) }
+            report(decision, generation: generation, decidedAt: now, cache: request.presentsRecentToken ? "connection" : nil)
         case .signOut(let endpoint, let identity, let request, let body, let generation):
-            let answer = TraceScope.with(trace) { SignOutResponder(services: request.services).respond(
-                endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
-                on: coreEventLoop) }
-            performDecisionAction(.awaitAnswer(answer, generation: generation))
-        case .awaitDecision(let future, let generation):
-            future.assumeIsolated().whenComplete { result in
-                guard self.coreHasRequest else { return }
-                switch result {
-                case .success(let decision):
-                    if let trace = self.trace, case .admit(.verified(let identity)) = decision {
-                        // The wait may have been for something else (userinfo, a TokenReview) with the token from a cache.
-                        trace.verified(cache: identity.verifiedNow ? "miss" : "hit", provider: identity.providerName)
-                    }
-                    self.performCoreAction(self.core.decided(decision, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970)))
-                case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))
-                }
-            }
-        case .awaitAnswer(let future, let generation):
-            future.assumeIsolated().whenSuccess { response in
+            let answer = TraceScope.with(trace) { request.services.signOut(endpoint, identity, request, body: body, on: coreEventLoop) }
+            answer.assumeIsolated().whenSuccess { response in
                 guard self.coreHasRequest else { return }
                 self.performCoreAction(self.core.answered(response, generation: generation))
             }
         case .none, .readBody, .send, .forward, .retry:
             break
         }
+    }
+
+    /// Hands the gatekeeper's verdict to the core: at once, or once a pending decision is made (`decidedAt` then the
+    /// time it was made). `cache`: where the token's identity came from when not from the verifier's cache or a
+    /// verification (the connection's last token), for the trace.
+    private func report(_ decision: Gatekeeper.Decision, generation: Int, decidedAt: Date?, cache: String?) {
+        guard let verdict = decision.verdict else {
+            guard case .pending(let future) = decision else { return }
+            future.assumeIsolated().whenComplete { result in
+                guard self.coreHasRequest else { return }
+                switch result {
+                case .success(let decision):
+                    // The wait may have been for something else (userinfo, a TokenReview) with the token from a cache.
+                    self.report(decision, generation: generation, decidedAt: nil, cache: nil)
+                case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))
+                }
+            }
+            return
+        }
+        if let trace, case .admit(.verified(let identity)) = verdict {
+            trace.verified(cache: cache ?? (identity.verifiedNow ? "miss" : "hit"), provider: identity.providerName)
+        }
+        let wallClock = Int64((decidedAt ?? Date()).timeIntervalSince1970)
+        performCoreAction(core.decided(verdict, generation: generation, now: .now(), wallClock: wallClock))
     }
 }

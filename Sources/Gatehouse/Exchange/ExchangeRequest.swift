@@ -49,14 +49,6 @@ final class ExchangeRequest {
     var requestID: String { request.requestID }
     var routeAuth: String { rule.auth.rawValue }
     var presentedToken: Substring? { token.presentedToken }
-
-    /// Asks the gatekeeper. A sign-out may be repeated with a signed-out token (a retry after a 503);
-    /// signing out everywhere again would move the subject's cut-off, so a revoked token may not.
-    func decide(recent: VerifiedIdentity?, now: Date, on eventLoop: any EventLoop) -> Gatekeeper.Decision {
-        services.gatekeeper.decide(
-            request.head, path: request.target.path, host: routingHost, rule: rule, token: token, evidence: evidence, now: Int64(now.timeIntervalSince1970),
-            acceptingRevoked: endpoint == .signout, recent: recent, on: eventLoop)
-    }
 }
 
 extension BearerToken {

@@ -5,7 +5,7 @@ import GatehouseSyntax
 /// The life of one request up to its answer or its upstream leg, the same for every door: a door
 /// reports what arrived (a head, body, the end, the end of a read, a decision, with the time) and
 /// performs the action it gets back (ask the gatekeeper, sign out, send an answer, open the upstream
-/// leg, wait for a future, read more). Routing, own endpoints, sign-out, the gRPC form of a refusal,
+/// leg, read more), reporting what a call came to as a plain value. Routing, own endpoints, sign-out, the gRPC form of a refusal,
 /// what is counted and what goes to the failure log are decided here, once; the doors only frame.
 ///
 /// No I/O: no event loop, no clock, no metric or log call. Time comes in with the events; what is to be
@@ -31,15 +31,12 @@ struct ExchangeStateMachine {
 
     enum Action {
         case none
-        /// Ask the gatekeeper about the request (`ExchangeRequest.decide`), `recent` being the connection's last verified
-        /// token's identity when the request presents it; report through `decided(_:generation:now:)`.
+        /// Ask the gatekeeper about the request (`ProxyServices.decide`), `recent` being the connection's last verified
+        /// token's identity when the request presents it; report its verdict, at once or once made, through
+        /// `decided(_:generation:now:wallClock:)` (a decision that could not be made: `decisionFailed(generation:now:)`).
         case decide(ExchangeRequest, recent: VerifiedIdentity?, generation: Int)
-        /// Apply a sign-out (`SignOutResponder`) with the body read; report its answer through `answered(_:generation:)`.
+        /// Apply a sign-out (`ProxyServices.signOut`) with the body read; report its answer through `answered(_:generation:)`.
         case signOut(OwnEndpoint, VerifiedIdentity, ExchangeRequest, body: [UInt8], generation: Int)
-        /// Report the outcome through `decided(_:generation:now:)` (a failed future: `decisionFailed(generation:now:)`).
-        case awaitDecision(EventLoopFuture<Gatekeeper.Decision>, generation: Int)
-        /// Report the answer through `answered(_:generation:)`.
-        case awaitAnswer(EventLoopFuture<LocalResponse>, generation: Int)
         /// Go on reading the request body (a sign-out's): it must arrive within `idle_timeout`.
         case readBody
         /// Write this answer (already in gRPC form for a gRPC call). If the request has not ended,
@@ -198,18 +195,10 @@ struct ExchangeStateMachine {
 
     /// The gatekeeper's decision for request `generation`, `now` on the monotonic clock and `wallClock` in seconds since
     /// the epoch (what an identity assertion in the answer of `/.gatehouse/check` is signed with).
-    mutating func decided(_ decision: Gatekeeper.Decision, generation: Int, now: NIODeadline, wallClock: Int64) -> Action {
-        guard generation == self.generation, let inHand else { return .none }
-        switch state {
-        case .awaitingHead, .waiting: break
-        case .readingSignOut, .admitted, .answering, .forwarding, .finished: return .none
-        }
-        if case .pending(let future) = decision {
-            state = .waiting
-            return .awaitDecision(future, generation: generation)
-        }
+    mutating func decided(_ verdict: Gatekeeper.Verdict, generation: Int, now: NIODeadline, wallClock: Int64) -> Action {
+        guard generation == self.generation, let inHand, case .waiting = state else { return .none }
         if inHand.rule.auth != .public { records.authNanoseconds = (now - inHand.startedAt).nanoseconds }
-        switch decision {
+        switch verdict {
         case .admit(let admission):
             if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand, wallClock: wallClock) }
             if isInRead && forwardsAtReadEnd {
@@ -219,8 +208,6 @@ struct ExchangeStateMachine {
             return forward(admission)
         case .reject(let failure):
             return reject(failure, inHand)
-        case .pending:
-            return .none  // handled above
         }
     }
 

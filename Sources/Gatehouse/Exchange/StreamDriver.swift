@@ -186,7 +186,7 @@ final class StreamDriver: ExchangeDriving {
         switch action {
         case .none:
             break
-        case .decide, .signOut, .awaitDecision, .awaitAnswer:
+        case .decide, .signOut:
             performDecisionAction(action)
         case .readBody:
             // The body must arrive within the same time a request head must (slowloris).

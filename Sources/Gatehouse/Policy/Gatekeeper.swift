@@ -13,10 +13,27 @@ struct Gatekeeper: Sendable {
         case verified(VerifiedIdentity)
     }
 
+    /// What the gatekeeper answers: a verdict at once, or one still to come (a key refetch, introspection, userinfo,
+    /// a shared replay store).
     enum Decision {
         case admit(Admission)
         case reject(AuthFailure)
         case pending(EventLoopFuture<Decision>)
+
+        /// The verdict of a decision made; nil while pending (its future completes with a made one).
+        var verdict: Verdict? {
+            switch self {
+            case .admit(let admission): .admit(admission)
+            case .reject(let failure): .reject(failure)
+            case .pending: nil
+            }
+        }
+    }
+
+    /// A decision made, as the request core takes it (`ExchangeStateMachine.decided`).
+    enum Verdict {
+        case admit(Admission)
+        case reject(AuthFailure)
     }
 
     let routes: RouteTable

@@ -124,17 +124,13 @@ final class CoreTestbed {
                 continue
             case .decide(let request, let recent, let generation):
                 now = now + decisionTakes
-                let decision = request.decide(recent: recent, now: Date(), on: eventLoop)
-                pending.append(recorded(core.decided(decision, generation: generation, now: now, wallClock: Int64(Date().timeIntervalSince1970))))
-            case .awaitDecision(let future, let generation):
-                pending.append(recorded(core.decided(try await future.get(), generation: generation, now: now, wallClock: Int64(Date().timeIntervalSince1970))))
+                var decision = request.services.decide(request, recent: recent, now: Date(), on: eventLoop)
+                while case .pending(let future) = decision { decision = try await future.get() }
+                guard let verdict = decision.verdict else { throw Failure(description: "a pending decision's future completed pending") }
+                pending.append(recorded(core.decided(verdict, generation: generation, now: now, wallClock: Int64(Date().timeIntervalSince1970))))
             case .signOut(let endpoint, let identity, let request, let body, let generation):
-                let answer = SignOutResponder(services: request.services).respond(
-                    endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
-                    on: eventLoop)
+                let answer = request.services.signOut(endpoint, identity, request, body: body, on: eventLoop)
                 pending.append(recorded(core.answered(try await answer.get(), generation: generation)))
-            case .awaitAnswer(let future, let generation):
-                pending.append(recorded(core.answered(try await future.get(), generation: generation)))
             case .send, .forward, .readBody:
                 return Outcome(action: action, records: records)
             }
