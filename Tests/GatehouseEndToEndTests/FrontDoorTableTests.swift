@@ -323,7 +323,7 @@ struct FrontDoorTableTests {
             if let records = core.takeRecords() { services.record(records) }
             return action
         }
-        var pending = [recorded(core.receivedHead(head, clientIP: "127.0.0.1", services: services, recent: nil, now: .now()))]
+        var pending = [recorded(core.receivedHead(head, clientIP: "127.0.0.1", settings: services.exchange, recent: nil, now: .now()))]
         pending.append(recorded(core.receivedEnd()))
         pending.append(recorded(core.readEnded()))
         while !pending.isEmpty {

@@ -9,9 +9,10 @@ protocol ExchangeDriving: AnyObject {
     var core: ExchangeStateMachine { get set }
     /// The core still has the door's request: not forwarded, answered or given up since (nor the client gone).
     var coreHasRequest: Bool { get }
-    /// The configuration the door's requests are judged with (a request keeps the one it started with).
+    /// The services of the configuration the driver's one request started with (a reload applies to the next
+    /// request, which gets a driver of its own); the core was given their `exchange` settings.
     var services: ProxyServices { get }
-    /// The door's event loop: the core's futures complete on it.
+    /// The door's event loop: the decisions and sign-outs the driver waits on complete on it.
     var coreEventLoop: any EventLoop { get }
     /// Performs an action of the core (the door's `perform`, which starts with `performRecords`).
     func performCoreAction(_ action: ExchangeStateMachine.Action)
@@ -24,7 +25,7 @@ extension ExchangeDriving {
     /// thing a door's `perform` does, so nothing the core saw is lost whichever action follows.
     func performRecords() {
         guard let records = core.takeRecords() else { return }
-        (core.inHand?.services ?? services).record(records)
+        services.record(records)
         trace?.observe(records, startedAt: core.inHand?.startedAt)
     }
 
@@ -36,10 +37,10 @@ extension ExchangeDriving {
         case .decide(let request, let recent, let generation):
             // The services the decision calls hang their spans under this request's (`TraceScope`).
             let now = Date()  // the decision's, and what an assertion in its answer is signed with
-            let decision = TraceScope.with(trace) { request.services.decide(request, recent: recent, now: now, on: coreEventLoop) }
+            let decision = TraceScope.with(trace) { services.decide(request, recent: recent, now: now, on: coreEventLoop) }
             report(decision, generation: generation, decidedAt: now, cache: request.presentsRecentToken ? "connection" : nil)
         case .signOut(let endpoint, let identity, let request, let body, let generation):
-            let answer = TraceScope.with(trace) { request.services.signOut(endpoint, identity, request, body: body, on: coreEventLoop) }
+            let answer = TraceScope.with(trace) { services.signOut(endpoint, identity, request, body: body, on: coreEventLoop) }
             answer.assumeIsolated().whenSuccess { response in
                 guard self.coreHasRequest else { return }
                 self.performCoreAction(self.core.answered(response, generation: generation))

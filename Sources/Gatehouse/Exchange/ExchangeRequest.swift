@@ -22,7 +22,7 @@ final class ExchangeRequest {
     /// A gRPC call over HTTP/2: refused in gRPC's form (an HTTP/1.1 client gets the plain answer).
     var isGRPC: Bool
     /// The configuration this request started with; a reload applies to the next request.
-    let services: ProxyServices
+    let settings: ExchangeSettings
     let startedAt: NIODeadline
     /// The client presented the same token as its connection's last verified request.
     var presentsRecentToken = false
@@ -32,7 +32,7 @@ final class ExchangeRequest {
 
     init(
         request: UpstreamRequestHead.Request, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken, evidence: SenderEvidence = .none,
-        isHEAD: Bool, isGRPC: Bool, services: ProxyServices, startedAt: NIODeadline
+        isHEAD: Bool, isGRPC: Bool, settings: ExchangeSettings, startedAt: NIODeadline
     ) {
         self.evidence = evidence
         self.request = request
@@ -41,7 +41,7 @@ final class ExchangeRequest {
         self.token = token
         self.isHEAD = isHEAD
         self.isGRPC = isGRPC
-        self.services = services
+        self.settings = settings
         self.startedAt = startedAt
     }
 

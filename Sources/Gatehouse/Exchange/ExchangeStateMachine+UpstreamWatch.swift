@@ -28,7 +28,7 @@ extension ExchangeStateMachine {
     /// now (nil while it is opening).
     func upstreamWatch(now: NIODeadline, legTakesMore: Bool?) -> UpstreamWatch {
         guard let inHand else { return .nothing }
-        let idleTimeout = inHand.services.idleTimeout
+        let idleTimeout = inHand.settings.idleTimeout
         var next: NIODeadline?
         if !responseStarted, let headDeadline = responseDeadline {
             if headDeadline <= now { return .responseHeadLate }

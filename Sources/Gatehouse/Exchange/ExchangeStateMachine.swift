@@ -132,13 +132,13 @@ struct ExchangeStateMachine {
     /// the connection's TLS client certificate (`SenderEvidence`).
     mutating func receivedHead(
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
-        services: ProxyServices, recent: RecentToken?, now: NIODeadline, trace: TracePropagation? = nil
+        settings: ExchangeSettings, recent: RecentToken?, now: NIODeadline, trace: TracePropagation? = nil
     ) -> Action {
         guard case .awaitingHead = state else { return .none }
         generation &+= 1
         switch RequestIntake.read(
             head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, routeContext: routeContext, speaksGRPC: speaksGRPC,
-            services: services, startedAt: now, via: via, trace: trace)
+            settings: settings, startedAt: now, via: via, trace: trace)
         {
         case .answer(let refused, let response, let outcome):
             inHand = refused
@@ -146,7 +146,7 @@ struct ExchangeStateMachine {
             return answer(response)
         case .judge(let judged):
             // The fast path for forwarded requests: still checked for expiry, keys, revocation, route.
-            let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, services: services) : nil
+            let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, settings: settings) : nil
             judged.presentsRecentToken = known != nil
             inHand = judged
             state = .waiting
@@ -232,7 +232,7 @@ struct ExchangeStateMachine {
 
     private mutating func reject(_ failure: AuthFailure, _ inHand: ExchangeRequest) -> Action {
         records.rejection = .init(failure: failure, request: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken)
-        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: inHand.services.retryAfterSeconds)
+        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: inHand.settings.retryAfterSeconds)
         // The decision endpoint's caller may not see the body (nginx auth_request): the reason as a header too.
         if inHand.endpoint == .check { response.headers.add(name: "X-Gatehouse-Reason", value: failure.reason.rawValue) }
         return answer(response)
@@ -247,11 +247,11 @@ struct ExchangeStateMachine {
         switch (endpoint, admission) {
         case (.check, _):
             var response = LocalResponse.json(.ok, "{\"allowed\":true}")
-            inHand.services.upstreamHead.addIdentityHeaders(for: admission, at: wallClock, to: &response.headers)
+            inHand.settings.identityHeaders.addIdentityHeaders(for: admission, at: wallClock, to: &response.headers)
             return answer(response)
         case (.jwks, _):
             // Answered by RequestIntake without judging; the same answer if it ever got here.
-            return answer(LocalResponse.publishedJWKS(inHand.services.upstreamHead.assertion, answering: inHand.request.head))
+            return answer(LocalResponse.publishedJWKS(inHand.settings.identityHeaders.assertion, answering: inHand.request.head))
         case (.userinfo, .verified(let identity)):
             return answer(LocalResponse.json(.ok, OwnEndpoint.userinfoJSON(identity)))
         case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):
@@ -310,7 +310,7 @@ struct ExchangeStateMachine {
     @discardableResult
     mutating func upstreamLegStarted(now: NIODeadline) -> NIODeadline? {
         guard let inHand else { return nil }
-        if responseDeadline == nil { responseDeadline = now + inHand.services.responseTimeout }
+        if responseDeadline == nil { responseDeadline = now + inHand.settings.responseTimeout }
         return responseDeadline
     }
 

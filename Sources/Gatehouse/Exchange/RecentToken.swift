@@ -11,24 +11,25 @@ struct RecentToken {
     let identity: VerifiedIdentity
     /// The identity fields as written to an HTTP/1.1 upstream (none for a header list).
     let identityFields: ByteBuffer?
-    private let services: ObjectIdentifier
+    /// The configuration it was made under (`ExchangeSettings`, one per configuration).
+    private let configuration: ObjectIdentifier
 
-    init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, services: ProxyServices) {
+    init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, settings: ExchangeSettings) {
         self.token = token.utf8Bytes
         self.identity = identity
         self.identityFields = identityFields
-        self.services = ObjectIdentifier(services)
+        self.configuration = ObjectIdentifier(settings)
     }
 
     /// The identity to hand the verifier (`Gatekeeper.decide(recent:)`) when `token` is the one remembered.
-    static func identity(of recent: RecentToken?, for token: Substring?, services: ProxyServices) -> VerifiedIdentity? {
-        guard let recent, let token, recent.matches(token, services: services) else { return nil }
+    static func identity(of recent: RecentToken?, for token: Substring?, settings: ExchangeSettings) -> VerifiedIdentity? {
+        guard let recent, let token, recent.matches(token, settings: settings) else { return nil }
         return recent.identity
     }
 
     /// Whether `token` is byte for byte the one remembered, under the same configuration.
-    func matches(_ token: Substring, services: ProxyServices) -> Bool {
-        guard self.services == ObjectIdentifier(services), token.utf8.count == self.token.count, !self.token.isEmpty else { return false }
+    func matches(_ token: Substring, settings: ExchangeSettings) -> Bool {
+        guard configuration == ObjectIdentifier(settings), token.utf8.count == self.token.count, !self.token.isEmpty else { return false }
         return token.utf8.withContiguousStorageIfAvailable { bytes in
             self.token.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
         } ?? token.utf8.elementsEqual(self.token)
@@ -43,13 +44,13 @@ final class ConnectionTokenMemory {
     /// Remembers the token of a request verified as `identity`, with the identity fields written for
     /// it, if any. Not with userinfo enrichment, whose fields may change from one request to the next.
     func remember(_ request: ExchangeRequest, identity: VerifiedIdentity, identityFields: ByteBuffer?) {
-        guard request.services.gatekeeper.userinfo == nil, let token = request.presentedToken else { return }
-        recent = RecentToken(token: token, identity: identity, identityFields: identityFields, services: request.services)
+        guard request.settings.remembersTokens, let token = request.presentedToken else { return }
+        recent = RecentToken(token: token, identity: identity, identityFields: identityFields, settings: request.settings)
     }
 
     /// The identity fields to write again for this request: it presents the remembered token.
     func identityFields(for request: ExchangeRequest) -> ByteBuffer? {
-        guard request.presentsRecentToken, request.services.gatekeeper.userinfo == nil else { return nil }
+        guard request.presentsRecentToken, request.settings.remembersTokens else { return nil }
         return recent?.identityFields
     }
 }

@@ -15,23 +15,23 @@ enum RequestIntake {
 
     static func read(
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
-        speaksGRPC: Bool, services: ProxyServices,
+        speaksGRPC: Bool, settings: ExchangeSettings,
         startedAt: NIODeadline, via: String? = nil, trace: TracePropagation? = nil
     ) -> Disposition {
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: RequestIDField.name))
         let (token, scheme) = BearerToken.extractWithScheme(
-            from: head.headers, cookieName: services.verification.tokenCookie, headerName: services.verification.tokenHeader)
+            from: head.headers, cookieName: settings.tokenCookie, headerName: settings.tokenHeader)
         // The proof header is only looked for when the scheme asks for one: a bearer request pays nothing.
         let evidence = SenderEvidence(
             scheme: scheme, proof: scheme == .dpop ? SenderEvidence.proofHeader(in: head.headers) : .absent,
             certificateThumbprint: certificateThumbprint, clientIP: clientIP)
         func makeRequest(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
             ExchangeRequest(
-                request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: services.scheme,
+                request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: settings.scheme,
                                isWebSocket: isWebSocket, via: via, trace: trace),
                 rule: rule, endpoint: nil, token: token, evidence: evidence, isHEAD: head.method == .HEAD,
                 // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
-                isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), services: services, startedAt: startedAt)
+                isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), settings: settings, startedAt: startedAt)
         }
         guard let target = PathNormalizer.normalize(head.uri), hasValidHost(head) else {
             var response = LocalResponse.plain(.badRequest, "bad request target or Host")
@@ -39,8 +39,8 @@ enum RequestIntake {
             return .answer(makeRequest(NormalizedTarget.root), response, .badRequest)
         }
         guard OwnEndpoint.isOwn(target.path) else {
-            let host = services.routes.usesHosts ? head.headers.first(name: "host") : nil
-            let rule = services.routes.match(method: head.method.rawValue, path: target.path, host: host?[...], context: routeContext)
+            let host = settings.routes.usesHosts ? head.headers.first(name: "host") : nil
+            let rule = settings.routes.match(method: head.method.rawValue, path: target.path, host: host?[...], context: routeContext)
             let judged = makeRequest(target, rule: rule, isWebSocket: isWebSocketUpgrade(head))
             // A `when` rule reads the host too: looked up only for such a route when no route needed it.
             judged.routingHost = host ?? (rule.condition != nil ? head.headers.first(name: "host") : nil)
@@ -57,7 +57,7 @@ enum RequestIntake {
             return .answer(own, response, .endpoint)
         }
         if endpoint == .jwks {
-            return .answer(own, LocalResponse.publishedJWKS(services.upstreamHead.assertion, answering: head), .endpoint)
+            return .answer(own, LocalResponse.publishedJWKS(settings.identityHeaders.assertion, answering: head), .endpoint)
         }
         own.endpoint = endpoint
         if endpoint == .check {
@@ -68,7 +68,7 @@ enum RequestIntake {
             // The host of the described request: `X-Forwarded-Host`, believed as `X-Forwarded-Uri` is (the proxy in front
             // sets both), else the host the decision was asked on.
             let host = head.headers.first(name: "x-forwarded-host") ?? head.headers.first(name: "host")
-            own.rule = services.routes.match(method: described.head.method.rawValue, path: described.target.path, host: host?[...])
+            own.rule = settings.routes.match(method: described.head.method.rawValue, path: described.target.path, host: host?[...])
             own.routingHost = host
         }
         return .judge(own)

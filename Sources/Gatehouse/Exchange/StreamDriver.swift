@@ -97,7 +97,7 @@ final class StreamDriver: ExchangeDriving {
                                              on: transport.eventLoop)
         trace = started?.recorder
         perform(core.receivedHead(
-            head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, services: services,
+            head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, settings: services.exchange,
             recent: connection.tokenMemory.recent, now: core.lastProgress, trace: started?.upstreamPropagation))
     }
 

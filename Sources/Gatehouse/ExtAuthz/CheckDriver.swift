@@ -96,7 +96,7 @@ final class CheckDriver: ExchangeDriving {
         trace = started?.recorder
         trace?.cameVia(core.via ?? "ext_authz")
         performCoreAction(core.receivedHead(
-            head, clientIP: check.sourceAddress, certificateThumbprint: certificate, routeContext: check.contextExtensions, services: services, recent: tokenMemory?.recent,
+            head, clientIP: check.sourceAddress, certificateThumbprint: certificate, routeContext: check.contextExtensions, settings: services.exchange, recent: tokenMemory?.recent,
             now: now, trace: started?.checkPropagation))
         if !isDone { performCoreAction(core.receivedEnd()) }
     }

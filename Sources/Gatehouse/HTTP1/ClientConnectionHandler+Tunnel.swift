@@ -10,7 +10,7 @@ extension ClientConnectionHandler {
     func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool {
         guard let context, case .exchanging(let driver) = state, let request = driver.core.inHand else { return false }
         state = .tunnelling
-        let services = request.services
+        let services = driver.services
         context.write(
             wrapOutboundOut(HTTPHeadWriter.clientResponseHead(
                 head, version: request.head.version, extraFields: [.webSocketUpgrade], allocator: context.channel.allocator)),

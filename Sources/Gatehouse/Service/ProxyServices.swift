@@ -25,6 +25,8 @@ final class ProxyServices: Sendable {
     let logger: Logger
     /// `[tracing]`: starts each request's trace; nil when tracing is off.
     let tracer: Tracer?
+    /// What the request core reads of this configuration.
+    let exchange: ExchangeSettings
     /// Upstream answers that are not HTTP/1.x come with every request while the upstream is wrong.
     private let upstreamProtocolErrors = RateLimitedReport()
 
@@ -49,6 +51,10 @@ final class ProxyServices: Sendable {
         self.retryAfterSeconds = retryAfterSeconds
         self.logger = logger
         self.tracer = tracer
+        self.exchange = ExchangeSettings(
+            routes: routes, tokenCookie: verification.tokenCookie, tokenHeader: verification.tokenHeader, scheme: scheme,
+            identityHeaders: upstreamHead, retryAfterSeconds: retryAfterSeconds, responseTimeout: responseTimeout, idleTimeout: idleTimeout,
+            remembersTokens: gatekeeper.userinfo == nil)
     }
 
     /// An upstream answer that was not HTTP/1.x, or broke its framing: the operator learns why the

@@ -112,7 +112,7 @@ final class CoreTestbed {
             return action
         }
         core.readBegan()
-        var pending = [recorded(core.receivedHead(head, clientIP: "203.0.113.9", services: services, recent: nil, now: now))]
+        var pending = [recorded(core.receivedHead(head, clientIP: "203.0.113.9", settings: services.exchange, recent: nil, now: now))]
         if let body { pending.append(recorded(core.receivedBody(body))) }
         if ended { pending.append(recorded(core.receivedEnd())) }
         pending.append(recorded(core.readEnded()))
@@ -124,12 +124,12 @@ final class CoreTestbed {
                 continue
             case .decide(let request, let recent, let generation):
                 now = now + decisionTakes
-                var decision = request.services.decide(request, recent: recent, now: Date(), on: eventLoop)
+                var decision = services.decide(request, recent: recent, now: Date(), on: eventLoop)
                 while case .pending(let future) = decision { decision = try await future.get() }
                 guard let verdict = decision.verdict else { throw Failure(description: "a pending decision's future completed pending") }
                 pending.append(recorded(core.decided(verdict, generation: generation, now: now, wallClock: Int64(Date().timeIntervalSince1970))))
             case .signOut(let endpoint, let identity, let request, let body, let generation):
-                let answer = request.services.signOut(endpoint, identity, request, body: body, on: eventLoop)
+                let answer = services.signOut(endpoint, identity, request, body: body, on: eventLoop)
                 pending.append(recorded(core.answered(try await answer.get(), generation: generation)))
             case .send, .forward, .readBody:
                 return Outcome(action: action, records: records)

@@ -31,7 +31,7 @@ struct ExchangeCoreCheckTests {
                 version: .http2, method: .GET, uri: "/v1/orders", headers: ["host": "api.test", "authorization": "Bearer \(try testbed.token())"])
             core.readBegan()
             let actions = [
-                core.receivedHead(head, clientIP: "203.0.113.9", services: testbed.services, recent: nil, now: testbed.now), core.receivedEnd(),
+                core.receivedHead(head, clientIP: "203.0.113.9", settings: testbed.services.exchange, recent: nil, now: testbed.now), core.receivedEnd(),
             ]
             _ = core.takeRecords()
             let generation = try #require(actions.lazy.compactMap(\.decisionGeneration).first, "\(actions)")

@@ -1,0 +1,40 @@
+import NIOCore
+
+/// What the request core reads of the configuration: plain rules and figures, no service (no gatekeeper, logger,
+/// metrics or tracer: those are the drivers'). One per configuration, made with its `ProxyServices`; a request keeps
+/// the one it started with (a reload applies to the next request). A class: every request holds it with one retain.
+final class ExchangeSettings: Sendable {
+    let routes: RouteTable
+    /// Where the token may come from besides `Authorization` (`[verification] token_cookie`, `token_header`).
+    let tokenCookie: String?
+    let tokenHeader: String?
+    /// The scheme an upstream is told the client used (`X-Forwarded-Proto`).
+    let scheme: String
+    /// The identity headers' rules: what `/.gatehouse/check` answers an allowed request with, and the published
+    /// assertion keys (`/.gatehouse/jwks`).
+    let identityHeaders: UpstreamRequestHead
+    /// Seconds a client is told to wait after a 503.
+    let retryAfterSeconds: Int
+    /// `[upstream] timeout`: the upstream's response head must come within it.
+    let responseTimeout: TimeAmount
+    /// `[listen] idle_timeout`: a response or request body that moves no byte for this long is cut.
+    let idleTimeout: TimeAmount
+    /// Whether a connection may remember its last verified token (`RecentToken`): not with userinfo enrichment,
+    /// whose fields may change from one request to the next.
+    let remembersTokens: Bool
+
+    init(
+        routes: RouteTable, tokenCookie: String?, tokenHeader: String?, scheme: String, identityHeaders: UpstreamRequestHead,
+        retryAfterSeconds: Int, responseTimeout: TimeAmount, idleTimeout: TimeAmount, remembersTokens: Bool
+    ) {
+        self.routes = routes
+        self.tokenCookie = tokenCookie
+        self.tokenHeader = tokenHeader
+        self.scheme = scheme
+        self.identityHeaders = identityHeaders
+        self.retryAfterSeconds = retryAfterSeconds
+        self.responseTimeout = responseTimeout
+        self.idleTimeout = idleTimeout
+        self.remembersTokens = remembersTokens
+    }
+}
