@@ -38,3 +38,18 @@ final class ExchangeSettings: Sendable {
         self.remembersTokens = remembersTokens
     }
 }
+
+extension ExchangeSettings {
+    /// Seconds a client is told to wait after a 503 (keys, introspection or the revocation store unavailable).
+    static let retryAfterSeconds = 5
+
+    /// The settings of one configuration. `identityHeaders`: its head's rules (`UpstreamRequestHead(configuration)`,
+    /// with the assertion signer its owner made); `remembersTokens`: false with userinfo enrichment.
+    convenience init(_ configuration: Configuration, identityHeaders: UpstreamRequestHead, remembersTokens: Bool) {
+        self.init(
+            routes: RouteTable(configuration.routes), tokenCookie: configuration.verification.tokenCookie,
+            tokenHeader: configuration.verification.tokenHeader, scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
+            identityHeaders: identityHeaders, retryAfterSeconds: Self.retryAfterSeconds, responseTimeout: TimeAmount(configuration.upstream.timeout),
+            idleTimeout: TimeAmount(configuration.listen.idleTimeout), remembersTokens: remembersTokens)
+    }
+}

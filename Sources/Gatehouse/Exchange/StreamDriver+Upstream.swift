@@ -71,7 +71,7 @@ extension StreamDriver: UpstreamLegDelegate {
         let now = NIODeadline.now()
         core.upstreamResponseStarted(now: now)
         // From here the response may run for minutes (gRPC streaming): bounded by idle time, not length.
-        armWatchdog(at: now + services.idleTimeout)
+        armWatchdog(at: now + services.exchange.idleTimeout)
         transport.writeHead(head, endStream: false, closesConnection: false)
     }
 

@@ -190,7 +190,7 @@ final class StreamDriver: ExchangeDriving {
             performDecisionAction(action)
         case .readBody:
             // The body must arrive within the same time a request head must (slowloris).
-            armWatchdog(in: services.idleTimeout)
+            armWatchdog(in: services.exchange.idleTimeout)
             transport.readRequest()
         case .send(let response):
             send(response)

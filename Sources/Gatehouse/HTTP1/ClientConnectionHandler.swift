@@ -66,7 +66,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
     }
 
-    var idleTimeout: TimeAmount { connection.handle.services.idleTimeout }
+    var idleTimeout: TimeAmount { connection.handle.services.exchange.idleTimeout }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context

@@ -55,8 +55,6 @@ extension Gatehouse {
     /// What every request is judged and forwarded with, from one configuration. Replaced whole on reload.
     /// (Internal: the request core's tests build them without a listener.)
     func makeServices(_ configuration: Configuration) -> ProxyServices {
-        // Providers are rebuilt for their header mappings (a reload may change `[headers]`); their keys stay in the key store.
-        let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
         let introspectors: [Introspector]
         do {
             introspectors = try Introspector.all(
@@ -74,24 +72,18 @@ extension Gatehouse {
             reviewers: TokenReviewer.all(
                 for: configuration.providers, providers: keyStore.providers, client: httpClient, timeout: configuration.jwks.fetchTimeout,
                 metrics: metrics))
-        let routes = RouteTable(configuration.routes)
-        let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
-        var upstreamHead = UpstreamRequestHead(
-            identityHeaderNames: IdentityHeaderNames(mappings: allMappings, otherNames: configuration.assertion.map { [$0.header] } ?? []),
-            headerMappings: providers.map(\.headerMappings),
-            forwardClaimsJSON: configuration.headers.forwardClaimsJSON,
-            forwardToken: configuration.upstream.forwardToken,
-            tokenHeaderName: configuration.verification.tokenHeader,
-            forwardedCertificate: Self.forwardedCertificate(configuration.listen))
+        var upstreamHead = UpstreamRequestHead(configuration)
         upstreamHead.assertion = configuration.assertion.map { [metrics] in AssertionSigner($0, onSigned: { metrics.assertionSigned(succeeded: $0) }) }
         var checkHead = upstreamHead
         checkHead.forwardToken = configuration.extAuthz?.forwardToken ?? configuration.upstream.forwardToken
+        let userinfo = userinfoEnricher()
+        let exchange = ExchangeSettings(configuration, identityHeaders: upstreamHead, remembersTokens: userinfo == nil)
         return ProxyServices(
+            exchange: exchange,
             gatekeeper: Gatekeeper(
-                routes: routes, verifier: verifier, verification: configuration.verification, userinfo: userinfoEnricher(),
+                routes: exchange.routes, verifier: verifier, verification: configuration.verification, userinfo: userinfo,
                 revocations: revocations.list, senderConstraints: senderConstraints(configuration),
                 providerNames: configuration.providers.map(\.name)),
-            routes: routes,
             upstreamHead: upstreamHead,
             checkHead: checkHead,
             failureLog: failureLog,
@@ -100,11 +92,6 @@ extension Gatehouse {
                 endpoints: ProviderTokenRevoker.endpoints(for: configuration.providers), client: httpClient,
                 timeout: configuration.jwks.fetchTimeout),
             metrics: metrics,
-            responseTimeout: TimeAmount(configuration.upstream.timeout),
-            idleTimeout: TimeAmount(configuration.listen.idleTimeout),
-            verification: configuration.verification,
-            scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
-            retryAfterSeconds: 5,
             logger: logger,
             tracer: tracer)
     }

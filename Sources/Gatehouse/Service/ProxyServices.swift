@@ -4,8 +4,10 @@ import NIOCore
 /// Everything a client connection needs, shared read-only by all of them. A class: each request
 /// takes it with one retain instead of copying (and retaining) every member.
 final class ProxyServices: Sendable {
+    /// What the request core reads of this configuration (routes, timeouts, the identity headers' rules).
+    let exchange: ExchangeSettings
     let gatekeeper: Gatekeeper
-    let routes: RouteTable
+    /// The head sent upstream: `exchange.identityHeaders`, the same rules.
     let upstreamHead: UpstreamRequestHead
     /// What an allowed Check changes in the request: `upstreamHead`'s rules, with `[ext_authz] forward_token`.
     let checkHead: UpstreamRequestHead
@@ -15,46 +17,27 @@ final class ProxyServices: Sendable {
     /// Refresh tokens a sign-out carries are revoked at the provider too.
     let tokenRevoker: ProviderTokenRevoker
     let metrics: GatehouseMetrics
-    let responseTimeout: TimeAmount
-    /// `[listen] idle_timeout`: next request head, sign-out body, or the next bytes of a streamed body.
-    let idleTimeout: TimeAmount
-    let verification: VerificationSettings
-    let scheme: String
-    /// Seconds a client is told to wait after a 503.
-    let retryAfterSeconds: Int
     let logger: Logger
     /// `[tracing]`: starts each request's trace; nil when tracing is off.
     let tracer: Tracer?
-    /// What the request core reads of this configuration.
-    let exchange: ExchangeSettings
     /// Upstream answers that are not HTTP/1.x come with every request while the upstream is wrong.
     private let upstreamProtocolErrors = RateLimitedReport()
 
     init(
-        gatekeeper: Gatekeeper, routes: RouteTable, upstreamHead: UpstreamRequestHead, checkHead: UpstreamRequestHead, failureLog: FailureLog,
-        revocations: RevocationService, tokenRevoker: ProviderTokenRevoker, metrics: GatehouseMetrics, responseTimeout: TimeAmount,
-        idleTimeout: TimeAmount, verification: VerificationSettings, scheme: String, retryAfterSeconds: Int, logger: Logger,
+        exchange: ExchangeSettings, gatekeeper: Gatekeeper, upstreamHead: UpstreamRequestHead, checkHead: UpstreamRequestHead,
+        failureLog: FailureLog, revocations: RevocationService, tokenRevoker: ProviderTokenRevoker, metrics: GatehouseMetrics, logger: Logger,
         tracer: Tracer? = nil
     ) {
+        self.exchange = exchange
         self.gatekeeper = gatekeeper
-        self.routes = routes
         self.upstreamHead = upstreamHead
         self.checkHead = checkHead
         self.failureLog = failureLog
         self.revocations = revocations
         self.tokenRevoker = tokenRevoker
         self.metrics = metrics
-        self.responseTimeout = responseTimeout
-        self.idleTimeout = idleTimeout
-        self.verification = verification
-        self.scheme = scheme
-        self.retryAfterSeconds = retryAfterSeconds
         self.logger = logger
         self.tracer = tracer
-        self.exchange = ExchangeSettings(
-            routes: routes, tokenCookie: verification.tokenCookie, tokenHeader: verification.tokenHeader, scheme: scheme,
-            identityHeaders: upstreamHead, retryAfterSeconds: retryAfterSeconds, responseTimeout: responseTimeout, idleTimeout: idleTimeout,
-            remembersTokens: gatekeeper.userinfo == nil)
     }
 
     /// An upstream answer that was not HTTP/1.x, or broke its framing: the operator learns why the

@@ -1,72 +1,50 @@
-import Crypto
 import Foundation
 @testable import Gatehouse
-import Logging
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 import GatehouseSyntax
 
-/// The request core with a configuration and no socket: its keys from a persisted JWKS (`[jwks] cache_dir`, as after
-/// a restart with the provider away), its time a fake clock, and a driver that does with the core's actions what a
-/// door's does (`ExchangeDriving`) but keeps the records instead of counting and logging them.
-final class CoreTestbed {
-    static let issuer = "https://issuer.core.test"
-    static let audience = "orders-api"
-    static let keyID = "core-1"
+/// The request core from plain values: its settings made from a configuration value (`ExchangeSettings`), the
+/// gatekeeper's verdict given by the test (the core's input, as a driver reports it), its time a fake clock. No
+/// socket, no event loop, no `Gatehouse`: what the core does with each event is checked with what it recorded for
+/// the driver to count and log. (Which token earns which verdict is the gatekeeper's, tested through the core and
+/// both doors by `FrontDoorTableTests`.)
+struct CoreTestbed {
+    static let provider = "core"
 
-    let gatehouse: Gatehouse
-    let services: ProxyServices
-    private let signingKey = P256.Signing.PrivateKey()
-    private let directory: String
-    /// The fake clock: where the events the driver sends say they happened.
+    let settings: ExchangeSettings
+    /// The fake clock: where the events the test sends say they happened.
     var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
 
-    init() async throws {
-        directory = NSTemporaryDirectory() + "gatehouse-core-\(UUID().uuidString)"
-        var provider = ProviderSettings(name: "core", type: .jwks)
-        provider.issuer = Self.issuer
-        provider.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // never fetched: the keys are the persisted ones
-        provider.audiences = [Self.audience]
+    init() {
+        var provider = ProviderSettings(name: Self.provider, type: .jwks)
+        provider.issuer = "https://issuer.core.test"
+        provider.jwksURI = URL(string: "http://127.0.0.1:9/keys")!  // safe: a constant URL, never fetched
         var configuration = Configuration(upstream: UpstreamSettings(url: URL(string: "http://127.0.0.1:9")!), providers: [provider])
-        configuration.jwks.cacheDirectory = directory
         configuration.routes = [
             RouteSettings(match: .prefix("/health")).with { $0.auth = .public },
             RouteSettings(match: .prefix("/maybe")).with { $0.auth = .optional },
             RouteSettings(match: .prefix("/admin")).with { $0.scopes = ["admin"] },
         ]
-        let jwk = TokenFixtures.ecJWK(raw: Array(signingKey.publicKey.rawRepresentation), crv: "P-256", kid: Self.keyID)
-        try PersistedKeySets(directory: directory).save(provider: "core", body: TokenFixtures.keySet([jwk]), fetchedAt: Date())
-        gatehouse = try Gatehouse(configuration: configuration, logger: Logger(label: "core-test"), failureLog: .custom { _ in })
-        guard gatehouse.keyStore.usePersistedKeys(provider: 0) else {
-            await gatehouse.stop()
-            throw Failure(description: "the persisted JWKS was not loaded")
+        settings = ExchangeSettings(configuration, identityHeaders: UpstreamRequestHead(configuration), remembersTokens: true)
+    }
+
+    /// An identity as the gatekeeper admits it with: a token of the configured provider, for `subject`.
+    static func identity(subject: String = "user-1") -> VerifiedIdentity {
+        let claims: [String: JSONValue] = ["iss": .string("https://issuer.core.test"), "sub": .string(subject)]
+        return VerifiedIdentity(
+            providerIndex: 0, providerName: provider, claims: claims, encodedPayload: Base64URL.encode(Array(JSONValue.object(claims).compactJSON.utf8)),
+            keyID: "core-1", expiry: Int64(Date().timeIntervalSince1970) + 600)
+    }
+
+    /// The verdict a gatekeeper gives a request whose token is valid: a public route lets it through anonymously, an
+    /// optional one without a token as a guest, a missing token is refused, any presented one verifies.
+    static func admitting(_ request: ExchangeRequest) -> Gatekeeper.Verdict {
+        if request.rule.auth == .public { return .admit(.anonymous) }
+        guard request.presentedToken != nil else {
+            return request.rule.auth == .optional ? .admit(.guest) : .reject(AuthFailure(.missingToken, "no bearer token"))
         }
-        services = gatehouse.makeServices(configuration)
-    }
-
-    func close() async {
-        await gatehouse.stop()
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    // MARK: - Tokens
-
-    func token(_ extra: [String: JSONValue] = [:], keyID: String = CoreTestbed.keyID, key: P256.Signing.PrivateKey? = nil) throws -> String {
-        let now = Int64(Date().timeIntervalSince1970)
-        var claims: [String: JSONValue] = [
-            "iss": .string(Self.issuer), "aud": .string(Self.audience), "sub": .string("user-1"),
-            "iat": .number(String(now - 10)), "exp": .number(String(now + 600)),
-        ]
-        claims.merge(extra) { _, new in new }
-        let header = TokenFixtures.segment(#"{"alg":"ES256","typ":"JWT","kid":"\#(keyID)"}"#)
-        let payload = Base64URL.encode(Array(JSONValue.object(claims).compactJSON.utf8))
-        let signature = try (key ?? signingKey).signature(for: Array("\(header).\(payload)".utf8))
-        return "\(header).\(payload).\(Base64URL.encode(signature.rawRepresentation))"
+        return .admit(.verified(identity()))
     }
 
     // MARK: - Driving the core
@@ -96,13 +74,15 @@ final class CoreTestbed {
         }
     }
 
-    /// A whole request in one read (head, end, the read's end), driven until the core answers, forwards or asks to
-    /// read more; `decisionTakes` passes on the fake clock while the gatekeeper decides. `version` is the head's (the
-    /// HTTP/2 door's heads say `.http2`). `ended: false`: the read carries no end (a body still coming).
-    func run(
+    /// A whole request in one read (head, body, end, the read's end), driven until the core answers, forwards, asks to
+    /// read more or to sign out. A decision it asks for is `verdict`'s for the request, reported after `decisionTakes`
+    /// on the fake clock. `version` is the head's (the HTTP/2 door's heads say `.http2`). `ended: false`: the read
+    /// carries no end (a body still coming).
+    mutating func run(
         _ core: inout ExchangeStateMachine, version: HTTPVersion = .http1_1, method: HTTPMethod = .GET, path: String, token: String? = nil,
-        headers: [(String, String)] = [], body: ByteBuffer? = nil, ended: Bool = true, decisionTakes: TimeAmount = .zero
-    ) async throws -> Outcome {
+        headers: [(String, String)] = [], body: ByteBuffer? = nil, ended: Bool = true, decisionTakes: TimeAmount = .zero,
+        verdict: (ExchangeRequest) -> Gatekeeper.Verdict = CoreTestbed.admitting
+    ) -> Outcome {
         var fields = [("host", "api.test")] + headers
         if let token { fields.append(("authorization", "Bearer \(token)")) }
         let head = HTTPRequestHead(version: version, method: method, uri: path, headers: HTTPHeaders(fields))
@@ -112,26 +92,19 @@ final class CoreTestbed {
             return action
         }
         core.readBegan()
-        var pending = [recorded(core.receivedHead(head, clientIP: "203.0.113.9", settings: services.exchange, recent: nil, now: now))]
+        var pending = [recorded(core.receivedHead(head, clientIP: "203.0.113.9", settings: settings, recent: nil, now: now))]
         if let body { pending.append(recorded(core.receivedBody(body))) }
         if ended { pending.append(recorded(core.receivedEnd())) }
         pending.append(recorded(core.readEnded()))
-        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         while !pending.isEmpty {
             let action = pending.removeFirst()
             switch action {
             case .none, .retry:
                 continue
-            case .decide(let request, let recent, let generation):
+            case .decide(let request, _, let generation):
                 now = now + decisionTakes
-                var decision = services.decide(request, recent: recent, now: Date(), on: eventLoop)
-                while case .pending(let future) = decision { decision = try await future.get() }
-                guard let verdict = decision.verdict else { throw Failure(description: "a pending decision's future completed pending") }
-                pending.append(recorded(core.decided(verdict, generation: generation, now: now, wallClock: Int64(Date().timeIntervalSince1970))))
-            case .signOut(let endpoint, let identity, let request, let body, let generation):
-                let answer = services.signOut(endpoint, identity, request, body: body, on: eventLoop)
-                pending.append(recorded(core.answered(try await answer.get(), generation: generation)))
-            case .send, .forward, .readBody:
+                pending.append(recorded(core.decided(verdict(request), generation: generation, now: now, wallClock: 1_800_000_000)))
+            case .send, .forward, .readBody, .signOut:
                 return Outcome(action: action, records: records)
             }
         }

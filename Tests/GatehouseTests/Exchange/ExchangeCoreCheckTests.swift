@@ -7,44 +7,42 @@ import Testing
 /// What the core decides for a Check (`via` set) that a door's request does not need: an allowance is counted as
 /// forwarded when it is given (a door's request is counted once the upstream answers), and a decision still pending at
 /// the caller's deadline is refused 503, its late decision ignored. `CheckDriver` only carries these out.
-@Suite(.serialized)
+@Suite
 struct ExchangeCoreCheckTests {
     static func checkCore() -> ExchangeStateMachine { ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false, via: "ext_authz_grpc") }
 
-    @Test func aChecksAllowanceIsCountedAsForwardedByTheCoreAndADoorsIsNot() async throws {
-        try await ExchangeCoreTests.withTestbed { testbed in
-            let token = try testbed.token()
-            var check = Self.checkCore()
-            let allowed = try await testbed.run(&check, path: "/v1/orders", token: token)
-            #expect(allowed.isForwarded && allowed.outcomes == [.forwarded], "\(allowed.action) \(allowed.records)")
-            var door = ExchangeCoreTests.core()
-            let forwarded = try await testbed.run(&door, path: "/v1/orders", token: token)
-            #expect(forwarded.isForwarded && forwarded.outcomes.isEmpty, "\(forwarded.action) \(forwarded.records)")
-        }
+    @Test func aChecksAllowanceIsCountedAsForwardedByTheCoreAndADoorsIsNot() throws {
+        var testbed = CoreTestbed()
+        let token = "t"
+        var check = Self.checkCore()
+        let allowed = testbed.run(&check, path: "/v1/orders", token: token)
+        #expect(allowed.isForwarded && allowed.outcomes == [.forwarded], "\(allowed.action) \(allowed.records)")
+        var door = ExchangeCoreTests.core()
+        let forwarded = testbed.run(&door, path: "/v1/orders", token: token)
+        #expect(forwarded.isForwarded && forwarded.outcomes.isEmpty, "\(forwarded.action) \(forwarded.records)")
     }
 
-    @Test func aDecisionPendingAtTheCallersDeadlineIsRefused503AndItsLateDecisionIgnored() async throws {
-        try await ExchangeCoreTests.withTestbed { testbed in
-            var core = Self.checkCore()
-            #expect(core.callerDeadlinePassed().isNone, "no request: nothing to refuse")
-            let head = HTTPRequestHead(
-                version: .http2, method: .GET, uri: "/v1/orders", headers: ["host": "api.test", "authorization": "Bearer \(try testbed.token())"])
-            core.readBegan()
-            let actions = [
-                core.receivedHead(head, clientIP: "203.0.113.9", settings: testbed.services.exchange, recent: nil, now: testbed.now), core.receivedEnd(),
-            ]
-            _ = core.takeRecords()
-            let generation = try #require(actions.lazy.compactMap(\.decisionGeneration).first, "\(actions)")
-            // The decision is not reported: it is still pending (a key refetch, an introspection call) at the deadline.
-            guard case .send(let response) = core.callerDeadlinePassed() else {
-                Issue.record("the caller's deadline is answered")
-                return
-            }
-            #expect(response.status == .serviceUnavailable)
-            #expect(core.takeRecords()?.rejection?.failure.reason == .keysUnavailable)
-            #expect(core.decided(.admit(.anonymous), generation: generation, now: testbed.now, wallClock: 0).isNone, "too late")
-            #expect(core.callerDeadlinePassed().isNone, "answered once")
+    @Test func aDecisionPendingAtTheCallersDeadlineIsRefused503AndItsLateDecisionIgnored() throws {
+        let testbed = CoreTestbed()
+        var core = Self.checkCore()
+        #expect(core.callerDeadlinePassed().isNone, "no request: nothing to refuse")
+        let head = HTTPRequestHead(
+            version: .http2, method: .GET, uri: "/v1/orders", headers: ["host": "api.test", "authorization": "Bearer \("t")"])
+        core.readBegan()
+        let actions = [
+            core.receivedHead(head, clientIP: "203.0.113.9", settings: testbed.settings, recent: nil, now: testbed.now), core.receivedEnd(),
+        ]
+        _ = core.takeRecords()
+        let generation = try #require(actions.lazy.compactMap(\.decisionGeneration).first, "\(actions)")
+        // The decision is not reported: it is still pending (a key refetch, an introspection call) at the deadline.
+        guard case .send(let response) = core.callerDeadlinePassed() else {
+            Issue.record("the caller's deadline is answered")
+            return
         }
+        #expect(response.status == .serviceUnavailable)
+        #expect(core.takeRecords()?.rejection?.failure.reason == .keysUnavailable)
+        #expect(core.decided(.admit(.anonymous), generation: generation, now: testbed.now, wallClock: 0).isNone, "too late")
+        #expect(core.callerDeadlinePassed().isNone, "answered once")
     }
 }
 

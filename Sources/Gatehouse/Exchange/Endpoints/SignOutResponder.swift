@@ -61,7 +61,7 @@ struct SignOutResponder {
     private func unavailable(_ message: String) -> LocalResponse {
         var response = LocalResponse.json(
             .serviceUnavailable, "{\"error\":\"temporarily_unavailable\",\"message\":\(message.jsonQuoted)}")
-        response.headers.add(name: "Retry-After", value: String(services.retryAfterSeconds))
+        response.headers.add(name: "Retry-After", value: String(services.exchange.retryAfterSeconds))
         return response
     }
 
