@@ -45,7 +45,7 @@ extension ExchangeDriving {
                 guard self.coreHasRequest else { return }
                 self.performCoreAction(self.core.answered(response, generation: generation))
             }
-        case .none, .readBody, .send, .forward, .retry:
+        case .none, .ignored, .readBody, .send, .forward, .retry:
             break
         }
     }

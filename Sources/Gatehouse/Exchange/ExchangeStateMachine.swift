@@ -30,7 +30,10 @@ struct ExchangeStateMachine {
     }
 
     enum Action {
+        /// Nothing to do: the event was expected and changes nothing the driver does.
         case none
+        /// An event the state does not take, said as such: nothing to do either, but not expected (`Ignored`).
+        case ignored(Ignored)
         /// Ask the gatekeeper about the request (`ProxyServices.decide`), `recent` being the connection's last verified
         /// token's identity when the request presents it; report its verdict, at once or once made, through
         /// `decided(_:generation:now:wallClock:)` (a decision that could not be made: `decisionFailed(generation:now:)`).
@@ -46,6 +49,20 @@ struct ExchangeStateMachine {
         case forward(Gatekeeper.Admission, bufferedBody: [ByteBuffer])
         /// Send the request again on a new upstream leg (`upstreamLost`).
         case retry
+    }
+
+    /// Why an event was not taken.
+    enum Ignored: Equatable {
+        /// The event concerns a request, and none is in hand (before a head, or after a reset).
+        case noRequest
+        /// A head while a request is in hand, or body before any head.
+        case outOfOrder
+        /// A decision or sign-out answer for a request no longer waiting for it: an earlier request's, or one already
+        /// answered (the caller's deadline, the client gone).
+        case lateReport
+        /// The request was already answered or handed to the upstream leg: its bytes are left unread there, or go to
+        /// the leg (the driver writes them), and a deadline no longer concerns it.
+        case alreadyDecided
     }
 
     /// gRPC refusals are for HTTP/2 clients.
@@ -134,7 +151,7 @@ struct ExchangeStateMachine {
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
         settings: ExchangeSettings, recent: RecentToken?, now: NIODeadline, trace: TracePropagation? = nil
     ) -> Action {
-        guard case .awaitingHead = state else { return .none }
+        guard case .awaitingHead = state else { return .ignored(.outOfOrder) }
         generation &+= 1
         switch RequestIntake.read(
             head, clientIP: clientIP, certificateThumbprint: certificateThumbprint, routeContext: routeContext, speaksGRPC: speaksGRPC,
@@ -156,7 +173,7 @@ struct ExchangeStateMachine {
 
     /// A head the door's reader refused (HTTP/2: `HTTP2RequestHeadReader`): 400, never judged.
     mutating func receivedMalformedHead(_ reason: String, status: HTTPResponseStatus = .badRequest) -> Action {
-        guard case .awaitingHead = state else { return .none }
+        guard case .awaitingHead = state else { return .ignored(.outOfOrder) }
         generation &+= 1
         records.outcome = ("none", .badRequest)
         return answer(LocalResponse.malformedRequest(reason, status: status))
@@ -174,8 +191,10 @@ struct ExchangeStateMachine {
                 return send(response)
             }
             return .none
-        case .awaitingHead, .answering, .forwarding, .finished:
-            return .none
+        case .awaitingHead:
+            return .ignored(.outOfOrder)
+        case .answering, .forwarding, .finished:
+            return .ignored(.alreadyDecided)
         }
     }
 
@@ -196,7 +215,7 @@ struct ExchangeStateMachine {
     /// The gatekeeper's decision for request `generation`, `now` on the monotonic clock and `wallClock` in seconds since
     /// the epoch (what an identity assertion in the answer of `/.gatehouse/check` is signed with).
     mutating func decided(_ verdict: Gatekeeper.Verdict, generation: Int, now: NIODeadline, wallClock: Int64) -> Action {
-        guard generation == self.generation, let inHand, case .waiting = state else { return .none }
+        guard generation == self.generation, let inHand, case .waiting = state else { return .ignored(.lateReport) }
         if inHand.rule.auth != .public { records.authNanoseconds = (now - inHand.startedAt).nanoseconds }
         switch verdict {
         case .admit(let admission):
@@ -220,13 +239,14 @@ struct ExchangeStateMachine {
     /// A Check's caller gives up at its deadline (gRPC `grpc-timeout`): a decision still pending is refused 503, counted
     /// and logged as any refusal, never left to time out nor allowed later (its decision is then ignored).
     mutating func callerDeadlinePassed() -> Action {
-        guard let inHand, case .waiting = state else { return .none }
+        guard let inHand else { return .ignored(.noRequest) }
+        guard case .waiting = state else { return .ignored(.alreadyDecided) }
         return reject(AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)"), inHand)
     }
 
     /// A sign-out's answer, once the store and the provider have answered.
     mutating func answered(_ response: LocalResponse, generation: Int) -> Action {
-        guard generation == self.generation, case .waiting = state else { return .none }
+        guard generation == self.generation, case .waiting = state else { return .ignored(.lateReport) }
         return answer(response)
     }
 
@@ -266,7 +286,7 @@ struct ExchangeStateMachine {
 
     /// The revocation (`SignOutResponder`) with the body read: answered when it is stored.
     private mutating func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity) -> Action {
-        guard let inHand else { return .none }
+        guard let inHand else { return .ignored(.noRequest) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(bodyBytes)
         for buffer in body { bytes.append(contentsOf: buffer.readableBytesView) }
@@ -280,7 +300,7 @@ struct ExchangeStateMachine {
     /// The upstream leg failed before a response head: 502 / 504 (for a gRPC call UNAVAILABLE /
     /// DEADLINE_EXCEEDED). Not an authentication failure, so nothing in the failure log.
     mutating func upstreamFailed(_ status: HTTPResponseStatus) -> Action {
-        guard let inHand else { return .none }
+        guard let inHand else { return .ignored(.noRequest) }
         records.outcome = (inHand.routeAuth, .upstreamError)
         return answer(LocalResponse.upstreamFailure(status, requestID: inHand.requestID))
     }
@@ -291,7 +311,7 @@ struct ExchangeStateMachine {
     /// closed as we reused it took it without a byte of answer (it may have acted: idempotent methods
     /// only, RFC 9110 §9.2.2). Else 502.
     mutating func upstreamLost(_ loss: UpstreamLoss, replayable: Bool) -> Action {
-        guard let inHand else { return .none }
+        guard let inHand else { return .ignored(.noRequest) }
         let safe = switch loss {
         case .refused: true
         case .closedOnReuse: RequestMethods.isIdempotent(inHand.head.method)
@@ -352,7 +372,7 @@ struct ExchangeStateMachine {
 
     /// The upstream's response went through whole: nothing more to do but count it.
     mutating func upstreamCompleted(now: NIODeadline) -> Action {
-        guard let inHand else { return .none }
+        guard let inHand else { return .ignored(.noRequest) }
         state = .finished
         records.upstreamNanoseconds = (now - inHand.startedAt).nanoseconds
         records.outcome = (inHand.routeAuth, .forwarded)

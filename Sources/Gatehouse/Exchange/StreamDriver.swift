@@ -184,7 +184,7 @@ final class StreamDriver: ExchangeDriving {
     func perform(_ action: ExchangeStateMachine.Action) {
         performRecords()
         switch action {
-        case .none:
+        case .none, .ignored:
             break
         case .decide, .signOut:
             performDecisionAction(action)

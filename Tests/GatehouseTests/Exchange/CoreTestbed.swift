@@ -99,7 +99,7 @@ struct CoreTestbed {
         while !pending.isEmpty {
             let action = pending.removeFirst()
             switch action {
-            case .none, .retry:
+            case .none, .ignored, .retry:
                 continue
             case .decide(let request, _, let generation):
                 now = now + decisionTakes
@@ -109,6 +109,24 @@ struct CoreTestbed {
             }
         }
         return Outcome(action: .none, records: records)
+    }
+}
+
+extension ExchangeStateMachine.Action {
+    var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+
+    /// Why the core did not take the event; nil for any other answer.
+    var ignored: ExchangeStateMachine.Ignored? {
+        if case .ignored(let reason) = self { return reason }
+        return nil
+    }
+
+    var decisionGeneration: Int? {
+        if case .decide(_, _, let generation) = self { return generation }
+        return nil
     }
 }
 

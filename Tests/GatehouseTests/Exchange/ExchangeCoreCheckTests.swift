@@ -25,7 +25,7 @@ struct ExchangeCoreCheckTests {
     @Test func aDecisionPendingAtTheCallersDeadlineIsRefused503AndItsLateDecisionIgnored() throws {
         let testbed = CoreTestbed()
         var core = Self.checkCore()
-        #expect(core.callerDeadlinePassed().isNone, "no request: nothing to refuse")
+        #expect(core.callerDeadlinePassed().ignored == .noRequest, "no request: nothing to refuse")
         let head = HTTPRequestHead(
             version: .http2, method: .GET, uri: "/v1/orders", headers: ["host": "api.test", "authorization": "Bearer \("t")"])
         core.readBegan()
@@ -41,19 +41,7 @@ struct ExchangeCoreCheckTests {
         }
         #expect(response.status == .serviceUnavailable)
         #expect(core.takeRecords()?.rejection?.failure.reason == .keysUnavailable)
-        #expect(core.decided(.admit(.anonymous), generation: generation, now: testbed.now, wallClock: 0).isNone, "too late")
-        #expect(core.callerDeadlinePassed().isNone, "answered once")
-    }
-}
-
-extension ExchangeStateMachine.Action {
-    var isNone: Bool {
-        if case .none = self { return true }
-        return false
-    }
-
-    var decisionGeneration: Int? {
-        if case .decide(_, _, let generation) = self { return generation }
-        return nil
+        #expect(core.decided(.admit(.anonymous), generation: generation, now: testbed.now, wallClock: 0).ignored == .lateReport, "too late")
+        #expect(core.callerDeadlinePassed().ignored == .alreadyDecided, "answered once")
     }
 }
