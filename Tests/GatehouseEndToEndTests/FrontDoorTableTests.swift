@@ -317,7 +317,7 @@ struct FrontDoorTableTests {
         let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: testCase.method), uri: target(.core, testCase),
                                    headers: HTTPHeaders(fields))
         var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false)
-        core.readBegan()
+        core.readBegan(now: .now())
         // Each event's records counted and logged as a door's driver does (`ExchangeDriving.performRecords`).
         func recorded(_ action: ExchangeStateMachine.Action) -> ExchangeStateMachine.Action {
             if let records = core.takeRecords() { services.record(records) }

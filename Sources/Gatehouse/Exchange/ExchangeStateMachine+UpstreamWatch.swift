@@ -17,7 +17,6 @@ extension ExchangeStateMachine {
 
     /// What moved.
     enum Progress {
-        case requestBytes
         case responseBytes
         /// The upstream takes more of the request body again: the stall clock counts from when Gatehouse asks
         /// for more, not from its own pause.
@@ -27,20 +26,20 @@ extension ExchangeStateMachine {
     /// What the watchdog finds at `now`. `legTakesMore`: whether the upstream leg takes more of the request body
     /// now (nil while it is opening).
     func upstreamWatch(now: NIODeadline, legTakesMore: Bool?) -> UpstreamWatch {
-        guard let inHand else { return .nothing }
+        guard let inHand, case .forwarding(let forwarding) = state else { return .nothing }
         let idleTimeout = inHand.settings.idleTimeout
         var next: NIODeadline?
-        if !responseStarted, let headDeadline = responseDeadline {
+        if !forwarding.responseStarted, let headDeadline = forwarding.responseDeadline {
             if headDeadline <= now { return .responseHeadLate }
             next = headDeadline
         }
-        if responseStarted {
-            let idleAt = lastProgress + idleTimeout
+        if forwarding.responseStarted {
+            let idleAt = forwarding.lastProgress + idleTimeout
             if idleAt <= now { return .stalled }
             next = idleAt
         }
         if !requestEnded {
-            let stalledAt = lastRequestProgress + idleTimeout
+            let stalledAt = forwarding.lastRequestProgress + idleTimeout
             if stalledAt <= now && legTakesMore == true { return .stalled }
             // Past it but the upstream is full (Gatehouse's backpressure, not the client's stall): look again later.
             let lookAgain = max(stalledAt, now + .seconds(1))

@@ -12,59 +12,6 @@ import GatehouseSyntax
 /// counted or logged is left in `records` for the driver (`ExchangeDriving`). One per request in flight
 /// (an HTTP/1.1 connection reuses its one for the next request; an HTTP/2 stream has its own).
 struct ExchangeStateMachine {
-    enum State {
-        case awaitingHead
-        /// Waiting on the gatekeeper (a JWKS refetch, userinfo) or on a sign-out's store and provider.
-        case waiting
-        /// A sign-out reading its small body, which may carry a refresh token for the provider.
-        case readingSignOut(OwnEndpoint, VerifiedIdentity)
-        /// Admitted: handed to the upstream leg once the read that carried the head is over
-        /// (`forwardsAtReadEnd`).
-        case admitted(Gatekeeper.Admission)
-        /// Answered here: sent once the request has ended or the read is over (then with its body
-        /// unread, so the door closes the connection or the stream after it).
-        case answering(LocalResponse)
-        /// The door's upstream leg has the request.
-        case forwarding
-        case finished
-    }
-
-    enum Action {
-        /// Nothing to do: the event was expected and changes nothing the driver does.
-        case none
-        /// An event the state does not take, said as such: nothing to do either, but not expected (`Ignored`).
-        case ignored(Ignored)
-        /// Ask the gatekeeper about the request (`ProxyServices.decide`), `recent` being the connection's last verified
-        /// token's identity when the request presents it; report its verdict, at once or once made, through
-        /// `decided(_:generation:now:wallClock:)` (a decision that could not be made: `decisionFailed(generation:now:)`).
-        case decide(ExchangeRequest, recent: VerifiedIdentity?, generation: Int)
-        /// Apply a sign-out (`ProxyServices.signOut`) with the body read; report its answer through `answered(_:generation:)`.
-        case signOut(OwnEndpoint, VerifiedIdentity, ExchangeRequest, body: [UInt8], generation: Int)
-        /// Go on reading the request body (a sign-out's): it must arrive within `idle_timeout`.
-        case readBody
-        /// Write this answer (already in gRPC form for a gRPC call). If the request has not ended,
-        /// its body is left unread: close the connection or reset the stream after it.
-        case send(LocalResponse)
-        /// Open the upstream leg and send it the request, with the body read so far.
-        case forward(Gatekeeper.Admission, bufferedBody: [ByteBuffer])
-        /// Send the request again on a new upstream leg (`upstreamLost`).
-        case retry
-    }
-
-    /// Why an event was not taken.
-    enum Ignored: Equatable {
-        /// The event concerns a request, and none is in hand (before a head, or after a reset).
-        case noRequest
-        /// A head while a request is in hand, or body before any head.
-        case outOfOrder
-        /// A decision or sign-out answer for a request no longer waiting for it: an earlier request's, or one already
-        /// answered (the caller's deadline, the client gone).
-        case lateReport
-        /// The request was already answered or handed to the upstream leg: its bytes are left unread there, or go to
-        /// the leg (the driver writes them), and a deadline no longer concerns it.
-        case alreadyDecided
-    }
-
     /// gRPC refusals are for HTTP/2 clients.
     let speaksGRPC: Bool
     /// HTTP/2: an admitted request goes upstream once the read that carried its head is over, so that
@@ -80,17 +27,8 @@ struct ExchangeStateMachine {
     /// Counts requests: a future's report for an earlier request is ignored.
     private(set) var generation = 0
     private var isInRead = false
-    private var hasRetried = false
-    /// When the upstream's response head must have come (`upstreamLegStarted`).
-    private(set) var responseDeadline: NIODeadline?
-    /// The upstream's response head was relayed: from here it runs as long as its bytes move.
-    private(set) var responseStarted = false
-    /// Bytes last moved either way (`progressed`).
-    private(set) var lastProgress = NIODeadline.uptimeNanoseconds(0)
-    /// The request's bytes last arrived, or the upstream last asked for more of them.
-    private(set) var lastRequestProgress = NIODeadline.uptimeNanoseconds(0)
-    private var body: [ByteBuffer] = []
-    private var bodyBytes = 0
+    /// When the last read of the request's bytes began: a head's time, and where an upstream leg's stall clock starts.
+    private(set) var lastReadBegan = NIODeadline.uptimeNanoseconds(0)
     /// What this event saw, for the driver to count and log (`takeRecords`).
     private(set) var records = ExchangeRecords()
 
@@ -119,28 +57,29 @@ struct ExchangeStateMachine {
         state = .awaitingHead
         inHand = nil
         requestEnded = false
-        hasRetried = false
-        responseDeadline = nil
-        responseStarted = false
-        body = []
-        bodyBytes = 0
     }
 
     // MARK: - What arrived
 
-    /// Parts are arriving: an answer decided now may wait for the request's end until `readEnded()`.
-    mutating func readBegan() {
+    /// Parts are arriving at `now`: an answer decided now may wait for the request's end until `readEnded()`; for a
+    /// request the upstream has, the bytes moved.
+    mutating func readBegan(now: NIODeadline) {
         isInRead = true
+        lastReadBegan = now
+        guard case .forwarding(var forwarding) = state else { return }
+        forwarding.lastProgress = now
+        forwarding.lastRequestProgress = now
+        state = .forwarding(forwarding)
     }
 
     mutating func readEnded() -> Action {
         isInRead = false
         switch state {
-        case .admitted(let admission):
-            return forward(admission)
+        case .admitted(let admission, let held):
+            return forward(admission, held)
         case .answering(let response):
             return send(response)
-        case .awaitingHead, .waiting, .readingSignOut, .forwarding, .finished:
+        case .awaitingHead, .waiting, .readingSignOut, .forwarding, .finished, .modifying:
             return .none
         }
     }
@@ -166,7 +105,7 @@ struct ExchangeStateMachine {
             let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, settings: settings) : nil
             judged.presentsRecentToken = known != nil
             inHand = judged
-            state = .waiting
+            state = .waiting(HeldBody())
             return .decide(judged, recent: known, generation: generation)
         }
     }
@@ -182,30 +121,39 @@ struct ExchangeStateMachine {
     /// Body bytes that arrived before the upstream leg has the request; kept for it (or a sign-out).
     mutating func receivedBody(_ buffer: ByteBuffer) -> Action {
         switch state {
-        case .waiting, .admitted, .readingSignOut:
-            body.append(buffer)
-            bodyBytes += buffer.readableBytes
-            if case .readingSignOut = state, bodyBytes > SignOutRequest.maxBodyBytes {
+        case .waiting(var held):
+            state = .modifying
+            held.append(buffer)
+            state = .waiting(held)
+        case .admitted(let admission, var held):
+            state = .modifying
+            held.append(buffer)
+            state = .admitted(admission, held)
+        case .readingSignOut(let endpoint, let identity, var held):
+            state = .modifying
+            held.append(buffer)
+            state = .readingSignOut(endpoint, identity, held)
+            if held.bytes > SignOutRequest.maxBodyBytes {
                 var response = LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}")
                 response.closeConnection = true
                 return send(response)
             }
-            return .none
         case .awaitingHead:
             return .ignored(.outOfOrder)
-        case .answering, .forwarding, .finished:
+        case .answering, .forwarding, .finished, .modifying:
             return .ignored(.alreadyDecided)
         }
+        return .none
     }
 
     mutating func receivedEnd() -> Action {
         requestEnded = true
         switch state {
-        case .readingSignOut(let endpoint, let identity):
-            return signOut(endpoint, identity)
+        case .readingSignOut(let endpoint, let identity, let held):
+            return signOut(endpoint, identity, held)
         case .answering(let response):
             return send(response)
-        case .awaitingHead, .waiting, .admitted, .forwarding, .finished:
+        case .awaitingHead, .waiting, .admitted, .forwarding, .finished, .modifying:
             return .none
         }
     }
@@ -215,16 +163,16 @@ struct ExchangeStateMachine {
     /// The gatekeeper's decision for request `generation`, `now` on the monotonic clock and `wallClock` in seconds since
     /// the epoch (what an identity assertion in the answer of `/.gatehouse/check` is signed with).
     mutating func decided(_ verdict: Gatekeeper.Verdict, generation: Int, now: NIODeadline, wallClock: Int64) -> Action {
-        guard generation == self.generation, let inHand, case .waiting = state else { return .ignored(.lateReport) }
+        guard generation == self.generation, let inHand, case .waiting(let held) = state else { return .ignored(.lateReport) }
         if inHand.rule.auth != .public { records.authNanoseconds = (now - inHand.startedAt).nanoseconds }
         switch verdict {
         case .admit(let admission):
-            if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand, wallClock: wallClock) }
+            if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand, held, wallClock: wallClock) }
             if isInRead && forwardsAtReadEnd {
-                state = .admitted(admission)
+                state = .admitted(admission, held)
                 return .none
             }
-            return forward(admission)
+            return forward(admission, held)
         case .reject(let failure):
             return reject(failure, inHand)
         }
@@ -261,7 +209,7 @@ struct ExchangeStateMachine {
     /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a
     /// rejection was counted (and logged) like any other.
     private mutating func answerEndpoint(
-        _ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest, wallClock: Int64
+        _ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest, _ held: HeldBody, wallClock: Int64
     ) -> Action {
         records.outcome = ("none", .endpoint)
         switch (endpoint, admission) {
@@ -275,8 +223,8 @@ struct ExchangeStateMachine {
         case (.userinfo, .verified(let identity)):
             return answer(LocalResponse.json(.ok, OwnEndpoint.userinfoJSON(identity)))
         case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):
-            if requestEnded { return signOut(endpoint, identity) }
-            state = .readingSignOut(endpoint, identity)
+            if requestEnded { return signOut(endpoint, identity, held) }
+            state = .readingSignOut(endpoint, identity, held)
             return .readBody
         case (.userinfo, _), (.signout, _), (.signoutEverywhere, _):
             // Their rule is `required`: only a verified identity gets here.
@@ -285,13 +233,12 @@ struct ExchangeStateMachine {
     }
 
     /// The revocation (`SignOutResponder`) with the body read: answered when it is stored.
-    private mutating func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity) -> Action {
+    private mutating func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity, _ held: HeldBody) -> Action {
         guard let inHand else { return .ignored(.noRequest) }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(bodyBytes)
-        for buffer in body { bytes.append(contentsOf: buffer.readableBytesView) }
-        body = []
-        state = .waiting
+        bytes.reserveCapacity(held.bytes)
+        for buffer in held.buffers { bytes.append(contentsOf: buffer.readableBytesView) }
+        state = .waiting(HeldBody())
         return .signOut(endpoint, identity, inHand, body: bytes, generation: generation)
     }
 
@@ -312,13 +259,15 @@ struct ExchangeStateMachine {
     /// only, RFC 9110 §9.2.2). Else 502.
     mutating func upstreamLost(_ loss: UpstreamLoss, replayable: Bool) -> Action {
         guard let inHand else { return .ignored(.noRequest) }
+        guard case .forwarding(var forwarding) = state else { return .ignored(.alreadyDecided) }
         let safe = switch loss {
         case .refused: true
         case .closedOnReuse: RequestMethods.isIdempotent(inHand.head.method)
         case .failed: false
         }
-        if safe && replayable && !hasRetried {
-            hasRetried = true
+        if safe && replayable && !forwarding.hasRetried {
+            forwarding.hasRetried = true
+            state = .forwarding(forwarding)
             return .retry
         }
         return upstreamFailed(.badGateway)
@@ -329,28 +278,29 @@ struct ExchangeStateMachine {
     /// attempt. (From the head on, the response runs as long as its bytes move: `upstreamWatch`.)
     @discardableResult
     mutating func upstreamLegStarted(now: NIODeadline) -> NIODeadline? {
-        guard let inHand else { return nil }
-        if responseDeadline == nil { responseDeadline = now + inHand.settings.responseTimeout }
-        return responseDeadline
+        guard let inHand, case .forwarding(var forwarding) = state else { return nil }
+        let deadline = forwarding.responseDeadline ?? now + inHand.settings.responseTimeout
+        forwarding.responseDeadline = deadline
+        state = .forwarding(forwarding)
+        return deadline
     }
 
-    /// Time for `upstreamWatch`: what moved, when.
+    /// Time for `upstreamWatch`: what moved, when (request bytes: `readBegan(now:)`).
     mutating func progressed(_ progress: Progress, now: NIODeadline) {
+        guard case .forwarding(var forwarding) = state else { return }
         switch progress {
-        case .requestBytes:
-            lastProgress = now
-            lastRequestProgress = now
-        case .responseBytes:
-            lastProgress = now
-        case .upstreamTakesMore:
-            lastRequestProgress = now
+        case .responseBytes: forwarding.lastProgress = now
+        case .upstreamTakesMore: forwarding.lastRequestProgress = now
         }
+        state = .forwarding(forwarding)
     }
 
     /// The upstream's response head was relayed at `now`.
     mutating func upstreamResponseStarted(now: NIODeadline) {
-        responseStarted = true
-        lastProgress = now
+        guard case .forwarding(var forwarding) = state else { return }
+        forwarding.responseStarted = true
+        forwarding.lastProgress = now
+        state = .forwarding(forwarding)
     }
 
     /// Whether an interim (1xx) head from the upstream is relayed: to an HTTP/1.1 client, which may wait for
@@ -390,24 +340,14 @@ struct ExchangeStateMachine {
 
     private mutating func send(_ response: LocalResponse) -> Action {
         state = .finished
-        body = []
         guard let inHand, inHand.isGRPC else { return .send(response) }
         return .send(GRPCRefusal.response(for: response, message: response.grpcMessage ?? GRPCRefusal.defaultMessage(response.status)))
     }
 
-    private mutating func forward(_ admission: Gatekeeper.Admission) -> Action {
-        state = .forwarding
+    private mutating func forward(_ admission: Gatekeeper.Admission, _ held: HeldBody) -> Action {
+        state = .forwarding(Forwarding(since: lastReadBegan))
         // A Check's allowance is its answer: counted now, where a door's request is counted once the upstream answers.
         if via != nil, let inHand { records.outcome = (inHand.routeAuth, .forwarded) }
-        let buffered = body
-        body = []
-        return .forward(admission, bufferedBody: buffered)
-    }
-}
-
-extension ExchangeStateMachine.Action {
-    var isRetry: Bool {
-        if case .retry = self { return true }
-        return false
+        return .forward(admission, bufferedBody: held.buffers)
     }
 }

@@ -85,20 +85,19 @@ final class StreamDriver: ExchangeDriving {
 
     /// Parts of the request are arriving: an answer decided now may wait for its end until `readComplete()`.
     func readBegan() {
-        core.readBegan()
-        core.progressed(.requestBytes, now: .now())
+        core.readBegan(now: .now())
     }
 
     /// The request's time is when the read that carried its head began: every transport reports `readBegan()` first,
-    /// which read the clock (`core.lastProgress`).
+    /// which read the clock (`core.lastReadBegan`).
     func receivedHead(_ head: HTTPRequestHead) {
         guard case .core = state, case .awaitingHead = core.state else { return }
-        let started = services.tracer?.begin(head, start: core.lastProgress, clientIP: connection.peer.ip, clientVersion: transport.clientVersion,
+        let started = services.tracer?.begin(head, start: core.lastReadBegan, clientIP: connection.peer.ip, clientVersion: transport.clientVersion,
                                              on: transport.eventLoop)
         trace = started?.recorder
         perform(core.receivedHead(
             head, clientIP: connection.peer.ip, certificateThumbprint: connection.peer.certificateThumbprint, settings: services.exchange,
-            recent: connection.tokenMemory.recent, now: core.lastProgress, trace: started?.upstreamPropagation))
+            recent: connection.tokenMemory.recent, now: core.lastReadBegan, trace: started?.upstreamPropagation))
     }
 
     /// A head the transport's reader refused (HTTP2RequestHeadReader): 400 (431 for its size), never judged.

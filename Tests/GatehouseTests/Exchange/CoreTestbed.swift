@@ -91,7 +91,7 @@ struct CoreTestbed {
             if let taken = core.takeRecords() { records.append(taken) }
             return action
         }
-        core.readBegan()
+        core.readBegan(now: now)
         var pending = [recorded(core.receivedHead(head, clientIP: "203.0.113.9", settings: settings, recent: nil, now: now))]
         if let body { pending.append(recorded(core.receivedBody(body))) }
         if ended { pending.append(recorded(core.receivedEnd())) }

@@ -28,7 +28,7 @@ struct ExchangeCoreCheckTests {
         #expect(core.callerDeadlinePassed().ignored == .noRequest, "no request: nothing to refuse")
         let head = HTTPRequestHead(
             version: .http2, method: .GET, uri: "/v1/orders", headers: ["host": "api.test", "authorization": "Bearer \("t")"])
-        core.readBegan()
+        core.readBegan(now: testbed.now)
         let actions = [
             core.receivedHead(head, clientIP: "203.0.113.9", settings: testbed.settings, recent: nil, now: testbed.now), core.receivedEnd(),
         ]

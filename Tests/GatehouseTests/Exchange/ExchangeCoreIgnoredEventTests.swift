@@ -24,7 +24,7 @@ struct ExchangeCoreIgnoredEventTests {
     @Test func aHeadWhileARequestIsInHandIsOutOfOrder() {
         let testbed = CoreTestbed()
         var core = ExchangeCoreTests.core()
-        core.readBegan()
+        core.readBegan(now: testbed.now)
         let decide = core.receivedHead(Self.head, clientIP: "203.0.113.9", settings: testbed.settings, recent: nil, now: testbed.now)
         #expect(decide.decisionGeneration == 1, "\(decide)")
         #expect(core.receivedHead(Self.head, clientIP: "203.0.113.9", settings: testbed.settings, recent: nil, now: testbed.now).ignored == .outOfOrder)

@@ -122,7 +122,8 @@ struct ExchangeCoreUpstreamRuleTests {
         let forwarded = testbed.run(&get, path: "/v1/orders", token: token)
         #expect(forwarded.isForwarded, "\(forwarded.action)")
         let started = testbed.now
-        get.progressed(.requestBytes, now: started)
+        get.readBegan(now: started)
+        #expect(get.readEnded().isNone)
         get.upstreamLegStarted(now: started)
         #expect(get.upstreamWatch(now: started, legTakesMore: true) == .ahead(started + timeout))
         #expect(get.upstreamWatch(now: started + timeout, legTakesMore: true) == .responseHeadLate)
@@ -138,7 +139,8 @@ struct ExchangeCoreUpstreamRuleTests {
         let streaming = testbed.run(
             &upload, method: .POST, path: "/v1/orders", token: token, headers: [("content-length", "100000")], ended: false)
         #expect(streaming.isForwarded, "\(streaming.action)")
-        upload.progressed(.requestBytes, now: started)
+        upload.readBegan(now: started)
+        #expect(upload.readEnded().isNone)
         upload.upstreamLegStarted(now: started)
         upload.upstreamResponseStarted(now: started)
         upload.progressed(.responseBytes, now: started + idle - .seconds(1))

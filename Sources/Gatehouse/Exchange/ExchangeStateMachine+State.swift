@@ -1,0 +1,52 @@
+import NIOCore
+
+extension ExchangeStateMachine {
+    /// Where the request is, each state with the data only it has.
+    enum State {
+        case awaitingHead
+        /// Waiting on the gatekeeper (a JWKS refetch, userinfo) or on a sign-out's store and provider; the body that
+        /// arrives meanwhile is kept for the upstream leg.
+        case waiting(HeldBody)
+        /// A sign-out reading its small body, which may carry a refresh token for the provider.
+        case readingSignOut(OwnEndpoint, VerifiedIdentity, HeldBody)
+        /// Admitted: handed to the upstream leg once the read that carried the head is over (`forwardsAtReadEnd`).
+        case admitted(Gatekeeper.Admission, HeldBody)
+        /// Answered here: sent once the request has ended or the read is over (then with its body unread, so the door
+        /// closes the connection or the stream after it).
+        case answering(LocalResponse)
+        /// The door's upstream leg has the request.
+        case forwarding(Forwarding)
+        case finished
+        /// Only inside a mutating method, while a state's data is changed in place (no copy of its buffers).
+        case modifying
+    }
+
+    /// Request body that arrived before the upstream leg has the request.
+    struct HeldBody {
+        var buffers: [ByteBuffer] = []
+        var bytes = 0
+
+        mutating func append(_ buffer: ByteBuffer) {
+            buffers.append(buffer)
+            bytes += buffer.readableBytes
+        }
+    }
+
+    /// A request the upstream leg has: what its deadlines are counted from (`upstreamWatch`).
+    struct Forwarding {
+        /// When the upstream's response head must have come (`upstreamLegStarted`); a retry's leg keeps it.
+        var responseDeadline: NIODeadline?
+        /// The upstream's response head was relayed: from here it runs as long as its bytes move.
+        var responseStarted = false
+        /// Bytes last moved either way.
+        var lastProgress: NIODeadline
+        /// The request's bytes last arrived, or the upstream last asked for more of them.
+        var lastRequestProgress: NIODeadline
+        var hasRetried = false
+
+        init(since: NIODeadline) {
+            lastProgress = since
+            lastRequestProgress = since
+        }
+    }
+}
