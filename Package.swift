@@ -23,7 +23,7 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
         // The library's API names types of the modules below it (`JSONValue`, `RuleExpression`): they come with it.
-        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseHTTP", "GatehouseRules", "GatehouseSyntax"]),
+        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseConfig", "GatehouseHTTP", "GatehouseRules", "GatehouseSyntax"]),
     ],
     // Pinned up to the next minor version (a patch release may come in): what the image builds is what the
     // tests ran. Package.resolved stays out of git (the package copies of these machines make it unusable).
@@ -77,6 +77,20 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The configuration as data: the TOML file read and checked into settings values, and the small vocabularies
+        // settings name (JWS algorithms, address ranges, route hosts, assertion keys, the Entra preset's issuers). No
+        // service and no network: every other part of Gatehouse reads it, it reads none of them.
+        .target(
+            name: "GatehouseConfig",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseRules",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // Everything else, for now one module: tokens, keys, policy, the request core, the doors, the upstream
         // legs, ext_authz, telemetry and the service (README's layout; issue 45 goes on cutting it).
         .target(
@@ -85,6 +99,7 @@ let package = Package(
                 "GatehouseSyntax",
                 "GatehouseRules",
                 "GatehouseHTTP",
+                "GatehouseConfig",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -116,6 +131,7 @@ let package = Package(
             name: "GatehouseCLI",
             dependencies: [
                 "Gatehouse",
+                "GatehouseConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -128,6 +144,7 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseConfig",
                 "GatehouseSyntax",
                 "GatehouseRules",
                 "GatehouseHTTP",
@@ -146,6 +163,7 @@ let package = Package(
             name: "GatehouseEndToEndTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseConfig",
                 "GatehouseSyntax",
                 "GatehouseRules",
                 "GatehouseHTTP",
@@ -181,6 +199,7 @@ let fuzzDependencies: [Target.Dependency] = [
     "GatehouseSyntax",
     "GatehouseRules",
     "GatehouseHTTP",
+    "GatehouseConfig",
     "FuzzSupport",
     .product(name: "NIOCore", package: "swift-nio"),
     .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -13,6 +13,7 @@
 @testable import Gatehouse
 import FuzzSupport
 import GatehouseSyntax
+import GatehouseConfig
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzCompactJWS; FuzzReplayTests replays the seeds through it).
 public func fuzzCompactJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Gatehouse
+import GatehouseConfig
 
 struct CheckConfig: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -6,6 +6,7 @@ import NIOPosix
 import ServiceLifecycle
 import UnixSignals
 import GatehouseSyntax
+import GatehouseConfig
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -36,6 +36,7 @@ struct ConfigOption: ParsableArguments {
 }
 
 import Foundation
+import GatehouseConfig
 
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))

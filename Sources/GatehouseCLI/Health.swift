@@ -1,5 +1,6 @@
 import ArgumentParser
 import Gatehouse
+import GatehouseConfig
 
 /// `gatehouse health`: exit 0 when the running Gatehouse's admin port answers `/healthz` (or `/readyz` with
 /// `--ready`) with 200, else 1: the image's HEALTHCHECK, which has no shell or curl to run.

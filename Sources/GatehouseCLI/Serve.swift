@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import Gatehouse
+import GatehouseConfig
 import Logging
 import NIOPosix
 import ServiceLifecycle

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// RFC 9068 typed access tokens: with `token_typ = ["at+jwt"]` an ID token signed by the same issuer with
 /// the same keys and audience (what every front end holds) is refused as an access token, on both doors.

@@ -3,6 +3,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// docs/reference.md §2: the command line as an operator runs it — the `gatehouse` binary's
 /// `check-config` and `verify-token` output, exit codes 0 / 1 / 64, and where the configuration is found.

@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOSSL
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Certificate-bound access tokens (RFC 8705 §3): a token with `cnf.x5t#S256` passes only over a
 /// connection whose TLS client certificate has that thumbprint, shown with real certificates from

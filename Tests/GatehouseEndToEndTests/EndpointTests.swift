@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// `/.gatehouse/*` on the client port: userinfo, sign-out (memory store), the decision endpoint.
 @Suite(.serialized, .timeLimit(.minutes(2)))

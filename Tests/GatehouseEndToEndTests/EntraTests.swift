@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// `type = "entra"`: Microsoft Entra ID multi-tenant apps. A token passes only when its `iss` is the issuer
 /// template filled with its own `tid` and that tenant is allowed; v1.0 tokens only with `accept_v1`.

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// A real Envoy 1.40 in front of the test upstream, calling Gatehouse's `[ext_authz]` port for every request
 /// (Resources/extauthz/envoy_gateway.py): the gRPC and the HTTP protocol (over HTTP/1.1 and h2c), HTTP/1.1, HTTP/2

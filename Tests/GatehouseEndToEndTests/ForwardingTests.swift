@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseConfig
 
 /// The proxy itself, on a public route: streaming, keep-alive, hop-by-hop hygiene, timeouts.
 @Suite(.serialized, .timeLimit(.minutes(2)))

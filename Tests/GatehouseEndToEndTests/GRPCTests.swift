@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// gRPC through Gatehouse end to end: a grpcio client and server (Resources/grpc) on loopback,
 /// Gatehouse between them speaking HTTP/2 both ways. Refusals must be what gRPC libraries

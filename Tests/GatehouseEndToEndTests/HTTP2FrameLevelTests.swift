@@ -3,6 +3,7 @@ import NIOHTTP1
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// What Gatehouse's frame-level HTTP/2 connections do themselves, with no stream multiplexer to do it
 /// for them: flow control (a request body the upstream cannot take yet is held back at the client by the

@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Plain HTTP/2 on the client port, with curl as the client: prior knowledge on the cleartext
 /// port (HTTP/1.1 keeps working there), ALPN `h2` with TLS, and `[listen] http2 = false`.

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The rotation-aware key cache, against a scriptable JWKS server: never a false 401, never a fetch storm.
 @Suite(.serialized, .timeLimit(.minutes(2)))

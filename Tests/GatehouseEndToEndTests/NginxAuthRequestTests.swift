@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseRules
+import GatehouseConfig
 
 /// `deploy/nginx/auth-request.conf` run by a real nginx: nginx fronts the app and asks Gatehouse's
 /// `/.gatehouse/check` about every request (auth_request).

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// `[revocation] store = "postgres://…"` against a real PostgreSQL: two replicas on one database.
 @Suite(.serialized, .timeLimit(.minutes(2)))

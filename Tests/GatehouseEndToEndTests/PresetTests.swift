@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Google, Apple, Firebase and Cognito presets, end to end with a local JWKS server standing in for
 /// the provider (the `jwks_uri` override) and tokens shaped like the real ones.

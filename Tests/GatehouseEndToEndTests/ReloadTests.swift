@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Configuration reload (SIGHUP calls `reload`): new requests get the new rules at once, requests in
 /// flight are not disturbed, and changes that need a restart are reported and left alone.

@@ -6,6 +6,7 @@ import NIOHTTP1
 import NIOPosix
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// How upstream responses reach the client, byte for byte: pipelining, re-framing, refused upstream
 /// framings, and the upstream connections that must not be reused. The upstream here answers with

@@ -4,6 +4,7 @@ import NIOCore
 import Testing
 import GatehouseSyntax
 import GatehouseRules
+import GatehouseConfig
 
 /// Issue 44's `[headers]` expressions and `when` rules through real sockets: a computed header reaches the upstream
 /// in §5's encoding and is an identity header like the others (the client's spellings stripped, an ext_authz Check

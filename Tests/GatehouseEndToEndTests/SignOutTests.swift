@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Sign-out beyond this replica: the provider's revocation endpoint, the request body, durable stores.
 @Suite(.timeLimit(.minutes(2)))

@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Testing
+import GatehouseConfig
 
 /// `[listen] tls_cert` / `tls_key`: the client port speaks TLS, with a certificate made for the test.
 @Suite(.serialized, .timeLimit(.minutes(2)))

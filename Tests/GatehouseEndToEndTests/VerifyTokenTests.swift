@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// `gatehouse verify-token`: the same verdict `serve` gives, fetching keys from the real JWKS server.
 @Suite(.timeLimit(.minutes(2)))

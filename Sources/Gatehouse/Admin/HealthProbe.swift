@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+public import GatehouseConfig
 
 /// `gatehouse health`: asks a running Gatehouse's admin port (`/healthz`, or `/readyz`) from the same host or
 /// container, for an image's HEALTHCHECK or an exec probe where the image has no shell and no curl.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Signs the identity assertion of `[assertion]` (docs/reference.md §15) and publishes its keys. One per
 /// configuration: a reload makes a new one, with the key files read again.

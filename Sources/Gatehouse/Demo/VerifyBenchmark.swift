@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import _CryptoExtras
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The cost of what Gatehouse does for a token it has not verified before: strict parse of the
 /// compact JWS, then the signature check, per algorithm (`gatehouse bench-verify`; bench/run.sh

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import GatehouseConfig
 
 /// A request as the core holds it from its head on, whichever door it came by: what is judged
 /// (for `/.gatehouse/check`, the request the fronting proxy describes), by which rule, with which

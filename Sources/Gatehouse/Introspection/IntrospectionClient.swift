@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The calls to an introspection provider: its endpoint from RFC 8414 metadata when not configured
 /// (`/.well-known/oauth-authorization-server` inserted before the issuer's path, as RFC 8414 §3.1 says,

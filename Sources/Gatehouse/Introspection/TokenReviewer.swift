@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseConfig
 
 /// `token_review = true` on a `kubernetes` provider: after a service-account token verified, the API server
 /// is asked whether it still authenticates it (a TokenReview), so the token of a deleted pod or service

@@ -3,6 +3,7 @@ import Foundation
 public import Logging
 public import NIOCore
 import NIOConcurrencyHelpers
+public import GatehouseConfig
 
 /// Every provider's current keys, read on each request without waiting, and the one place that
 /// fetches them: at most one fetch per provider in flight (single-flight), unknown-`kid` refetches

@@ -1,5 +1,6 @@
 import Crypto
 import _CryptoExtras
+public import GatehouseConfig
 
 /// A public key loaded from a JWK set, together with the algorithms it may verify.
 ///

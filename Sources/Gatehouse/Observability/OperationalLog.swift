@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import GatehouseSyntax
+public import GatehouseConfig
 
 /// The operational log (stderr): startup, JWKS fetches, reloads. Never the failure log.
 public enum OperationalLog {

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Decides one request: route -> token -> verification -> the route's requirements.
 struct Gatekeeper: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Firebase Authentication ID tokens: issuer and audience are the project id from the
 /// configuration (never the token's own `aud`), `sub` 1-128 characters, `auth_time` in the past.

@@ -1,4 +1,5 @@
 import Foundation
+public import GatehouseConfig
 
 extension Provider {
     /// Builds the runtime provider from validated settings.

@@ -1,4 +1,5 @@
 public import Foundation
+public import GatehouseConfig
 
 /// A configured identity provider as the verifier uses it: who may issue, which keys, which
 /// audiences, and the checks particular to its type.

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Cognito `userinfo = true`: access tokens carry no email, name or picture, so they are fetched
 /// from the pool's `/oauth2/userInfo` with the (already verified) access token and merged into the

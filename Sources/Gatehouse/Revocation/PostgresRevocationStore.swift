@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+import GatehouseConfig
 
 /// `store = "postgres://user@host:port/db"`: shared by every replica of a fleet.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import GatehouseConfig
 
 extension RevocationSettings {
     /// The store `store = …` names, with its password resolved (`password`, `password_file`, `env:NAME`).

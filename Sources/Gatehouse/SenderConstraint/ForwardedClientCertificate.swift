@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The client certificate a proxy in front terminated mTLS for, as it forwards it in a header: Envoy's
 /// `x-forwarded-client-cert` (`Hash=<hex SHA-256 of the DER>` or `Cert="<URL-encoded PEM>"`), or nginx's
@@ -88,12 +89,4 @@ struct ForwardedClientCertificate: Sendable {
         }
         return bytes
     }
-}
-
-/// `[listen] client_cert_header_format`.
-public enum ClientCertificateHeaderFormat: String, Sendable, Equatable {
-    /// Envoy's `x-forwarded-client-cert`.
-    case xfcc
-    /// A URL-encoded PEM certificate (nginx `$ssl_client_escaped_cert`).
-    case pem
 }

@@ -2,6 +2,7 @@ import Crypto
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The sender-constraint step of a decision, after the token verified and before its route's
 /// requirements: a token bound to a key (`cnf.jkt`, RFC 9449) must come with a valid DPoP proof of

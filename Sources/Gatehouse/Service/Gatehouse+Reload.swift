@@ -4,6 +4,7 @@ import NIOCore
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 import UnixSignals
+public import GatehouseConfig
 
 /// SIGHUP: the failure log reopened, the configuration re-read and applied to new requests.
 extension Gatehouse {

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
+import GatehouseConfig
 
 /// The TLS contexts: the client port's (swapped on reload), the ext_authz port's, the upstream's.
 extension Gatehouse {

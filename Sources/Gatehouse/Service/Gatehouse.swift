@@ -8,6 +8,7 @@ public import NIOPosix
 import NIOSSL
 public import ServiceLifecycle
 import UnixSignals
+public import GatehouseConfig
 
 /// A running Gatehouse: the client listener, the admin listener, the key refresher.
 ///

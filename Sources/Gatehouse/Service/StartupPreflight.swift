@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+public import GatehouseConfig
 
 /// What `serve` would fail on at start that the file alone does not say, checked by `check-config` without side
 /// effects (no listener bound, no file created, no network): secrets (`env:NAME`, `*_file`) resolvable, TLS

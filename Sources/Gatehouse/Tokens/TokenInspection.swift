@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import GatehouseSyntax
+public import GatehouseConfig
 
 /// `gatehouse verify-token`: one token judged exactly as `serve` would judge it on a route with no
 /// extra requirements, fetching the issuing provider's keys first.

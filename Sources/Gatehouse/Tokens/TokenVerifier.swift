@@ -1,5 +1,6 @@
 import NIOCore
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The token half of a request: parse -> provider by `iss` -> key by `kid` -> signature -> claims.
 /// Everything is synchronous except a refetch for an unknown `kid`, which the caller waits on.

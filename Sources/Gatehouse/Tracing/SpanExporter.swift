@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import GatehouseConfig
 
 /// Batches finished spans and POSTs them to the collector over OTLP/HTTP (binary protobuf), from the background
 /// work, never from a request. Bounded: a dead or slow collector costs at most `max_queue_size` spans of memory;

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import GatehouseConfig
 
 /// Starts the trace of each request (docs/reference.md §16): continues a caller's W3C `traceparent`, samples the
 /// traces it starts by `sampling_ratio` on the trace id (as OpenTelemetry's TraceIdRatioBased does), and hands

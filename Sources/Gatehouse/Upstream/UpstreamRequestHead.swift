@@ -4,6 +4,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseRules
 import GatehouseHTTP
+import GatehouseConfig
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
 /// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse

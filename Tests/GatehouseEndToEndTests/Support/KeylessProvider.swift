@@ -1,5 +1,6 @@
 import Foundation
 @testable import Gatehouse
+import GatehouseConfig
 
 extension ProviderSettings {
     /// A provider whose keys can never be had (its JWKS URL is the discard port, where nothing listens): its tokens

@@ -1,5 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
+import GatehouseConfig
 
 /// Gatehouse's operational log (swift-log), kept in memory so a test can assert what the operator
 /// is told: each record as `level: message key=value …`, metadata sorted by key.

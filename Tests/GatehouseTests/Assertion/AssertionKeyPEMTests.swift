@@ -2,6 +2,7 @@ import Crypto
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Which PEM keys sign assertions (docs/reference.md §15.1): P-256 and Ed25519 only, the curve checked, not assumed.
 struct AssertionKeyPEMTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Gatehouse
+import GatehouseConfig
 
 /// `[ext_authz]` (docs/reference.md §14): read with its defaults, an authorizer only without `[upstream]`, every
 /// mistake reported at its key path.

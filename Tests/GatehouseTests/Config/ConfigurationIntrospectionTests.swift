@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Gatehouse
+import GatehouseConfig
 
 /// `type = "introspection"` providers: their keys with defaults and every mistake at its key path, and the
 /// rule that an opaque token can never be sprayed across identity providers.

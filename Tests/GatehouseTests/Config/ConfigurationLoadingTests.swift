@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Gatehouse
 import GatehouseRules
+import GatehouseConfig
 
 /// TOML snippets the configuration tests build on.
 enum ConfigFixture {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Gatehouse
+import GatehouseConfig
 
 /// `[dpop]`, `dpop` on providers and routes, and the `[listen]` keys of certificate-bound tokens: decoded with
 /// their defaults, every mistake reported at its key path.

@@ -1,5 +1,6 @@
 import Testing
 @testable import Gatehouse
+import GatehouseConfig
 
 struct DurationParsingTests {
     @Test(arguments: [

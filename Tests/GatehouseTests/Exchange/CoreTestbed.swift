@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The request core from plain values: its settings made from a configuration value (`ExchangeSettings`), the
 /// gatekeeper's verdict given by the test (the core's input, as a driver reports it), its time a fake clock. No

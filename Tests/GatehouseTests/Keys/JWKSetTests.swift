@@ -2,6 +2,7 @@ import Crypto
 import _CryptoExtras
 import Testing
 @testable import Gatehouse
+import GatehouseConfig
 
 /// JWK set loading policy; docs/security.md J10, J11, J19.
 struct JWKSetTests {

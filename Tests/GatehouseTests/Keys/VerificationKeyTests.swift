@@ -2,6 +2,7 @@ import Crypto
 import _CryptoExtras
 import Testing
 @testable import Gatehouse
+import GatehouseConfig
 
 /// Signature primitives; docs/security.md J13, J14 (J15-18 run against Wycheproof in WycheproofTests).
 struct VerificationKeyTests {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Gatehouse
+import GatehouseConfig
 
 struct PathNormalizerTests {
     private func path(_ target: String) -> String? {

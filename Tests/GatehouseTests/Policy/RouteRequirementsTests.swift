@@ -2,6 +2,7 @@ import Testing
 
 @testable import Gatehouse
 import GatehouseSyntax
+import GatehouseConfig
 
 struct RouteRequirementsTests {
     private func strings(_ values: String...) -> JSONValue {

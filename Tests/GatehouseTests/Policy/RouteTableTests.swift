@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Gatehouse
+import GatehouseConfig
 
 struct RouteTableTests {
     private func route(_ match: RouteSettings.Match, auth: RouteSettings.Auth, methods: [String] = []) -> RouteSettings {

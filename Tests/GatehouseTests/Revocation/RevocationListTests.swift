@@ -1,6 +1,7 @@
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 struct RevocationListTests {
     private func identity(subject: String = "u1", jti: String? = nil, iat: Int64 = 1000, expiry: Int64 = 5000) -> VerifiedIdentity {

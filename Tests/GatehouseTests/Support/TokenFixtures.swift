@@ -2,6 +2,7 @@ import Crypto
 import _CryptoExtras
 @testable import Gatehouse
 import GatehouseSyntax
+import GatehouseConfig
 
 /// Builders for tokens and JWKs used across the test files.
 enum TokenFixtures {

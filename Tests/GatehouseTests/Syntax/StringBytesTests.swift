@@ -1,6 +1,7 @@
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseConfig
 
 /// The in-place scans of a string's UTF-8 the header paths use.
 struct StringBytesTests {

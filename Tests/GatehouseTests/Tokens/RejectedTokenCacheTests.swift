@@ -2,6 +2,7 @@ import NIOCore
 import Testing
 
 @testable import Gatehouse
+import GatehouseConfig
 
 /// docs/security.md P47: the rejected-signature cache is bounded by `[verification] cache_size`.
 struct RejectedTokenCacheTests {

@@ -2,6 +2,7 @@ import NIOHTTP1
 import Testing
 
 @testable import Gatehouse
+import GatehouseConfig
 
 struct HeaderHygieneTests {
     private let defaultNames = IdentityHeaderNames(mappings: HeaderSettings.defaultMappings)

@@ -2,6 +2,7 @@ import Testing
 
 @testable import Gatehouse
 import GatehouseSyntax
+import GatehouseConfig
 
 struct HeaderValueEncodingTests {
     /// Reverses the encoding the way an upstream would.

@@ -1,5 +1,6 @@
 import Testing
 @testable import Gatehouse
+import GatehouseConfig
 
 /// The other spellings of the identity names, which Envoy's HTTP ext_authz protocol is told to remove (docs/security.md E03).
 struct IdentityHeaderNamesTests {

@@ -1,6 +1,6 @@
 // `algorithms` of a provider: a subset of the asymmetric JWS algorithms, never none or HMAC.
 extension ConfigurationDecoder {
-    static func algorithms(_ table: TOMLReader) -> [String]? {
+    package static func algorithms(_ table: TOMLReader) -> [String]? {
         guard let names = table.strings("algorithms") else { return nil }
         guard !names.isEmpty else {
             table.report("algorithms", "must list at least one algorithm (omit the key to allow every asymmetric algorithm)")

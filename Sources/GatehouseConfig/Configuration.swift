@@ -324,12 +324,12 @@ public enum SecretSetting: Sendable, Equatable {
 }
 
 extension SecretSetting {
-    struct ResolveError: Error, CustomStringConvertible {
-        var description: String
+    package struct ResolveError: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The secret's value: inline, the file's content (one trailing newline removed), or the variable's.
-    func resolve(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+    package func resolve(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         switch self {
         case .inline(let value):
             return value

@@ -1,13 +1,15 @@
-import TOMLKit
+package import TOMLKit
 
 /// The issues of one parse, shared by every reader of that parse so nested tables report into one list.
 ///
 /// A class because readers of nested tables all append to it; it never leaves the synchronous parse,
 /// so it is not `Sendable`.
-final class ConfigIssueSink {
-    private(set) var issues: [ConfigurationIssue] = []
+package final class ConfigIssueSink {
+    package private(set) var issues: [ConfigurationIssue] = []
 
-    func add(_ issue: ConfigurationIssue) {
+    package init() {}
+
+    package func add(_ issue: ConfigurationIssue) {
         issues.append(issue)
     }
 }
@@ -17,43 +19,43 @@ final class ConfigIssueSink {
 /// Every typed getter records a wrong type as an issue and returns nil, so decoding goes on and finds the
 /// next problem. Every key asked for is remembered, present or not; `finish()` then reports each key of the
 /// table nobody asked for as unknown, with the closest known key as a hint.
-final class TOMLReader {
+package final class TOMLReader {
     /// This table's key path (`""` for the document, `provider[0]`, `provider[0].headers`).
-    let path: String
-    let sink: ConfigIssueSink
+    package let path: String
+    package let sink: ConfigIssueSink
     private let table: TOMLTable
     private var known: [String] = []
 
-    init(table: TOMLTable, path: String, sink: ConfigIssueSink) {
+    package init(table: TOMLTable, path: String, sink: ConfigIssueSink) {
         self.table = table
         self.path = path
         self.sink = sink
     }
 
     /// The keys present, in TOMLKit's order (sorted by name: toml++ does not keep file order).
-    var keys: [String] { table.keys }
+    package var keys: [String] { table.keys }
 
     /// Whether the table has `key`; counts as asking for it.
-    func contains(_ key: String) -> Bool {
+    package func contains(_ key: String) -> Bool {
         markKnown(key)
         return table[key] != nil
     }
 
-    func keyPath(_ key: String) -> String { ConfigKeyPath.appending(key, to: path) }
+    package func keyPath(_ key: String) -> String { ConfigKeyPath.appending(key, to: path) }
 
     /// Records an issue at `key` of this table, or at the table itself when `key` is nil.
-    func report(_ key: String?, _ message: String) {
+    package func report(_ key: String?, _ message: String) {
         sink.add(.invalid(key.map(keyPath) ?? path, message))
     }
 
     /// The raw value at `key`, marking it known.
-    func value(_ key: String) -> (any TOMLValueConvertible)? {
+    package func value(_ key: String) -> (any TOMLValueConvertible)? {
         markKnown(key)
         return table[key]
     }
 
     /// Reports every present key that was never asked for; call once the table has been decoded.
-    func finish() {
+    package func finish() {
         for key in keys where !known.contains(key) {
             sink.add(.unknownKey(keyPath(key), suggestion: closestKnownKey(to: key)))
         }
@@ -72,15 +74,15 @@ final class TOMLReader {
 }
 
 /// How key paths are spelled: TOML dotted keys, quoted where a key is not a bare key.
-enum ConfigKeyPath {
-    static func appending(_ key: String, to base: String) -> String {
+package enum ConfigKeyPath {
+    package static func appending(_ key: String, to base: String) -> String {
         let segment = isBare(key) ? key : quoted(key)
         return base.isEmpty ? segment : "\(base).\(segment)"
     }
 
-    static func element(_ index: Int, of base: String) -> String { "\(base)[\(index)]" }
+    package static func element(_ index: Int, of base: String) -> String { "\(base)[\(index)]" }
 
-    static func isBare(_ key: String) -> Bool {
+    package static func isBare(_ key: String) -> Bool {
         !key.isEmpty && key.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -91,7 +93,7 @@ enum ConfigKeyPath {
     }
 
     /// A TOML basic string, escaped so that a key path is always one printable line.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -108,8 +110,8 @@ enum ConfigKeyPath {
 }
 
 /// Levenshtein distance over Unicode scalars, for "did you mean" hints on short key names.
-enum EditDistance {
-    static func between(_ a: String, _ b: String) -> Int {
+package enum EditDistance {
+    package static func between(_ a: String, _ b: String) -> Int {
         let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }

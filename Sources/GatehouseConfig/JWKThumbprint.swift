@@ -1,9 +1,9 @@
 import Crypto
-import GatehouseSyntax
+package import GatehouseSyntax
 
 /// The RFC 7638 SHA-256 thumbprint of a public JWK, base64url without padding: what a DPoP-bound
 /// token's `cnf.jkt` names (RFC 9449 §6.1).
-enum JWKThumbprint {
+package enum JWKThumbprint {
     /// The members that identify each key type, in the order RFC 7638 §3.2 hashes them.
     private static let requiredMembers: [String: [String]] = [
         "EC": ["crv", "kty", "x", "y"],
@@ -12,7 +12,7 @@ enum JWKThumbprint {
     ]
 
     /// nil when the JWK is not an object of a known key type with every required member a string.
-    static func sha256(of jwk: [String: JSONValue]) -> String? {
+    package static func sha256(of jwk: [String: JSONValue]) -> String? {
         guard let keyType = jwk["kty"]?.stringValue, let names = requiredMembers[keyType] else { return nil }
         var members: [String: JSONValue] = [:]
         for name in names {

@@ -2,7 +2,7 @@ import Foundation
 
 // [dpop]: how DPoP proofs (RFC 9449) are judged, for the providers and routes that accept them.
 extension ConfigurationDecoder {
-    static func dpopSettings(_ table: TOMLReader) -> DPoPSettings {
+    package static func dpopSettings(_ table: TOMLReader) -> DPoPSettings {
         var settings = DPoPSettings()
         if let lifetime = table.duration("proof_lifetime") {
             if lifetime < .seconds(1) || lifetime > .seconds(600) {
@@ -46,5 +46,5 @@ extension ConfigurationDecoder {
 }
 
 extension DPoPMode {
-    static let all: [DPoPMode] = [.off, .allowed, .required]
+    package static let all: [DPoPMode] = [.off, .allowed, .required]
 }

@@ -3,13 +3,13 @@ import GatehouseSyntax
 /// HTTP/1.1, `:authority` on HTTP/2, a Check's authority, the decision endpoint's `X-Forwarded-Host`) is compared
 /// without its port and one trailing dot, ASCII case-insensitively. `*.shop.example.com` matches any name ending in
 /// `.shop.example.com` (one label or more), never `shop.example.com` itself.
-struct RouteHosts: Sendable {
+package struct RouteHosts: Sendable {
     /// Exact names and wildcard suffixes (`.shop.example.com`), lower case, without a trailing dot.
-    let exact: [String]
-    let suffixes: [String]
+    package let exact: [String]
+    package let suffixes: [String]
 
     /// nil for an empty list (every host).
-    init?(_ patterns: [String]) {
+    package init?(_ patterns: [String]) {
         guard !patterns.isEmpty else { return nil }
         var exact: [String] = []
         var suffixes: [String] = []
@@ -21,12 +21,12 @@ struct RouteHosts: Sendable {
     }
 
     /// Lower case, one trailing dot dropped: how patterns are kept and compared.
-    static func canonical(_ name: String) -> String {
+    package static func canonical(_ name: String) -> String {
         let lowered = name.lowercased()
         return lowered.hasSuffix(".") ? String(lowered.dropLast()) : lowered
     }
 
-    func matches(_ host: Substring?) -> Bool {
+    package func matches(_ host: Substring?) -> Bool {
         guard let host else { return false }
         let name = Self.name(of: host)
         if exact.contains(where: { Self.equalsIgnoringCase(name.utf8, $0.utf8) }) { return true }
@@ -36,7 +36,7 @@ struct RouteHosts: Sendable {
     }
 
     /// The host without its port and one trailing dot: `Example.com.:8443` → `Example.com`, `[::1]:80` → `[::1]`.
-    static func name(of host: Substring) -> Substring {
+    package static func name(of host: Substring) -> Substring {
         var name = host
         if name.hasPrefix("[") {
             if let close = name.firstIndex(of: "]") { name = name[...close] }

@@ -1,19 +1,19 @@
-import Crypto
+package import Crypto
 import Foundation
-import GatehouseSyntax
+package import GatehouseSyntax
 
 /// A key of the identity assertion (`[assertion]`, docs/reference.md §15): EC P-256 (ES256) or Ed25519
 /// (EdDSA). The signing key has its private half; a key only published beside it (rotation) may not.
 /// Its `kid` is its RFC 7638 thumbprint, so the same key always has the same id on every replica.
 public struct AssertionKey: Sendable, Equatable {
-    enum Material: Sendable {
+    package enum Material: Sendable {
         case p256(P256.Signing.PublicKey, P256.Signing.PrivateKey?)
         case ed25519(Curve25519.Signing.PublicKey, Curve25519.Signing.PrivateKey?)
     }
 
-    let material: Material
+    package let material: Material
     /// The public JWK, `kid`, `alg` and `use` included: what the JWKS publishes.
-    let jwk: [String: JSONValue]
+    package let jwk: [String: JSONValue]
     public let keyID: String
     /// `ES256` or `EdDSA`.
     public let algorithm: String
@@ -61,7 +61,7 @@ public struct AssertionKey: Sendable, Equatable {
     }
 
     /// The JWS signature of `input` (ES256: `r || s`, 64 bytes, RFC 7518 §3.4; EdDSA: RFC 8037 §3.1).
-    func sign(_ input: [UInt8]) throws -> [UInt8] {
+    package func sign(_ input: [UInt8]) throws -> [UInt8] {
         switch material {
         case .p256(_, let privateKey?): return Array(try privateKey.signature(for: input).rawRepresentation)
         case .ed25519(_, let privateKey?): return Array(try privateKey.signature(for: input))
@@ -75,7 +75,7 @@ public struct AssertionKey: Sendable, Equatable {
 }
 
 /// Why a key file cannot serve: said at the key's path by `check-config`.
-struct AssertionKeyError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct AssertionKeyError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

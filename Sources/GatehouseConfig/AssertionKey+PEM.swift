@@ -4,11 +4,11 @@ import Foundation
 /// Reading an assertion key from a PEM file: `PRIVATE KEY` (PKCS #8) or `EC PRIVATE KEY` (SEC 1) for the
 /// signing key; those or `PUBLIC KEY` for a key only published. Any other key is refused, saying what it is.
 extension AssertionKey {
-    enum Half { case privateKey, publicKey }
+    package enum Half { case privateKey, publicKey }
 
     /// - Parameter needs: `.privateKey` for `signing_key_file`; `.publicKey` for `published_key_files`
     ///   (a private key file is accepted there too: only its public half is published).
-    static func load(file path: String, needs: Half) throws -> AssertionKey {
+    package static func load(file path: String, needs: Half) throws -> AssertionKey {
         guard FileManager.default.isReadableFile(atPath: path), let data = FileManager.default.contents(atPath: path) else {
             throw AssertionKeyError(FileManager.default.fileExists(atPath: path) ? "cannot read \(path)" : "no such file: \(path)")
         }
@@ -17,7 +17,7 @@ extension AssertionKey {
         return needs == .publicKey ? key.publicOnly : key
     }
 
-    static func parse(pem text: String, needs: Half) throws -> AssertionKey {
+    package static func parse(pem text: String, needs: Half) throws -> AssertionKey {
         let blocks = PEMBlock.all(in: text)
         guard let block = blocks.first(where: { $0.label != "EC PARAMETERS" }) else {
             throw AssertionKeyError("no PEM key (expected -----BEGIN PRIVATE KEY-----)")
@@ -100,13 +100,13 @@ extension AssertionKey {
 }
 
 /// One `-----BEGIN label----- … -----END label-----` block of a PEM file.
-struct PEMBlock {
-    let label: String
-    let der: [UInt8]
+package struct PEMBlock {
+    package let label: String
+    package let der: [UInt8]
     /// The block's text, as swift-crypto's PEM initialisers take it.
-    let pem: String
+    package let pem: String
 
-    static func all(in text: String) -> [PEMBlock] {
+    package static func all(in text: String) -> [PEMBlock] {
         var blocks: [PEMBlock] = []
         var label: String?
         var lines: [Substring] = []

@@ -2,12 +2,12 @@ import GatehouseRules
 // [[route]]: which paths need which tokens, first match wins.
 extension ConfigurationDecoder {
     /// Requirements that only apply to a checked token, so on a `public` route they could never apply.
-    static let tokenRequirementKeys = [
+    package static let tokenRequirementKeys = [
         "providers", "scopes", "groups", "roles", "service_accounts", "email_domains", "require_email_verified", "dpop", "when",
     ]
 
     /// nil if the route is unusable (its problems are in the sink).
-    static func routeSettings(_ table: TOMLReader, providerNames: [String], maxHeaderBytes: Int) -> RouteSettings? {
+    package static func routeSettings(_ table: TOMLReader, providerNames: [String], maxHeaderBytes: Int) -> RouteSettings? {
         let issuesBefore = table.sink.issues.count
         let match = routeMatch(table)
         var route = RouteSettings(match: match ?? .prefix("/"))
@@ -133,7 +133,7 @@ extension ConfigurationDecoder {
     }
 
     /// Domain names as in an email address or Google's `hd` claim: `example.com`, without `@`.
-    static func domains(_ table: TOMLReader, _ key: String) -> [String]? {
+    package static func domains(_ table: TOMLReader, _ key: String) -> [String]? {
         guard let domains = table.strings(key) else { return nil }
         for domain in domains where !ConfigSyntax.isHostName(domain) {
             table.report(key, "\(ConfigKeyPath.quoted(domain)) is not a domain (write example.com, without @)")

@@ -33,20 +33,20 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
 
 // The recurring kinds of issue, so the same problem is always worded the same way.
 extension ConfigurationIssue {
-    static func unknownKey(_ keyPath: String, suggestion: String? = nil) -> ConfigurationIssue {
+    package static func unknownKey(_ keyPath: String, suggestion: String? = nil) -> ConfigurationIssue {
         let hint = suggestion.map { " (did you mean \"\($0)\"?)" } ?? ""
         return ConfigurationIssue(keyPath: keyPath, message: "unknown key\(hint)")
     }
 
-    static func wrongType(_ keyPath: String, expected: String, found: String) -> ConfigurationIssue {
+    package static func wrongType(_ keyPath: String, expected: String, found: String) -> ConfigurationIssue {
         ConfigurationIssue(keyPath: keyPath, message: "expected \(expected), found \(found)")
     }
 
-    static func required(_ keyPath: String, because reason: String? = nil) -> ConfigurationIssue {
+    package static func required(_ keyPath: String, because reason: String? = nil) -> ConfigurationIssue {
         ConfigurationIssue(keyPath: keyPath, message: reason.map { "required \($0)" } ?? "required")
     }
 
-    static func invalid(_ keyPath: String, _ message: String) -> ConfigurationIssue {
+    package static func invalid(_ keyPath: String, _ message: String) -> ConfigurationIssue {
         ConfigurationIssue(keyPath: keyPath, message: message)
     }
 }
