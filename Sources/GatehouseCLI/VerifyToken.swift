@@ -3,6 +3,7 @@ import Foundation
 import Gatehouse
 import Logging
 import GatehouseSyntax
+import GatehouseTokens
 
 struct VerifyToken: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

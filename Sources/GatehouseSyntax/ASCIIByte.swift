@@ -86,6 +86,13 @@ public enum ASCIIByte {
         }
     }
 
+    /// The byte a percent-encoding (`%XX`, RFC 3986 §2.1) starting at `index` stands for; nil when two hex digits do
+    /// not follow the `%`.
+    @inlinable public static func percentDecoded(_ bytes: ArraySlice<UInt8>, at index: Int) -> UInt8? {
+        guard index + 2 < bytes.endIndex, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) else { return nil }
+        return high << 4 | low
+    }
+
     /// The upper-case hex digit for a value 0...15.
     @inlinable public static func upperHexDigit(_ value: UInt8) -> UInt8 {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10

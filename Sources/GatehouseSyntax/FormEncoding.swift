@@ -41,11 +41,9 @@ public enum FormEncoding {
             let byte = bytes[index]
             if byte == UInt8(ascii: "+") {
                 out.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex,
-                    let high = ASCIIByte.hexValue(bytes[index + 1]), let low = ASCIIByte.hexValue(bytes[index + 2])
-                else { return nil }
-                out.append(high << 4 | low)
+            } else if byte == ASCIIByte.percent {
+                guard let decoded = ASCIIByte.percentDecoded(bytes, at: index) else { return nil }
+                out.append(decoded)
                 index += 2
             } else {
                 out.append(byte)

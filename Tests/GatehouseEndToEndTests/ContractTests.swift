@@ -1,5 +1,6 @@
 import Foundation
 @testable import Gatehouse
+import GatehouseTokens
 import NIOHTTP1
 import Testing
 import GatehouseSyntax

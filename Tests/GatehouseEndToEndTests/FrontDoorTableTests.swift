@@ -7,6 +7,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseRules
 import GatehouseConfig
+import GatehouseTokens
 
 /// One table of requests, each run four ways: through the request core alone (`ExchangeStateMachine`
 /// driven with events, no socket), through the HTTP/1.1 door, through the HTTP/2 door (real sockets),

@@ -5,6 +5,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// The rotation-aware key cache, against a scriptable JWKS server: never a false 401, never a fetch storm.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -4,6 +4,7 @@ import Logging
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// `gatehouse verify-token`: the same verdict `serve` gives, fetching keys from the real JWKS server.
 @Suite(.timeLimit(.minutes(2)))

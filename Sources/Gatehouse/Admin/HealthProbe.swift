@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 public import GatehouseConfig
+import GatehouseTokens
 
 /// `gatehouse health`: asks a running Gatehouse's admin port (`/healthz`, or `/readyz`) from the same host or
 /// container, for an image's HEALTHCHECK or an exec probe where the image has no shell and no curl.

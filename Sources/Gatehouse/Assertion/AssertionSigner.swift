@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Signs the identity assertion of `[assertion]` (docs/reference.md §15) and publishes its keys. One per
 /// configuration: a reload makes a new one, with the key files read again.

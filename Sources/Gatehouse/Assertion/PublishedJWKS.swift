@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseTokens
 
 /// The assertion keys as a JWKS document (docs/reference.md §15): at the admin port's `/.well-known/jwks.json` and
 /// at the client port's `/.gatehouse/jwks.json`, with a `max-age` and an `ETag` (a matching `If-None-Match` gets 304).

@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseSyntax
+import GatehouseTokens
 
 /// The introspection cache's memory per entry (`gatehouse bench-verify --introspection-entries N`): N
 /// active answers of a typical size (sub, scope, client_id, username, exp, iat, iss, token_type) cached

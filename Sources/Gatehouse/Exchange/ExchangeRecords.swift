@@ -1,3 +1,4 @@
+import GatehouseTokens
 /// What the core saw during one event, for its driver to count and log (`ProxyServices.record`): the core writes
 /// no metric and no log line itself. Fixed fields, so recording allocates nothing: one event sets each at most once.
 struct ExchangeRecords {

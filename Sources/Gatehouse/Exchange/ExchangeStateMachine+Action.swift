@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseTokens
 
 extension ExchangeStateMachine {
     /// What the driver is to do after an event.

@@ -1,4 +1,5 @@
 import NIOCore
+import GatehouseTokens
 
 extension ExchangeStateMachine {
     /// Where the request is, each state with the data only it has.

@@ -1,5 +1,6 @@
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseTokens
 
 /// An answer Gatehouse gives itself (401/403/503, 400, 502/504, its own endpoints), whatever
 /// protocol the client speaks.

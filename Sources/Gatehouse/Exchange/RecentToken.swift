@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import GatehouseTokens
 
 /// The token a connection presented last, what it verified as, and the identity fields written
 /// for it: a client repeating its token on the connection (the common case: one user per

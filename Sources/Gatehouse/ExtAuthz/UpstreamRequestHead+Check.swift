@@ -1,5 +1,6 @@
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseTokens
 
 extension UpstreamRequestHead {
     /// An allowed Check's changes to the request (`CheckAllowance`), by the rules the doors forward with

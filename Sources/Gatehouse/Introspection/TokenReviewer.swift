@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// `token_review = true` on a `kubernetes` provider: after a service-account token verified, the API server
 /// is asked whether it still authenticates it (a TokenReview), so the token of a deleted pod or service

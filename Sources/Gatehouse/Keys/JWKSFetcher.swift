@@ -4,6 +4,7 @@ public import NIOCore
 import NIOHTTP1
 import NIOSSL
 import GatehouseSyntax
+public import GatehouseTokens
 
 /// Fetches a provider's JWKS (through OIDC discovery where configured) over the control-plane
 /// HTTP client. Redirects are never followed: the client is built with `.disallow`.

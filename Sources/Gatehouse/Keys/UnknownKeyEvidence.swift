@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseTokens
 
 /// Why a `kid` its provider's key set lacks is known not to be the provider's: the only grounds for
 /// 401 `unknown_key` (docs/reference.md §6.3). Without one of them, a token signed by a key the

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatehouseSyntax
+import GatehouseTokens
 
 /// One line of the failure log (docs/reference.md §8), before rate limiting.
 struct FailureEvent: Sendable {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 import GatehouseSyntax
+import GatehouseTokens
 
 /// Where failure-log lines go.
 public enum FailureLogDestination: Sendable {

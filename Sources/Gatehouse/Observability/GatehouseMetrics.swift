@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 public import Prometheus
+import GatehouseTokens
 
 /// The Prometheus series of docs/reference.md §9, kept in a registry of this instance's own (not the
 /// process-global MetricsSystem), so tests and several servers in one process stay apart.

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Decides one request: route -> token -> verification -> the route's requirements.
 struct Gatekeeper: Sendable {

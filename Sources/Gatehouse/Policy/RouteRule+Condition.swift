@@ -1,6 +1,7 @@
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseRules
+import GatehouseTokens
 
 /// What a route's `when` rule reads of the request (docs/reference.md §3.11): the head and the path and host the
 /// route was matched by.

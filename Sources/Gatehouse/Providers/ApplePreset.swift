@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseSyntax
+import GatehouseTokens
 
 /// Sign in with Apple: issuer appleid.apple.com, `aud` = the app's bundle or services ID.
 /// Apple sends `email_verified` and `is_private_email` as the strings "true"/"false" (sometimes

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Amazon Cognito user pools. Access tokens carry `client_id` and no `aud`; ID tokens carry `aud`;
 /// `token_use` says which, and the provider's `token_use` setting says which it accepts.

@@ -1,5 +1,6 @@
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Entra's claim rule, at verification (the preset's issuers and tenants are configuration: `EntraPreset`).
 extension EntraPreset {

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Firebase Authentication ID tokens: issuer and audience are the project id from the
 /// configuration (never the token's own `aud`), `sub` 1-128 characters, `auth_time` in the past.

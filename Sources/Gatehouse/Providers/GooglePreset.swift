@@ -1,5 +1,6 @@
 import Foundation
 import GatehouseSyntax
+import GatehouseTokens
 
 /// Sign in with Google: ID tokens from accounts.google.com (both issuer spellings), keys at
 /// googleapis.com, `aud` = an OAuth client ID, optional Workspace domain (`hd`) restriction.

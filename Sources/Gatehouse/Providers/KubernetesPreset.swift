@@ -1,6 +1,7 @@
 public import Foundation
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Kubernetes service-account tokens (projected, audience-bound, rotated by the kubelet): keys from the API
 /// server's `/openid/v1/jwks` over TLS checked against the cluster CA, fetched with the pod's own token

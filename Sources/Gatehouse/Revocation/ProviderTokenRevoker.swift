@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Revokes a refresh token at its provider (RFC 7009) when a sign-out carries one: Google's
 /// `https://oauth2.googleapis.com/revoke`, Cognito's `<domain>/oauth2/revoke` (with the token's

@@ -2,6 +2,7 @@ import Atomics
 import Crypto
 import NIOConcurrencyHelpers
 import GatehouseSyntax
+import GatehouseTokens
 
 /// Signed-out tokens and subjects, checked on every verified request (cached ones included).
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import GatehouseTokens
 
 /// The two calls the core's decision actions ask a driver to make (`ExchangeStateMachine.Action.decide`, `.signOut`),
 /// made with the services of the configuration the request started with. What they come to goes back to the core as

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import Prometheus
+import GatehouseTokens
 
 extension ProxyServices {
     /// What every refused request leaves behind, whichever protocol it came by: one failure-log

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOConcurrencyHelpers
+import GatehouseTokens
 
 /// Tokens whose signature did not verify, so a client repeating a forged or corrupted token costs
 /// a lookup, not a signature check: failing is never the expensive path. An entry holds only while

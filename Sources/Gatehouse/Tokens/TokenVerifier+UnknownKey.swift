@@ -1,5 +1,6 @@
 import NIOCore
 import GatehouseSyntax
+import GatehouseTokens
 
 /// A token naming a `kid` its provider's key set lacks (or none, where the set has no single fitting key).
 ///

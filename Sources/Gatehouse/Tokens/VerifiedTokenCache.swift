@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import GatehouseTokens
 
 /// Tokens already verified, so a client repeating its token costs a dictionary lookup, not a
 /// signature check. Bounded by `capacity` (`TokenKeyedGenerations`); an entry is never returned

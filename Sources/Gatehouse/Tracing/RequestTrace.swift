@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseTokens
 
 /// The spans of one request (docs/reference.md §16): its server span, the span of its verification, of what the
 /// decision waited on (`TraceScope`), and of the upstream call. Made for sampled traces only (`TraceStart`).

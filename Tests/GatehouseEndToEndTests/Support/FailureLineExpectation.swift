@@ -3,6 +3,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseTokens
 
 /// What docs/security.md §1 and docs/reference.md §8 promise of one failure-log line, checked field by
 /// field: the reason and status, the request's id, peer, method and path, the unverified `iss`/`kid`/`alg`

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 @testable import Gatehouse
+import GatehouseTokens
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// The request core from plain values: its settings made from a configuration value (`ExchangeSettings`), the
 /// gatekeeper's verdict given by the test (the core's input, as a driver reports it), its time a fake clock. No

@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 
 @testable import Gatehouse
+import GatehouseTokens
 
 // MARK: - Harness (shared with HTTP1RequestParserDifferentialTests)
 

@@ -1,6 +1,7 @@
 @testable import Gatehouse
 import NIOCore
 import Testing
+import GatehouseTokens
 
 /// The call budget of `IssuerVerdicts`: a second's worth of calls, refilled at the rate.
 struct IssuerVerdictsTests {

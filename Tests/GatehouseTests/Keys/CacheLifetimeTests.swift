@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseTokens
 
 struct CacheLifetimeTests {
     @Test func maxAgeIsReadAndClamped() {

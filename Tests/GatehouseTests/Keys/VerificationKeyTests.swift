@@ -3,6 +3,7 @@ import _CryptoExtras
 import Testing
 @testable import Gatehouse
 import GatehouseConfig
+import GatehouseTokens
 
 /// Signature primitives; docs/security.md J13, J14 (J15-18 run against Wycheproof in WycheproofTests).
 struct VerificationKeyTests {

@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 import GatehouseSyntax
+import GatehouseTokens
 
 struct FailureLogTests {
     private func makeLog(maxLinesPerSecond: Int = 1000, key: [UInt8]? = nil) throws -> (FailureLog, NIOLockedValueBox<[String]>) {

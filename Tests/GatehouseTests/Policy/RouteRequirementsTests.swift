@@ -3,6 +3,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 struct RouteRequirementsTests {
     private func strings(_ values: String...) -> JSONValue {

@@ -3,6 +3,7 @@ import _CryptoExtras
 @testable import Gatehouse
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// Builders for tokens and JWKs used across the test files.
 enum TokenFixtures {

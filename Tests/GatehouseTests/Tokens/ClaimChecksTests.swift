@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Gatehouse
 import GatehouseSyntax
+import GatehouseTokens
 
 /// docs/security.md rows J32-J36.
 struct ClaimChecksTests {

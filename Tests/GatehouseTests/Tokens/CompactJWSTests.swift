@@ -2,6 +2,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTokens
 
 /// docs/security.md rows about parsing: J01, J02, J03, J20, J23-J31, J39, J40.
 struct CompactJWSTests {

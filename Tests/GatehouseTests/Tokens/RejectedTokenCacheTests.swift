@@ -3,6 +3,7 @@ import Testing
 
 @testable import Gatehouse
 import GatehouseConfig
+import GatehouseTokens
 
 /// docs/security.md P47: the rejected-signature cache is bounded by `[verification] cache_size`.
 struct RejectedTokenCacheTests {

@@ -1,5 +1,6 @@
 @testable import Gatehouse
 import Testing
+import GatehouseTokens
 
 struct TokenKeyedGenerationsTests {
     private func key(_ index: Int) -> TokenKey { TokenKey("token-\(index)"[...]) }

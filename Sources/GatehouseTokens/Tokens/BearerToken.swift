@@ -1,20 +1,20 @@
-import NIOHTTP1
+package import NIOHTTP1
 import GatehouseSyntax
 
 /// Where the request's token was found, if anywhere (RFC 6750 §2.1, plus the configured
 /// cookie and header). A query-string `access_token` is deliberately never read.
-enum BearerToken: Equatable {
+package enum BearerToken: Equatable {
     case absent
     case present(Substring)
     case malformed(String)
 
-    static func extract(from headers: HTTPHeaders, cookieName: String?, headerName: String?) -> BearerToken {
+    package static func extract(from headers: HTTPHeaders, cookieName: String?, headerName: String?) -> BearerToken {
         extractWithScheme(from: headers, cookieName: cookieName, headerName: headerName).token
     }
 
     /// The token and the scheme it came with: `Authorization: DPoP <token>` (RFC 9449 §7.1) is read like
     /// `Bearer`, and the sender constraint judged later decides whether the scheme fits the token.
-    static func extractWithScheme(
+    package static func extractWithScheme(
         from headers: HTTPHeaders, cookieName: String?, headerName: String?
     ) -> (token: BearerToken, scheme: SenderEvidence.Scheme) {
         var authorization: String?
@@ -82,7 +82,7 @@ enum BearerToken: Equatable {
 }
 
 extension StringProtocol where SubSequence == Substring {
-    func trimmingSpaces() -> Substring {
+    package func trimmingSpaces() -> Substring {
         var slice = self[...]
         while slice.first == " " { slice = slice.dropFirst() }
         while slice.last == " " { slice = slice.dropLast() }
@@ -93,11 +93,11 @@ extension StringProtocol where SubSequence == Substring {
 extension Substring {
     /// The UTF-8 bytes, copied in one go from contiguous storage (a byte-by-byte copy of a ~1 KiB
     /// token showed up in profiles).
-    var utf8Bytes: [UInt8] {
+    package var utf8Bytes: [UInt8] {
         utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(utf8)
     }
 
-    func containsByte(_ byte: UInt8) -> Bool {
+    package func containsByte(_ byte: UInt8) -> Bool {
         utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? utf8.contains(byte)
     }
 }

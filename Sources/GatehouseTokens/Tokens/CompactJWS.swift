@@ -34,12 +34,12 @@ public struct CompactJWS: Sendable {
 
     /// What the payload must be. JWTs need a claims object; `opaque` takes any payload, even an empty
     /// one, as plain RFC 7515 allows, and exists so generic JWS test vectors can reach the crypto.
-    enum PayloadRule {
+    package enum PayloadRule {
         case claims
         case opaque
     }
 
-    static func parse(_ token: Substring, maxBytes: Int, payload rule: PayloadRule) throws(AuthFailure) -> CompactJWS {
+    package static func parse(_ token: Substring, maxBytes: Int, payload rule: PayloadRule) throws(AuthFailure) -> CompactJWS {
         let utf8 = token.utf8
         // O(1) for native strings; nothing else is read before this check.
         let size = utf8.count
@@ -228,7 +228,7 @@ public struct CompactJWS: Sendable {
 extension JWSAlgorithm {
     /// The fixed signature length for algorithms that have one (JWA's `r || s` and Ed25519 forms).
     /// RSA signatures are as long as the key's modulus, which the key checks.
-    var signatureByteCount: Int? {
+    package var signatureByteCount: Int? {
         switch self {
         case .es256: 64
         case .es384: 96
@@ -241,13 +241,13 @@ extension JWSAlgorithm {
 
 /// The unverified header/payload fields a failure may carry for diagnosis (docs/reference.md §8).
 private struct Diagnostics {
-    static let fieldLimit = 256
+    package static let fieldLimit = 256
 
-    var algorithm: String?
-    var keyID: String?
-    var issuer: String?
+    package var algorithm: String?
+    package var keyID: String?
+    package var issuer: String?
 
-    func failure(_ reason: FailureReason, _ detail: String) -> AuthFailure {
+    package func failure(_ reason: FailureReason, _ detail: String) -> AuthFailure {
         var failure = AuthFailure(reason, detail)
         failure.algorithm = algorithm.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
         failure.keyID = keyID.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }

@@ -4,21 +4,21 @@ import GatehouseConfig
 /// with an asymmetric algorithm by the public key in its `jwk` header, carrying the claims a proof
 /// must carry. What it proves about a request (`htm`, `htu`, `iat`, `ath`, nonce, replay) and whose
 /// token it may present (`cnf.jkt`) is judged by `SenderConstraints`.
-struct DPoPProof: Sendable {
+package struct DPoPProof: Sendable {
     /// RFC 7638 SHA-256 thumbprint of the `jwk` header: what a bound token's `cnf.jkt` must equal.
-    let thumbprint: String
-    let identifier: String
-    let method: String
-    let targetURI: String
-    let issuedAt: Int64
-    let accessTokenHash: String?
-    let nonce: String?
+    package let thumbprint: String
+    package let identifier: String
+    package let method: String
+    package let targetURI: String
+    package let issuedAt: Int64
+    package let accessTokenHash: String?
+    package let nonce: String?
 
     /// The longest `jti` kept: RFC 9449 asks for 96 bits of randomness; a kilobyte of it is a flood, not an id.
-    static let maxIdentifierBytes = 256
+    package static let maxIdentifierBytes = 256
 
     /// RFC 9449 §4.3 checks 1–6 and the claims' types; every failure is `invalid_dpop_proof`.
-    static func verify(_ text: Substring, maxBytes: Int) throws(AuthFailure) -> DPoPProof {
+    package static func verify(_ text: Substring, maxBytes: Int) throws(AuthFailure) -> DPoPProof {
         let jws: CompactJWS
         do {
             jws = try CompactJWS.parse(text, maxBytes: maxBytes)
@@ -54,14 +54,14 @@ struct DPoPProof: Sendable {
             accessTokenHash: claims["ath"]?.stringValue, nonce: claims["nonce"]?.stringValue)
     }
 
-    static func invalid(_ detail: String) -> AuthFailure {
+    package static func invalid(_ detail: String) -> AuthFailure {
         AuthFailure(.invalidDPoPProof, detail)
     }
 }
 
 /// RFC 7515 §4.1.9's comparison of `typ` values: ASCII case-insensitive, `application/` optional.
-enum MediaTypeName {
-    static func matches(_ value: String, _ expected: String) -> Bool {
+package enum MediaTypeName {
+    package static func matches(_ value: String, _ expected: String) -> Bool {
         var lowered = value.lowercased()
         if lowered.hasPrefix("application/") { lowered.removeFirst("application/".count) }
         return lowered == expected

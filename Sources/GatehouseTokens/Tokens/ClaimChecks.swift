@@ -92,7 +92,7 @@ public enum ClaimChecks {
 
     /// `YYYY-MM-DDTHH:MM:SSZ` for a NumericDate in `0...maximumNumericDate`, without Foundation
     /// (days-to-civil conversion after Howard Hinnant's `civil_from_days`).
-    static func formatted(_ seconds: Int64) -> String {
+    package static func formatted(_ seconds: Int64) -> String {
         let days = seconds / 86_400
         let secondOfDay = seconds % 86_400
         let shifted = days + 719_468

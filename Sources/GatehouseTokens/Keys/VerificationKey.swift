@@ -1,5 +1,5 @@
-import Crypto
-import _CryptoExtras
+package import Crypto
+package import _CryptoExtras
 public import GatehouseConfig
 
 /// A public key loaded from a JWK set, together with the algorithms it may verify.
@@ -13,7 +13,7 @@ public struct VerificationKey: Sendable {
     public let algorithms: Set<JWSAlgorithm>
     private let backing: Backing
 
-    enum Backing: Sendable {
+    package enum Backing: Sendable {
         case rsa(_RSA.Signing.PublicKey)
         case p256(P256.Signing.PublicKey)
         case p384(P384.Signing.PublicKey)
@@ -21,7 +21,7 @@ public struct VerificationKey: Sendable {
         case ed25519(Curve25519.Signing.PublicKey)
     }
 
-    init(keyID: String?, algorithms: Set<JWSAlgorithm>, backing: Backing) {
+    package init(keyID: String?, algorithms: Set<JWSAlgorithm>, backing: Backing) {
         self.keyID = keyID
         self.algorithms = algorithms
         self.backing = backing

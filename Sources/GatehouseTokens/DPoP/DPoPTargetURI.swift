@@ -3,9 +3,9 @@ import GatehouseSyntax
 /// (on both sides: clients such as requests-oauth2client sign the URL with its query), brought to one form by RFC 3986 §6.2.2's syntax-based normalization (scheme and host case, the
 /// scheme's default port, percent-encoding case, unreserved characters decoded, dot segments removed),
 /// so that the proof's claim and the request's own URI are compared as the same text.
-enum DPoPTargetURI {
+package enum DPoPTargetURI {
     /// nil when the text is not an absolute `http` or `https` URI with a host (and no user info).
-    static func normalized(_ text: some StringProtocol) -> String? {
+    package static func normalized(_ text: some StringProtocol) -> String? {
         let bytes = Array(text.utf8)
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")),
               schemeEnd + 2 < bytes.count, bytes[schemeEnd + 1] == ASCIIByte.slash, bytes[schemeEnd + 2] == ASCIIByte.slash
@@ -31,7 +31,7 @@ enum DPoPTargetURI {
 
     /// The URI a request was sent to, as `htu` must name it: `origin` (scheme and authority) and the request
     /// target's path. An absolute-form target (`GET http://host/path`) is taken as the whole URI.
-    static func requestURI(origin: String, target: String) -> String? {
+    package static func requestURI(origin: String, target: String) -> String? {
         if target.utf8.first == ASCIIByte.slash { return normalized(origin + target) }
         return normalized(target)
     }
@@ -66,14 +66,11 @@ enum DPoPTargetURI {
                 index += 1
                 continue
             }
-            guard index + 2 < bytes.endIndex, let high = ASCIIByte.hexValue(bytes[index + 1]), let low = ASCIIByte.hexValue(bytes[index + 2]) else {
-                return nil
-            }
-            let value = high << 4 | low
+            guard let value = ASCIIByte.percentDecoded(bytes, at: index) else { return nil }
             if ASCIIByte.isUnreserved(value) {
                 decoded.append(value)
             } else {
-                decoded.append(contentsOf: [ASCIIByte.percent, ASCIIByte.upperHexDigit(high), ASCIIByte.upperHexDigit(low)])
+                decoded.append(contentsOf: [ASCIIByte.percent, ASCIIByte.upperHexDigit(value >> 4), ASCIIByte.upperHexDigit(value & 0x0F)])
             }
             index += 3
         }

@@ -1,11 +1,11 @@
-import Foundation
-import NIOHTTP1
+package import Foundation
+package import NIOHTTP1
 
 /// How long a fetched JWKS may be used before the next scheduled refresh, from its response headers.
-enum CacheLifetime {
+package enum CacheLifetime {
     /// `Cache-Control: max-age` (or `s-maxage`) wins; else `Expires` relative to `Date` (or now);
     /// `no-cache`/`no-store` mean zero (the caller clamps to `min_refresh`); nil when none is given.
-    static func freshness(of headers: HTTPHeaders, now: Date = Date()) -> Duration? {
+    package static func freshness(of headers: HTTPHeaders, now: Date = Date()) -> Duration? {
         var sawNoCache = false
         for value in headers[canonicalForm: "cache-control"] {
             let directive = value.lowercased().trimmingCharacters(in: .whitespaces)
@@ -26,7 +26,7 @@ enum CacheLifetime {
 
     /// The response's `Age` (RFC 9111 §5.1: one non-negative integer of seconds): zero without the
     /// header, nil when it is there but is not that (several values, a sign, a fraction, text).
-    static func age(of headers: HTTPHeaders) -> Duration? {
+    package static func age(of headers: HTTPHeaders) -> Duration? {
         let values = headers[canonicalForm: "age"]
         guard !values.isEmpty else { return .zero }
         guard values.count == 1, let text = values.first?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
@@ -45,7 +45,7 @@ enum CacheLifetime {
     }
 
     /// The refresh interval: the response's freshness clamped to `[minimum, maximum]`, `maximum` without one.
-    static func refreshInterval(freshFor: Duration?, minimum: Duration, maximum: Duration) -> Duration {
+    package static func refreshInterval(freshFor: Duration?, minimum: Duration, maximum: Duration) -> Duration {
         guard let freshFor else { return maximum }
         return min(max(freshFor, minimum), maximum)
     }

@@ -17,7 +17,7 @@ public struct KeySnapshot: Sendable {
     public let retiredKeyIDs: [String]
 
     /// How many retired key IDs a provider remembers (an IdP retires a few keys a year).
-    static let retiredLimit = 64
+    package static let retiredLimit = 64
 
     public init(keySet: JWKSet, fetchedAt: NIODeadline, fetchedAtDate: Date, listedAsOf: Date? = nil, retiredKeyIDs: [String] = []) {
         self.keySet = keySet
@@ -29,7 +29,7 @@ public struct KeySnapshot: Sendable {
 
     /// The retired key IDs once `next` replaces this set: what this set listed and `next` does not,
     /// then what was retired before and `next` does not list again, newest first, bounded.
-    func retiredKeyIDs(after next: JWKSet) -> [String] {
+    package func retiredKeyIDs(after next: JWKSet) -> [String] {
         let listed = next.listedKeyIDs
         var retired: [String] = []
         var seen = Set<String>()
@@ -48,4 +48,12 @@ public struct ProviderKeyStatus: Sendable {
     public var usable: Bool
     public var lastFetch: Date?
     public var lastError: String?
+
+    package init(provider: String, keyCount: Int, usable: Bool, lastFetch: Date? = nil, lastError: String? = nil) {
+        self.provider = provider
+        self.keyCount = keyCount
+        self.usable = usable
+        self.lastFetch = lastFetch
+        self.lastError = lastError
+    }
 }

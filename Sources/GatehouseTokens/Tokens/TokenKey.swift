@@ -2,12 +2,12 @@ import Crypto
 
 /// A token as a dictionary key: its exact bytes (never a part of it: a reused signature with
 /// another payload must not match), hashed once as bytes rather than as Unicode text.
-struct TokenKey: Hashable, Sendable {
-    let bytes: [UInt8]
+package struct TokenKey: Hashable, Sendable {
+    package let bytes: [UInt8]
     /// The bytes' hash, computed once: a lookup and an insert, and every probe, reuse it.
     private let digest: Int
 
-    init(_ token: Substring) {
+    package init(_ token: Substring) {
         self.init(bytes: token.utf8Bytes)
     }
 
@@ -20,15 +20,15 @@ struct TokenKey: Hashable, Sendable {
 
     /// Keyed by the token's SHA-256 instead of its bytes: for caches anyone can fill (rejected
     /// tokens), so each entry costs 32 bytes whatever the token's size.
-    static func sha256(of token: Substring) -> TokenKey {
+    package static func sha256(of token: Substring) -> TokenKey {
         TokenKey(bytes: Array(SHA256.hash(data: token.utf8Bytes)))
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(digest)
     }
 
-    static func == (lhs: TokenKey, rhs: TokenKey) -> Bool {
+    package static func == (lhs: TokenKey, rhs: TokenKey) -> Bool {
         lhs.digest == rhs.digest && lhs.bytes == rhs.bytes
     }
 }
@@ -38,26 +38,26 @@ struct TokenKey: Hashable, Sendable {
 /// previous is dropped whole. A hit in the previous generation moves the entry forward, so
 /// tokens in use survive and bounding costs O(1) per insert (no scan, no rehash of survivors).
 /// Not synchronized: the owner holds its lock around every call.
-struct TokenKeyedGenerations<Value: Sendable>: Sendable {
+package struct TokenKeyedGenerations<Value: Sendable>: Sendable {
     private var current: [TokenKey: Value] = [:]
     private var previous: [TokenKey: Value] = [:]
     private let generationCapacity: Int
 
     /// At most `capacity` entries (rounded up to an even number), at least 2.
-    init(capacity: Int) {
+    package init(capacity: Int) {
         generationCapacity = max(1, (capacity + 1) / 2)
     }
 
-    var count: Int { current.count + previous.count }
+    package var count: Int { current.count + previous.count }
 
-    mutating func value(for key: TokenKey) -> Value? {
+    package mutating func value(for key: TokenKey) -> Value? {
         if let value = current[key] { return value }
         guard let value = previous.removeValue(forKey: key) else { return nil }
         insert(value, for: key)
         return value
     }
 
-    mutating func insert(_ value: Value, for key: TokenKey) {
+    package mutating func insert(_ value: Value, for key: TokenKey) {
         if current.count >= generationCapacity, current[key] == nil {
             previous = current
             current = [:]

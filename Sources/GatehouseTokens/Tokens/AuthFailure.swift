@@ -67,4 +67,9 @@ public struct DPoPChallenge: Sendable, Equatable {
     public var offersBearer: Bool
     /// A fresh `DPoP-Nonce` for the client's next proof.
     public var nonce: String?
+
+    package init(offersBearer: Bool, nonce: String? = nil) {
+        self.offersBearer = offersBearer
+        self.nonce = nonce
+    }
 }
