@@ -46,7 +46,7 @@ extension ExchangeDriving {
                 guard self.coreHasRequest else { return }
                 self.performCoreAction(self.core.answered(response, generation: generation))
             }
-        case .none, .ignored, .readBody, .send, .forward, .retry:
+        case .none, .ignored, .readBody, .send, .forward, .retry, .cut:
             break
         }
     }

@@ -26,6 +26,8 @@ final class ExchangeRequest {
     /// The configuration this request started with; a reload applies to the next request.
     let settings: ExchangeSettings
     let startedAt: NIODeadline
+    /// Who the request was forwarded as, once admitted: a retry goes as the same.
+    var admission: Gatekeeper.Admission?
     /// The client presented the same token as its connection's last verified request.
     var presentsRecentToken = false
     /// The host routes matched (Host, `:authority`, the decision endpoint's `X-Forwarded-Host`), which a `when` rule

@@ -22,8 +22,11 @@ extension ExchangeStateMachine {
         case send(LocalResponse)
         /// Open the upstream leg and send it the request, with the body read so far.
         case forward(Gatekeeper.Admission, bufferedBody: [ByteBuffer])
-        /// Send the request again on a new upstream leg (`upstreamLost`).
-        case retry
+        /// Send the request again, as the same admission, on a new upstream leg (`upstreamLost`).
+        case retry(Gatekeeper.Admission)
+        /// The upstream's response has begun and cannot become an answer any more: end the stream or the connection
+        /// incomplete, so the client never takes part of a response for the whole; `why` for the trace.
+        case cut(why: String)
     }
 
     /// Why an event was not taken.

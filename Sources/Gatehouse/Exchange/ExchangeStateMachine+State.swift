@@ -33,7 +33,9 @@ extension ExchangeStateMachine {
         }
     }
 
-    /// A request the upstream leg has: what its deadlines are counted from (`upstreamWatch`).
+    /// A request the upstream leg has: what its deadlines are counted from (`upstreamWatch`). Plain values only: it
+    /// changes with every read and every response chunk, in place, with no reference to count (who the request goes
+    /// as is `ExchangeRequest.admission`).
     struct Forwarding {
         /// When the upstream's response head must have come (`upstreamLegStarted`); a retry's leg keeps it.
         var responseDeadline: NIODeadline?

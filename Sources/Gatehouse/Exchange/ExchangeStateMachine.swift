@@ -247,9 +247,13 @@ struct ExchangeStateMachine {
     // MARK: - The upstream leg
 
     /// The upstream leg failed before a response head: 502 / 504 (for a gRPC call UNAVAILABLE /
-    /// DEADLINE_EXCEEDED). Not an authentication failure, so nothing in the failure log.
+    /// DEADLINE_EXCEEDED). Not an authentication failure, so nothing in the failure log. After the head: a cut.
     mutating func upstreamFailed(_ status: HTTPResponseStatus) -> Action {
         guard let inHand else { return .ignored(.noRequest) }
+        if case .forwarding(let forwarding) = state, forwarding.responseStarted {
+            state = .finished
+            return .cut(why: "the upstream failed mid-response")
+        }
         records.outcome = (inHand.routeAuth, .upstreamError)
         return answer(LocalResponse.upstreamFailure(status, requestID: inHand.requestID))
     }
@@ -258,19 +262,24 @@ struct ExchangeStateMachine {
     /// the whole request again (`replayable`: it ended and none of its body was sent), when the upstream says
     /// it did not process it (a refused stream, RFC 9113 §8.7: any method), or when a pooled connection it
     /// closed as we reused it took it without a byte of answer (it may have acted: idempotent methods
-    /// only, RFC 9110 §9.2.2). Else 502.
+    /// only, RFC 9110 §9.2.2). Else 502. Once the response's head went to the client, a loss is a cut: nothing
+    /// can take that response's place.
     mutating func upstreamLost(_ loss: UpstreamLoss, replayable: Bool) -> Action {
         guard let inHand else { return .ignored(.noRequest) }
         guard case .forwarding(var forwarding) = state else { return .ignored(.alreadyDecided) }
+        guard !forwarding.responseStarted else {
+            state = .finished
+            return .cut(why: "the upstream connection was lost mid-response")
+        }
         let safe = switch loss {
         case .refused: true
         case .closedOnReuse: RequestMethods.isIdempotent(inHand.head.method)
         case .failed: false
         }
-        if safe && replayable && !forwarding.hasRetried {
+        if safe && replayable && !forwarding.hasRetried, let admission = inHand.admission {
             forwarding.hasRetried = true
             state = .forwarding(forwarding)
-            return .retry
+            return .retry(admission)
         }
         return upstreamFailed(.badGateway)
     }
@@ -307,16 +316,18 @@ struct ExchangeStateMachine {
 
     /// Whether an interim (1xx) head from the upstream is relayed: to an HTTP/1.1 client, which may wait for
     /// `100 Continue` before sending its body; never to an HTTP/1.0 one, which would take it for the answer
-    /// (RFC 9110 §15.2), nor on an HTTP/2 stream (the HTTP/2 door writes one head per stream).
+    /// (RFC 9110 §15.2), nor on an HTTP/2 stream (the HTTP/2 door writes one head per stream), nor after the final
+    /// head.
     var relaysInformational: Bool {
-        guard let version = inHand?.head.version else { return false }
+        guard let version = inHand?.head.version, case .forwarding(let forwarding) = state, !forwarding.responseStarted else { return false }
         return version.major == 1 && version.minor >= 1
     }
 
     /// The upstream answered 101. A tunnel (true) for the WebSocket upgrade the request asked for, counted as
-    /// forwarded; an upgrade nobody asked for is the upstream's fault (false: answer `upstreamFailed(.badGateway)`).
+    /// forwarded; an upgrade nobody asked for, or one after the response's head, is the upstream's fault (false:
+    /// `upstreamFailed(.badGateway)`).
     mutating func upstreamSwitchedProtocols() -> Bool {
-        guard let inHand, inHand.request.isWebSocket else { return false }
+        guard let inHand, inHand.request.isWebSocket, case .forwarding(let forwarding) = state, !forwarding.responseStarted else { return false }
         state = .finished
         records.outcome = (inHand.routeAuth, .forwarded)
         return true
@@ -348,6 +359,7 @@ struct ExchangeStateMachine {
 
     private mutating func forward(_ admission: Gatekeeper.Admission, _ held: HeldBody) -> Action {
         state = .forwarding(Forwarding(since: lastReadBegan))
+        inHand?.admission = admission
         // A Check's allowance is its answer: counted now, where a door's request is counted once the upstream answers.
         if via != nil, let inHand { records.outcome = (inHand.routeAuth, .forwarded) }
         return .forward(admission, bufferedBody: held.buffers)

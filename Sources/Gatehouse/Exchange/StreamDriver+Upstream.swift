@@ -9,7 +9,6 @@ import GatehouseHTTP
 extension StreamDriver: UpstreamLegDelegate {
     func connect(_ admission: Gatekeeper.Admission) {
         state = .connecting
-        self.admission = admission
         // The core's deadlines: the response head's (a retry's leg keeps the first one's), a stalled body's.
         let now = NIODeadline.now()
         core.upstreamLegStarted(now: now)
@@ -66,7 +65,6 @@ extension StreamDriver: UpstreamLegDelegate {
 
     func upstreamLegReceivedHead(_ head: ClientResponseHead) {
         guard case .forwarding = state else { return }
-        responseHeadSent = true
         responseStatus = head.statusCode
         let now = NIODeadline.now()
         core.upstreamResponseStarted(now: now)
@@ -76,21 +74,20 @@ extension StreamDriver: UpstreamLegDelegate {
     }
 
     func upstreamLegReceivedInformational(_ head: ClientResponseHead) {
-        guard case .forwarding = state, !responseHeadSent, core.relaysInformational else { return }
+        guard case .forwarding = state, core.relaysInformational else { return }
         transport.writeInformational(head)
         transport.flush()
     }
 
     func upstreamLegSwitchedProtocols(_ head: ClientResponseHead) {
         guard case .forwarding(let leg) = state else { return }
-        guard !responseHeadSent, core.upstreamSwitchedProtocols(), let tunnelEnd = leg.takeTunnelEnd() else {
+        guard core.upstreamSwitchedProtocols(), let tunnelEnd = leg.takeTunnelEnd() else {
             upstreamFailed(.badGateway)
             return
         }
         performRecords()
         deadline = nil
         state = .done
-        responseHeadSent = true
         responseStatus = head.statusCode
         trace?.upstreamEnded(at: .now(), status: head.statusCode, error: nil)
         endTrace()
@@ -134,14 +131,6 @@ extension StreamDriver: UpstreamLegDelegate {
 
     func upstreamLegFailed(_ loss: UpstreamLoss) {
         guard case .forwarding = state else { return }
-        if responseHeadSent {
-            // Cut mid-response: the client must not take it for complete.
-            state = .done
-            deadline = nil
-            transport.finish(completed: false)
-            endTrace(error: "the upstream connection was lost mid-response")
-            return
-        }
         let action = core.upstreamLost(loss, replayable: isReplayable)
         if !action.isRetry {
             deadline = nil

@@ -37,11 +37,7 @@ final class StreamDriver: ExchangeDriving {
     /// Body that arrived while the upstream leg was opening.
     var bufferedBody: [ByteBuffer] = []
     var requestTrailers: HTTPHeaders?
-    /// The final response head went to the client (an answer can no longer take its place).
-    var responseHeadSent = false
     var bodyForwarded = false
-    /// What the request was forwarded with: a retry goes with the same.
-    var admission: Gatekeeper.Admission?
     /// Whether Gatehouse can send the whole request again: it ended and none of its body went upstream
     /// (a streamed body cannot be replayed).
     var isReplayable: Bool { requestEnded && !bodyForwarded }
@@ -185,6 +181,12 @@ final class StreamDriver: ExchangeDriving {
         switch action {
         case .none, .ignored:
             break
+        case .cut(let why):
+            // The leg is gone or given up already: the client's side ends incomplete.
+            state = .done
+            deadline = nil
+            transport.finish(completed: false)
+            endTrace(error: why)
         case .decide, .signOut:
             performDecisionAction(action)
         case .readBody:
@@ -193,9 +195,9 @@ final class StreamDriver: ExchangeDriving {
             transport.readRequest()
         case .send(let response):
             send(response)
-        case .retry:
+        case .retry(let admission):
             // The same request on a new upstream leg (the core's rule said it may go again).
-            if case .forwarding = state, isReplayable, let admission { connect(admission) }
+            if case .forwarding = state, isReplayable { connect(admission) }
         case .forward(let admission, let body):
             bufferedBody = body
             connect(admission)
@@ -209,11 +211,6 @@ final class StreamDriver: ExchangeDriving {
     private func send(_ local: LocalResponse) {
         deadline = nil
         state = .done
-        guard !responseHeadSent else {
-            transport.finish(completed: false)
-            return
-        }
-        responseHeadSent = true
         responseStatus = Int(local.status.code)
         let requestID = request?.requestID ?? RequestID.acceptOrGenerate(nil)
         // An answer that ends the connection (a request target with no single reading) does so on HTTP/1.1; an

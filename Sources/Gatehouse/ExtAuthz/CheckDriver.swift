@@ -122,7 +122,7 @@ final class CheckDriver: ExchangeDriving {
             finish(.allow(services.checkHead.checkAllowance(request, admission: admission, at: Int64(Date().timeIntervalSince1970))))
         case .decide, .signOut:
             performDecisionAction(action)
-        case .readBody, .retry, .none, .ignored:
+        case .readBody, .retry, .cut, .none, .ignored:
             break  // no body and no upstream leg: own endpoints are not reached through a Check
         }
     }

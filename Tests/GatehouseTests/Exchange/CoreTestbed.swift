@@ -106,7 +106,7 @@ struct CoreTestbed {
             case .decide(let request, _, let generation):
                 now = now + decisionTakes
                 pending.append(recorded(core.decided(verdict(request), generation: generation, now: now, wallClock: 1_800_000_000)))
-            case .send, .forward, .readBody, .signOut:
+            case .send, .forward, .readBody, .signOut, .cut:
                 return Outcome(action: action, records: records)
             }
         }

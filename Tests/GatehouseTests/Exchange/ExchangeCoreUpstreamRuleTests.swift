@@ -154,4 +154,45 @@ struct ExchangeCoreUpstreamRuleTests {
         #expect(upload.upstreamWatch(now: stalledAt, legTakesMore: true) == .ahead(stalledAt + idle - .seconds(1)),
                 "the stall clock restarts when the upstream takes more")
     }
+
+    /// Once the upstream's response head went to the client, nothing can take its place: a loss or failure then is a
+    /// cut (the stream or connection ends incomplete), never a retry or a 502, and counts nothing; no interim head nor
+    /// 101 is taken after it. Before it, a retry goes as the admission the request was forwarded with.
+    @Test func afterTheResponseHeadALossIsACutNeverAnAnswer() {
+        var testbed = CoreTestbed()
+        func forwarded() -> ExchangeStateMachine {
+            var core = ExchangeCoreTests.core()
+            let outcome = testbed.run(&core, path: "/v1/ws", token: "t", headers: [("upgrade", "websocket"), ("connection", "Upgrade")])
+            #expect(outcome.isForwarded, "\(outcome.action)")
+            core.upstreamLegStarted(now: testbed.now)
+            return core
+        }
+        var before = forwarded()
+        guard case .retry(.verified(let identity)) = before.upstreamLost(.refused, replayable: true) else {
+            Issue.record("a refused stream is retried as the same admission")
+            return
+        }
+        #expect(identity.subject == "user-1")
+
+        for loss in [UpstreamLoss.refused, .closedOnReuse, .failed] {
+            var core = forwarded()
+            #expect(core.relaysInformational, "an interim head before the response's")
+            core.upstreamResponseStarted(now: testbed.now)
+            #expect(!core.relaysInformational, "no interim head after the response's")
+            let switched = core.upstreamSwitchedProtocols()
+            #expect(!switched, "no 101 after the response's head")
+            guard case .cut = core.upstreamLost(loss, replayable: true) else {
+                Issue.record("\(loss): a cut")
+                continue
+            }
+            #expect(core.takeRecords() == nil, "\(loss): nothing counted")
+            #expect(core.upstreamLost(loss, replayable: true).ignored == .alreadyDecided, "\(loss): cut once")
+        }
+        var failed = forwarded()
+        failed.upstreamResponseStarted(now: testbed.now)
+        guard case .cut = failed.upstreamFailed(.badGateway) else {
+            Issue.record("an upstream failure after the head is a cut, not a 502")
+            return
+        }
+    }
 }
