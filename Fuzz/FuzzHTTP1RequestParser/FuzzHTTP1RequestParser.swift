@@ -17,6 +17,7 @@ import NIOHTTP1
 @testable import Gatehouse
 import FuzzSupport
 import GatehouseHTTP
+import GatehouseTelemetry
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzHTTP1RequestParser; FuzzReplayTests replays the seeds through it).
 public func fuzzHTTP1RequestParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -7,6 +7,7 @@ import ServiceLifecycle
 import UnixSignals
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTelemetry
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -37,6 +37,7 @@ struct ConfigOption: ParsableArguments {
 
 import Foundation
 import GatehouseConfig
+import GatehouseTelemetry
 
 func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))

@@ -8,6 +8,7 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 import UnixSignals
+import GatehouseTelemetry
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the sidecar.")

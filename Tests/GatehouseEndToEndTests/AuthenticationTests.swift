@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// The everyday flows: a valid token is forwarded with identity headers, a bad one is answered
 /// 401/403/503 in RFC 6750 form with exactly one failure-log line, and nothing reaches the upstream.

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// docs/reference.md §2: the command line as an operator runs it — the `gatehouse` binary's
 /// `check-config` and `verify-token` output, exit codes 0 / 1 / 64, and where the configuration is found.

@@ -7,6 +7,7 @@ import NIOPosix
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// deploy/docker/Dockerfile built (scripts/image.sh: podman, the Dockerfile's own runtime stage given the binary built
 /// here, where no registry is reachable) and run as a user runs it (issue 43): non-root, read-only root file system,

@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// docs/reference.md §9 (metrics) and §7.2 (the admin port): what a dashboard or an alert written against
 /// the reference may count on from the first scrape, and how the admin port answers.

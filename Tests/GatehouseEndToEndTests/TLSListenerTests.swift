@@ -8,6 +8,7 @@ import NIOPosix
 import NIOSSL
 import Testing
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// `[listen] tls_cert` / `tls_key`: the client port speaks TLS, with a certificate made for the test.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// The admin port: `/healthz`, `/readyz`, `/metrics`, `/.well-known/jwks.json` (docs/reference.md §7.2, §9, §15).
 /// Never on the client port.
@@ -71,8 +72,8 @@ final class AdminHandler: ChannelInboundHandler {
             let status = keyStatus()
             let store = revocations.status
             let body = metrics.exposition(
-                keyStatus: status, dpopReplayEntries: dpopReplay.count, ready: Self.isReady(status, store: store), store: store,
-                now: Date().timeIntervalSince1970)
+                keyStatus: status, dpopReplayEntries: dpopReplay.count, ready: Self.isReady(status, store: store),
+                revocationStoreUp: store.connected, unsavedRevocations: store.unsaved.count, now: Date().timeIntervalSince1970)
             return (.ok, "text/plain; version=0.0.4", body)
         default:
             return (.notFound, "text/plain", Array("not found\n".utf8))

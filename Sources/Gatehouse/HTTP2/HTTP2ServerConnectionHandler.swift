@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP2
 import GatehouseHTTP
+import GatehouseTelemetry
 
 /// The HTTP/2 front door, frame by frame: behind NIO's `NIOHTTP2Handler` (no stream multiplexer, so
 /// no channel, pipeline or HTTP/1 parts per stream), it keeps Gatehouse's own stream table, hands each

@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import Prometheus
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// What the issuer said about tokens it alone can judge (RFC 7662 introspection, Kubernetes TokenReview),
 /// kept so that the cache can never be the hole:

@@ -5,6 +5,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// `token_review = true` on a `kubernetes` provider: after a service-account token verified, the API server
 /// is asked whether it still authenticates it (a TokenReview), so the token of a deleted pod or service

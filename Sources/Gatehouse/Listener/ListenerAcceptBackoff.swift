@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import NIOCore
+import GatehouseTelemetry
 
 /// What a listener does when `accept` fails for want of resources (EMFILE / ENFILE when the
 /// descriptor table is full, ENOBUFS, ENOMEM): stop accepting for a moment instead of retrying in a

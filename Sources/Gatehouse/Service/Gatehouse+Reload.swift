@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import ServiceLifecycle
 import UnixSignals
 public import GatehouseConfig
+import GatehouseTelemetry
 
 /// SIGHUP: the failure log reopened, the configuration re-read and applied to new requests.
 extension Gatehouse {

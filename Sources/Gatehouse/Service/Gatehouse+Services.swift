@@ -5,6 +5,7 @@ import NIOCore
 import NIOConcurrencyHelpers
 import NIOHTTP1
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// What every request is judged and forwarded with, built from one configuration: the key store, the services of a
 /// configuration (verifier, gatekeeper, the head sent upstream), the DPoP nonce secret, the failure log's alarm.

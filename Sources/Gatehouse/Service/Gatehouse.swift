@@ -9,6 +9,7 @@ import NIOSSL
 public import ServiceLifecycle
 import UnixSignals
 public import GatehouseConfig
+public import GatehouseTelemetry
 
 /// A running Gatehouse: the client listener, the admin listener, the key refresher.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import Prometheus
 import GatehouseTokens
+import GatehouseTelemetry
 
 extension ProxyServices {
     /// What every refused request leaves behind, whichever protocol it came by: one failure-log

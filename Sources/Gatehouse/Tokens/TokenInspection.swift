@@ -7,6 +7,7 @@ import NIOPosix
 import GatehouseSyntax
 public import GatehouseConfig
 public import GatehouseTokens
+import GatehouseTelemetry
 
 /// `gatehouse verify-token`: one token judged exactly as `serve` would judge it on a route with no
 /// extra requirements, fetching the issuing provider's keys first.

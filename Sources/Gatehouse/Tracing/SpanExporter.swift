@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// Batches finished spans and POSTs them to the collector over OTLP/HTTP (binary protobuf), from the background
 /// work, never from a request. Bounded: a dead or slow collector costs at most `max_queue_size` spans of memory;

@@ -1,5 +1,6 @@
 @testable import Gatehouse
 import Logging
+import GatehouseTelemetry
 
 extension TestEnvironment {
     /// A second Gatehouse with this one's configuration (its own ports, same upstream, JWKS and

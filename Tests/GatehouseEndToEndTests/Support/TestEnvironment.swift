@@ -11,6 +11,7 @@ import NIOSSL
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// A real Gatehouse on loopback port 0, in front of a real upstream, verifying against a real
 /// JWKS server, with its failure log captured line by line.

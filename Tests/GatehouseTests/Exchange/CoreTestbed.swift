@@ -5,6 +5,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// The request core from plain values: its settings made from a configuration value (`ExchangeSettings`), the
 /// gatekeeper's verdict given by the test (the core's input, as a driver reports it), its time a fake clock. No

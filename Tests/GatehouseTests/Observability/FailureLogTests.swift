@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import Testing
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseTelemetry
 
 struct FailureLogTests {
     private func makeLog(maxLinesPerSecond: Int = 1000, key: [UInt8]? = nil) throws -> (FailureLog, NIOLockedValueBox<[String]>) {

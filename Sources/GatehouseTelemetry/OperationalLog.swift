@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+package import Logging
 import GatehouseSyntax
 public import GatehouseConfig
 
@@ -20,17 +20,17 @@ public enum OperationalLog {
 }
 
 /// One JSON object per line on stderr: `{"ts":…,"level":…,"label":…,"message":…,"gatehouse.provider":…}`.
-struct JSONLogHandler: LogHandler {
-    let label: String
-    var logLevel: Logger.Level = .info
-    var metadata: Logger.Metadata = [:]
+package struct JSONLogHandler: LogHandler {
+    package let label: String
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var fields = [
             "\"ts\":\(FailureEvent.timestamp(Date()).jsonQuoted)",
             "\"level\":\(event.level.rawValue.jsonQuoted)",

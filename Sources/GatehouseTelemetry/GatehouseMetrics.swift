@@ -1,13 +1,13 @@
 import Foundation
 import NIOConcurrencyHelpers
 public import Prometheus
-import GatehouseTokens
+package import GatehouseTokens
 
 /// The Prometheus series of docs/reference.md §9, kept in a registry of this instance's own (not the
 /// process-global MetricsSystem), so tests and several servers in one process stay apart.
 public struct GatehouseMetrics: Sendable {
     /// `outcome` values of `gatehouse_requests_total`.
-    enum RequestOutcome: String, CaseIterable {
+    package enum RequestOutcome: String, CaseIterable {
         case forwarded, unauthorized, forbidden, unavailable
         case badRequest = "bad_request"
         case upstreamError = "upstream_error"
@@ -35,9 +35,9 @@ public struct GatehouseMetrics: Sendable {
     private let http2Streams: Counter
     private let traceSpansExported: Counter
     private let traceSpansDropped: Counter
-    let upstreamDuration: DurationHistogram
-    let authDuration: DurationHistogram
-    let introspectionDuration: DurationHistogram
+    package let upstreamDuration: DurationHistogram
+    package let authDuration: DurationHistogram
+    package let introspectionDuration: DurationHistogram
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -76,12 +76,12 @@ public struct GatehouseMetrics: Sendable {
     }
 
     /// - Parameter routeAuth: the matched route's `auth`, or "none" for requests answered before routing.
-    func request(routeAuth: String, outcome: RequestOutcome) {
+    package func request(routeAuth: String, outcome: RequestOutcome) {
         guard let auth = Self.routeAuths.firstIndex(of: routeAuth), let outcome = Self.outcomes.firstIndex(of: outcome) else { return }
         requests[auth * Self.outcomes.count + outcome].increment()
     }
 
-    func authFailure(reason: FailureReason, provider: String?) {
+    package func authFailure(reason: FailureReason, provider: String?) {
         let key = FailureSeries(reason: reason, provider: provider ?? "")
         if let counter = authFailures.withLockedValue({ $0[key] }) {
             counter.increment()
@@ -94,34 +94,34 @@ public struct GatehouseMetrics: Sendable {
 
     /// One `gatehouse_auth_failures_total` series: found again without building its label list.
     private struct FailureSeries: Hashable {
-        var reason: FailureReason
-        var provider: String
+        package var reason: FailureReason
+        package var provider: String
     }
 
-    func acceptError(listener: String) {
+    package func acceptError(listener: String) {
         acceptErrors[listener]?.increment()
     }
 
-    func failureLogWriteError() {
+    package func failureLogWriteError() {
         failureLogWriteErrors.increment()
     }
 
-    func verifyCache(hit: Bool) {
+    package func verifyCache(hit: Bool) {
         (hit ? cacheHits : cacheMisses).increment()
     }
 
     /// One provider's introspection series, made once: a cached token is counted without a registry lookup.
-    struct IntrospectionCounters: Sendable {
+    package struct IntrospectionCounters: Sendable {
         /// `gatehouse_introspection_cache_total`: answered from the cache, or not (a call, a joined call, busy).
-        let hits: Counter
-        let misses: Counter
+        package let hits: Counter
+        package let misses: Counter
         /// `gatehouse_introspection_calls_total` by the issuer's answer; `error`: it could not answer usably.
-        let active: Counter
-        let inactive: Counter
-        let errors: Counter
+        package let active: Counter
+        package let inactive: Counter
+        package let errors: Counter
     }
 
-    func introspectionCounters(provider: String) -> IntrospectionCounters {
+    package func introspectionCounters(provider: String) -> IntrospectionCounters {
         func cache(_ result: String) -> Counter {
             registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_introspection_cache_total"), labels: [("provider", provider), ("result", result)])
         }
@@ -132,38 +132,38 @@ public struct GatehouseMetrics: Sendable {
             hits: cache("hit"), misses: cache("miss"), active: calls("active"), inactive: calls("inactive"), errors: calls("error"))
     }
 
-    func rejectedCacheHit() {
+    package func rejectedCacheHit() {
         rejectedHits.increment()
     }
 
-    func http2StreamOpened() {
+    package func http2StreamOpened() {
         http2Streams.increment()
     }
 
-    func traceSpansExported(_ count: Int) {
+    package func traceSpansExported(_ count: Int) {
         traceSpansExported.increment(by: Int64(count))
     }
 
-    func traceSpansDropped(_ count: Int) {
+    package func traceSpansDropped(_ count: Int) {
         traceSpansDropped.increment(by: Int64(count))
     }
 
     /// The configuration in use was loaded (at start, or by a reload) at `seconds` since the epoch.
-    func configurationLoaded(at seconds: Double) {
+    package func configurationLoaded(at seconds: Double) {
         registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_config_last_reload_successful")).set(1.0)
         registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_config_last_reload_success_timestamp_seconds")).set(seconds)
     }
 
     /// A reload brought a file that does not validate: refused, the running configuration stays.
-    func configurationRefused() {
+    package func configurationRefused() {
         registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_config_last_reload_successful")).set(0.0)
     }
 
-    func assertionSigned(succeeded: Bool) {
+    package func assertionSigned(succeeded: Bool) {
         assertionSignatures[succeeded ? 0 : 1].increment()
     }
 
-    func jwksFetch(provider: String, succeeded: Bool, keyCount: Int?) {
+    package func jwksFetch(provider: String, succeeded: Bool, keyCount: Int?) {
         registry.makeCounter(descriptor: MetricHelp.descriptor("gatehouse_jwks_fetches_total"), labels: [("provider", provider), ("result", succeeded ? "success" : "failure")]
         ).increment()
         if let keyCount {
@@ -174,12 +174,15 @@ public struct GatehouseMetrics: Sendable {
     /// Prometheus text, with the key ages and the DPoP replay cache's size brought up to date first, then the
     /// standard `process_*` series.
     /// - Parameters:
-    ///   - ready: what `/readyz` says; `store`: the revocation store's state (docs/reference.md §9).
-    func exposition(keyStatus: [ProviderKeyStatus], dpopReplayEntries: Int, ready: Bool, store: RevocationService.StoreState, now: Double) -> [UInt8] {
+    ///   - ready: what `/readyz` says; `revocationStoreUp`, `unsavedRevocations`: the revocation store's state
+    ///     (docs/reference.md §9).
+    package func exposition(
+        keyStatus: [ProviderKeyStatus], dpopReplayEntries: Int, ready: Bool, revocationStoreUp: Bool, unsavedRevocations: Int, now: Double
+    ) -> [UInt8] {
         registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_dpop_replay_entries")).set(Double(dpopReplayEntries))
         registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_ready")).set(Double(ready ? 1 : 0))
-        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_revocation_store_up")).set(Double(store.connected ? 1 : 0))
-        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_revocation_store_unsaved")).set(Double(store.unsaved.count))
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_revocation_store_up")).set(Double(revocationStoreUp ? 1 : 0))
+        registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_revocation_store_unsaved")).set(Double(unsavedRevocations))
         for status in keyStatus {
             let age = status.lastFetch.map { now - $0.timeIntervalSince1970 } ?? -1
             registry.makeGauge(descriptor: MetricHelp.descriptor("gatehouse_jwks_age_seconds"), labels: [("provider", status.provider)]).set(age)

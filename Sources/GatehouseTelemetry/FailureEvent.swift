@@ -1,28 +1,44 @@
 import Crypto
-import Foundation
+package import Foundation
 import GatehouseSyntax
-import GatehouseTokens
+package import GatehouseTokens
 
 /// One line of the failure log (docs/reference.md §8), before rate limiting.
-struct FailureEvent: Sendable {
-    var timestamp: Date
-    var status: Int
-    var failure: AuthFailure
-    var requestID: String
-    var clientIP: String
-    var method: String
+package struct FailureEvent: Sendable {
+    package var timestamp: Date
+    package var status: Int
+    package var failure: AuthFailure
+    package var requestID: String
+    package var clientIP: String
+    package var method: String
     /// The normalized path only: never the query string.
-    var path: String
-    var userAgent: String?
+    package var path: String
+    package var userAgent: String?
     /// The presented token, only ever logged as its fingerprint (computed for lines actually written).
-    var token: Substring?
+    package var token: Substring?
     /// A Check's refusal: `ext_authz_grpc` or `ext_authz_http` (the client is Envoy's `source.address`).
-    var via: String? = nil
+    package var via: String? = nil
+
+    package init(
+        timestamp: Date, status: Int, failure: AuthFailure, requestID: String, clientIP: String, method: String, path: String, userAgent: String?,
+        token: Substring?, via: String? = nil
+    ) {
+        self.timestamp = timestamp
+        self.status = status
+        self.failure = failure
+        self.requestID = requestID
+        self.clientIP = clientIP
+        self.method = method
+        self.path = path
+        self.userAgent = userAgent
+        self.token = token
+        self.via = via
+    }
 
     /// `sha256:` + the first 12 hex digits of SHA-256 of the token, when there was one.
-    var tokenFingerprint: String? { token.map(Self.fingerprint) }
+    package var tokenFingerprint: String? { token.map(Self.fingerprint) }
 
-    static func fingerprint(of token: Substring) -> String {
+    package static func fingerprint(of token: Substring) -> String {
         let digest = SHA256.hash(data: Array(token.utf8))
         return "sha256:" + digest.prefix(6).map { byte in
             let hex = String(byte, radix: 16)
@@ -32,7 +48,7 @@ struct FailureEvent: Sendable {
 
     /// The JSON line, fields in the documented order; absent fields are left out. Built in one
     /// string (up to `max_lines_per_second` of these are written every second of a 401 flood).
-    func jsonLine(subject: String?) -> String {
+    package func jsonLine(subject: String?) -> String {
         var line = "{\"ts\":"
         line.reserveCapacity(768)
         line.appendJSONQuoted(Self.timestamp(timestamp))
@@ -75,7 +91,7 @@ struct FailureEvent: Sendable {
 
     /// `YYYY-MM-DDTHH:MM:SS.sssZ`, milliseconds truncated: what Foundation's ISO 8601 style with
     /// fractional seconds writes, at a fraction of its cost (no formatter, no calendar).
-    static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         let sinceReference = date.timeIntervalSinceReferenceDate
         let whole = sinceReference.rounded(.down)
         let milliseconds = min(Int((sinceReference - whole) * 1000), 999)

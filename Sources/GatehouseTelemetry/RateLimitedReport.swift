@@ -1,25 +1,25 @@
-import Logging
+package import Logging
 import NIOConcurrencyHelpers
-import NIOCore
+package import NIOCore
 
 /// A fault that can repeat thousands of times a second (accept failing with EMFILE, a failure-log
 /// write on a full disk): each occurrence is counted by the caller's metric, and the operational log
 /// gets at most one line per `interval`, saying how many occurrences it stands for.
-final class RateLimitedReport: Sendable {
+package final class RateLimitedReport: Sendable {
     private struct State {
-        var lastLogged: NIODeadline?
-        var unlogged = 0
+        package var lastLogged: NIODeadline?
+        package var unlogged = 0
     }
 
     private let interval: TimeAmount
     private let state = NIOLockedValueBox(State())
 
-    init(interval: TimeAmount = .seconds(10)) {
+    package init(interval: TimeAmount = .seconds(10)) {
         self.interval = interval
     }
 
     /// Logs `message` (with `occurrences` in its metadata) unless a line went out within `interval`.
-    func occurred(_ message: Logger.Message, metadata: Logger.Metadata, to logger: Logger, now: NIODeadline = .now()) {
+    package func occurred(_ message: Logger.Message, metadata: Logger.Metadata, to logger: Logger, now: NIODeadline = .now()) {
         let occurrences: Int? = state.withLockedValue { state in
             state.unlogged += 1
             if let last = state.lastLogged, now - last < interval { return nil }

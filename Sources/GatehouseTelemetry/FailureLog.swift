@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+package import Foundation
 import NIOConcurrencyHelpers
 import GatehouseSyntax
 import GatehouseTokens
@@ -20,12 +20,12 @@ public enum FailureLogDestination: Sendable {
 /// cost is bounded, and a line is never lost to a crash after the response.
 public final class FailureLog: Sendable {
     private struct State {
-        var second: Int64 = 0
-        var linesThisSecond = 0
-        var suppressed = 0
-        var fileDescriptor: Int32 = -1
+        package var second: Int64 = 0
+        package var linesThisSecond = 0
+        package var suppressed = 0
+        package var fileDescriptor: Int32 = -1
         /// A line was cut short and could not be taken back: the next one starts on a fresh line.
-        var lineTorn = false
+        package var lineTorn = false
     }
 
     private let destination: FailureLogDestination
@@ -37,6 +37,10 @@ public final class FailureLog: Sendable {
 
     public struct OpenError: Error, CustomStringConvertible {
         public var description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     public init(
@@ -69,7 +73,7 @@ public final class FailureLog: Sendable {
         if old > 2 { close(old) }
     }
 
-    func record(_ event: FailureEvent) {
+    package func record(_ event: FailureEvent) {
         let now = Int64(event.timestamp.timeIntervalSince1970)
         // Decide under the lock, format outside it, and only lines that will be written.
         let admitted = state.withLockedValue { state -> Bool in
@@ -87,7 +91,7 @@ public final class FailureLog: Sendable {
     }
 
     /// Writes the summary of a finished second that dropped lines; called once a second by the server.
-    func flushSuppressed(now: Date = Date()) {
+    package func flushSuppressed(now: Date = Date()) {
         state.withLockedValue { rollOver(&$0, to: Int64(now.timeIntervalSince1970)) }
     }
 
