@@ -108,8 +108,8 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // What operators and the security team read: Prometheus metrics, the failure log's JSON lines, the operational
-        // log's form, the version. Fed values by the library (a request's records, key and store states); it calls
-        // nothing above it. (Tracing joins it once its spans no longer name the request core's types.)
+        // log's form, a request's OTLP spans and their exporter, the version. Fed values by the library (what a request
+        // came to, key and store states); it calls nothing above it.
         .target(
             name: "GatehouseTelemetry",
             dependencies: [
@@ -123,6 +123,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: upcomingFeatures
         ),

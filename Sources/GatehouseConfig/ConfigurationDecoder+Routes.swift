@@ -1,4 +1,5 @@
 import GatehouseRules
+
 // [[route]]: which paths need which tokens, first match wins.
 extension ConfigurationDecoder {
     /// Requirements that only apply to a checked token, so on a `public` route they could never apply.

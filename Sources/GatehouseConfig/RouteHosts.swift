@@ -1,4 +1,5 @@
 import GatehouseSyntax
+
 /// `[[route]] hosts` (docs/reference.md §3.11): the request hosts a route applies to. A request's host (Host on
 /// HTTP/1.1, `:authority` on HTTP/2, a Check's authority, the decision endpoint's `X-Forwarded-Host`) is compared
 /// without its port and one trailing dot, ASCII case-insensitively. `*.shop.example.com` matches any name ending in

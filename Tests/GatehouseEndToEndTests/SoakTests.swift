@@ -6,6 +6,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// The whole under load for most of a minute (docs/security.md K19): concurrent clients with valid, forged, expired and
 /// random-kid tokens while the identity provider rotates its keys (signing with the new key at once), fails at the

@@ -6,6 +6,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// OpenTelemetry traces (`[tracing]`, docs/reference.md §16) as a collector receives them: an OTLP/HTTP receiver
 /// decoding with opentelemetry-proto (Resources/tracing/otlp_receiver.py), real requests through both doors, both

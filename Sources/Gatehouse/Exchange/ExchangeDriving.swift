@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// A door driving the request core: what every driver does alike with the core's actions. It counts and logs what
 /// the core recorded, asks the gatekeeper, signs out, and waits on either; the door's own actions (sending,
@@ -73,5 +74,15 @@ extension ExchangeDriving {
         }
         let wallClock = Int64((decidedAt ?? Date()).timeIntervalSince1970)
         performCoreAction(core.decided(verdict, generation: generation, now: .now(), wallClock: wallClock))
+    }
+}
+
+extension RequestTrace {
+    /// What the core recorded, as the request's spans show it: the verification's span (from the request's head to
+    /// its decision), a refusal's reason, the route's `auth`.
+    func observe(_ records: ExchangeRecords, startedAt: NIODeadline?) {
+        if let rejection = records.rejection { refused(rejection.failure) }
+        if let (auth, _) = records.outcome { counted(routeAuth: auth) }
+        if let nanoseconds = records.authNanoseconds, let startedAt { verification(from: startedAt, took: nanoseconds) }
     }
 }

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
+import GatehouseTelemetry
 
 /// The upstream half of an exchange: open a leg, stream both ways with backpressure, relay 1xx heads,
 /// trailers and a WebSocket's 101, answer 502/504 (gRPC: UNAVAILABLE / DEADLINE_EXCEEDED) when the
@@ -12,7 +13,7 @@ extension StreamDriver: UpstreamLegDelegate {
         // The core's deadlines: the response head's (a retry's leg keeps the first one's), a stalled body's.
         let now = NIODeadline.now()
         core.upstreamLegStarted(now: now)
-        if let request { trace?.upstreamStarted(at: now, request) }
+        if let request { trace?.upstreamStarted(at: now, method: request.head.method.rawValue, path: request.target.path) }
         if case .ahead(let next) = core.upstreamWatch(now: now, legTakesMore: nil) { armWatchdog(at: next) }
         if let leg = connection.upstream.openIdle(on: transport.eventLoop) { return begin(leg, admission: admission) }
         connection.upstream.open(on: transport.eventLoop) { result in

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseHTTP
+import GatehouseTelemetry
 
 /// One request of a client, on either door: driven through the request core (`ExchangeStateMachine`),
 /// then forwarded over an upstream leg (`UpstreamLeg`, HTTP/1.1 or HTTP/2) with the identity headers, and

@@ -1,4 +1,5 @@
 import GatehouseSyntax
+
 /// The wire form of `CheckRequest`, read by field number (envoy/service/auth/v3/external_auth.proto,
 /// attribute_context.proto; envoy/config/core/v3/address.proto, base.proto).
 extension CheckRequest {

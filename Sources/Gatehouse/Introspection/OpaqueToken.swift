@@ -1,4 +1,5 @@
 import GatehouseSyntax
+
 /// Which tokens go to an introspection provider: those that are not a compact JWS (RFC 7515 §7.1).
 enum OpaqueToken {
     /// Three segments, the first a base64url JSON object (its first byte `{`, possibly after spaces):

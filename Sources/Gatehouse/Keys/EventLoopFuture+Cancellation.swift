@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import GatehouseTelemetry
 
 extension EventLoopFuture where Value == Void {
     /// Waits for the future, but returns at once when the task is cancelled (graceful shutdown must

@@ -3,6 +3,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// Decides one request: route -> token -> verification -> the route's requirements.
 struct Gatekeeper: Sendable {

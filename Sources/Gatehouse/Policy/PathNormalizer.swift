@@ -1,4 +1,5 @@
 import GatehouseSyntax
+
 /// Turns a request target into the one canonical path used both for the route decision and for the
 /// forward (docs/reference.md §5, docs/security.md P15, P16, P18), or rejects it when no single reading exists.
 ///

@@ -1,5 +1,6 @@
 import GatehouseSyntax
 import GatehouseConfig
+
 /// Which routes a request could match, found without trying every route: routes are filed by Envoy context (none,
 /// or one of their pairs), then by host (every host, an exact name, a wildcard's suffix), then in a tree of path
 /// segments. The index only narrows: `RouteTable` still tries each candidate's full rule, in file order, so the

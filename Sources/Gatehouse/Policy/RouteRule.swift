@@ -1,6 +1,7 @@
 import GatehouseSyntax
 public import GatehouseRules
 public import GatehouseConfig
+
 /// What a route demands of a request, resolved from its `[[route]]` entry (or the default rule).
 public struct RouteRule: Sendable, Equatable {
     /// Whether a token is needed.

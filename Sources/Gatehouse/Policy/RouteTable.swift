@@ -1,5 +1,6 @@
 import GatehouseSyntax
 public import GatehouseConfig
+
 /// The `[[route]]` entries in file order; the first that matches a request decides its rule.
 ///
 /// Paths given to `match` are canonical (`PathNormalizer`). Configured prefixes and paths are put in the same

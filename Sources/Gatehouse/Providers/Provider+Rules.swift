@@ -1,6 +1,7 @@
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+
 extension Provider {
     /// RFC 9068 §4: with `token_typ`, the JWS header's `typ` must be one of the listed types, compared as
     /// RFC 7515 §4.1.9 says. An OpenID ID token (`typ` `JWT` or none) presented where an access token is

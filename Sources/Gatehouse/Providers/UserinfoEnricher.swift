@@ -7,6 +7,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// Cognito `userinfo = true`: access tokens carry no email, name or picture, so they are fetched
 /// from the pool's `/oauth2/userInfo` with the (already verified) access token and merged into the

@@ -1,5 +1,6 @@
 import GatehouseSyntax
 import GatehouseConfig
+
 /// One sign-out, as it is applied, stored and shared between replicas.
 enum Revocation: Sendable, Hashable {
     /// One token, by its `jti` (`jti:…`) or its SHA-256 (`sha256:…`), until its `exp`.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import GatehouseTelemetry
 
 /// Sign-outs and the store behind them.
 ///

@@ -4,6 +4,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// The sender-constraint step of a decision, after the token verified and before its route's
 /// requirements: a token bound to a key (`cnf.jkt`, RFC 9449) must come with a valid DPoP proof of

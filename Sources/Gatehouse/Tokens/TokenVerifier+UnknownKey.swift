@@ -1,6 +1,7 @@
 import NIOCore
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// A token naming a `kid` its provider's key set lacks (or none, where the set has no single fitting key).
 ///

@@ -2,6 +2,7 @@ import NIOCore
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// The token half of a request: parse -> provider by `iss` -> key by `kid` -> signature -> claims.
 /// Everything is synchronous except a refetch for an unknown `kid`, which the caller waits on.

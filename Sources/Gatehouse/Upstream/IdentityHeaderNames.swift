@@ -1,5 +1,6 @@
 import GatehouseSyntax
 public import GatehouseConfig
+
 /// The header names that only Gatehouse may send upstream (docs/reference.md §5): every name that, lower-cased with
 /// `_` read as `-`, starts with `x-auth-` or equals a configured identity header name under the same folding.
 ///

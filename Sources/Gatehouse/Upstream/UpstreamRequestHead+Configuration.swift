@@ -1,4 +1,5 @@
 import GatehouseConfig
+
 /// The head's rules as one configuration says them: the identity header names a client may not send (every provider's
 /// mappings, `[headers]`, the assertion's header), the mappings per provider, the claims and the token forwarded, the
 /// certificate header a trusted proxy may set. The assertion signer is set by its owner (`makeServices`: it counts

@@ -6,6 +6,7 @@ import GatehouseRules
 import GatehouseHTTP
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseTelemetry
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
 /// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse

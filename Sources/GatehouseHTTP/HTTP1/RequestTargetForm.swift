@@ -1,4 +1,5 @@
 import GatehouseSyntax
+
 /// The shapes of request target the parser lets through (RFC 9112 §3.2), as llhttp did: origin-form
 /// (`/…`), `*`, absolute-form (`scheme://authority[/…|?…]`, the scheme letters only), and for
 /// CONNECT authority-form. The handler then takes origin-form only (PathNormalizer); this check

@@ -1,4 +1,5 @@
 import GatehouseSyntax
+
 /// A value of the Common Expression Language (cel-spec langdef "Values"): what a rule's expression computes.
 ///
 /// Lists and maps wrap the verified token's JSON as it is (`CELList.json`, `CELMap.json`), so a rule that reads two

@@ -1,5 +1,6 @@
 import GatehouseSyntax
 import GatehouseConfig
+
 /// A DPoP proof (RFC 9449 §4.2) whose own checks passed: a compact JWS of `typ` `dpop+jwt`, signed
 /// with an asymmetric algorithm by the public key in its `jwk` header, carrying the claims a proof
 /// must carry. What it proves about a request (`htm`, `htu`, `iat`, `ath`, nonce, replay) and whose

@@ -1,4 +1,5 @@
 import GatehouseSyntax
+
 /// The `htu` comparison of RFC 9449 §4.3 (check 9): an HTTP(S) URI, its query and fragment ignored
 /// (on both sides: clients such as requests-oauth2client sign the URL with its query), brought to one form by RFC 3986 §6.2.2's syntax-based normalization (scheme and host case, the
 /// scheme's default port, percent-encoding case, unreserved characters decoded, dot segments removed),

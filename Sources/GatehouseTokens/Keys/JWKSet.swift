@@ -1,5 +1,6 @@
 import GatehouseSyntax
 public import GatehouseConfig
+
 /// The usable signature keys of a JWK set document (RFC 7517 §5), and why the others were left out.
 ///
 /// One bad key never spoils the set: keys that are symmetric, private, for encryption, too weak,

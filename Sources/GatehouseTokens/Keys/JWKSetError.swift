@@ -1,4 +1,5 @@
 package import GatehouseSyntax
+
 /// A JWK set document that could not be used at all (as opposed to single keys in it, which are skipped).
 public struct JWKSetError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong with the document.

@@ -1,4 +1,5 @@
 public import GatehouseSyntax
+
 /// Pure checks on the claims of a token whose signature has verified (RFC 7519 §4.1).
 public enum ClaimChecks {
     /// The largest NumericDate accepted: 9999-12-31T23:59:59Z. Anything later is a bug or an attack,

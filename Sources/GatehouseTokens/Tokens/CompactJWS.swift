@@ -1,5 +1,6 @@
 public import GatehouseSyntax
 public import GatehouseConfig
+
 /// A compact-serialized JWS (RFC 7515 §7.1) carrying a JWT, parsed strictly and not yet verified.
 ///
 /// Parsing never looks at keys and never trusts the header beyond choosing among the algorithms

@@ -1,6 +1,7 @@
 import Logging
 import NIOConcurrencyHelpers
 import GatehouseConfig
+import GatehouseTelemetry
 
 /// Gatehouse's operational log (swift-log), kept in memory so a test can assert what the operator
 /// is told: each record as `level: message key=value …`, metadata sorted by key.

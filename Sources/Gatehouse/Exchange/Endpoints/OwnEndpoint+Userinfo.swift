@@ -1,5 +1,6 @@
 import GatehouseSyntax
 import GatehouseTokens
+
 extension OwnEndpoint {
     /// `/.gatehouse/userinfo`: `{"provider","sub","email","name","picture","claims":{…}}`
     static func userinfoJSON(_ identity: VerifiedIdentity) -> String {

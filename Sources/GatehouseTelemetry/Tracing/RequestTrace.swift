@@ -1,7 +1,7 @@
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
-import GatehouseTokens
+package import GatehouseTokens
 
 /// The spans of one request (docs/reference.md §16): its server span, the span of its verification, of what the
 /// decision waited on (`TraceScope`), and of the upstream call. Made for sampled traces only (`TraceStart`).
@@ -13,11 +13,11 @@ import GatehouseTokens
 /// Confined to the request's event loop, so it takes no lock: its door (`StreamDriver`, `CheckDriver`) is, and so
 /// are the upstream leg's callbacks. A wait's span may end on another event loop (an HTTP client's): it reads only
 /// the constants and goes to the exporter on its own (`child`).
-final class RequestTrace: @unchecked Sendable {
-    let context: TraceContext
-    let serverSpanID: UInt64
+public final class RequestTrace: @unchecked Sendable {
+    package let context: TraceContext
+    package let serverSpanID: UInt64
     /// The upstream call's span, chosen up front: its id is the parent in the `traceparent` the upstream gets.
-    let upstreamSpanID: UInt64
+    package let upstreamSpanID: UInt64
     private let tracer: Tracer
     private let startWallNanos: UInt64
     private let start: NIODeadline
@@ -36,13 +36,13 @@ final class RequestTrace: @unchecked Sendable {
 
     /// The upstream call: the client span.
     private struct UpstreamCall {
-        let start: NIODeadline
-        let method: String
-        let path: String
-        var end: (at: NIODeadline, status: Int?, error: String?)?
+        package let start: NIODeadline
+        package let method: String
+        package let path: String
+        package var end: (at: NIODeadline, status: Int?, error: String?)?
     }
 
-    init(context: TraceContext, serverSpanID: UInt64, upstreamSpanID: UInt64, tracer: Tracer, request: ServerSpanRequest,
+    package init(context: TraceContext, serverSpanID: UInt64, upstreamSpanID: UInt64, tracer: Tracer, request: ServerSpanRequest,
          start: NIODeadline, wallNanos: UInt64, on eventLoop: any EventLoop) {
         self.context = context
         self.serverSpanID = serverSpanID
@@ -65,7 +65,7 @@ final class RequestTrace: @unchecked Sendable {
 
     /// A child of the server span for a wait of the decision (`TraceScope`), on whichever event loop it ended:
     /// exported on its own, never held for the server span.
-    func child(_ name: String, kind: TraceSpan.Kind, from: NIODeadline, to: NIODeadline, attributes: [(String, TraceSpan.Value)],
+    package func child(_ name: String, kind: TraceSpan.Kind, from: NIODeadline, to: NIODeadline, attributes: [(String, TraceSpan.Value)],
                error: String? = nil) {
         var writer = ProtobufWriter(capacity: 256)
         OTLPTraceEncoding.write(span(tracer.ids.spanID(), name, kind, from: wall(from), to: wall(to), error: error), into: &writer) { writer in
@@ -75,36 +75,44 @@ final class RequestTrace: @unchecked Sendable {
     }
 
     /// The request came through ext_authz (`gatehouse.via`).
-    func cameVia(_ via: String) {
+    package func cameVia(_ via: String) {
         assert(eventLoop.inEventLoop)
         self.via = via
     }
 
     /// How the token was verified (`connection`, `hit`, `miss`) and by which provider: the verification span's.
-    func verified(cache: String, provider: String) {
+    package func verified(cache: String, provider: String) {
         assert(eventLoop.inEventLoop)
         verification = (cache, provider)
     }
 
-    /// What the core recorded: the verification's span (from the request's head to its decision), a refusal's reason.
-    func observe(_ records: ExchangeRecords, startedAt: NIODeadline?) {
+    /// The request was refused: the reason and, for an authentic token, its provider.
+    package func refused(_ failure: AuthFailure) {
         assert(eventLoop.inEventLoop)
-        if let rejection = records.rejection { refusal = (rejection.failure.reason.rawValue, rejection.failure.provider) }
-        if let (auth, _) = records.outcome { routeAuth = auth }
-        if let nanoseconds = records.authNanoseconds, let startedAt {
-            verifyTimes = (wall(startedAt), wall(startedAt + .nanoseconds(nanoseconds)))
-        }
+        refusal = (failure.reason.rawValue, failure.provider)
     }
 
-    /// The upstream call began (a retry's leg keeps the first one's start).
-    func upstreamStarted(at now: NIODeadline, _ request: UpstreamRequestHead.Request) {
+    /// The route's `auth` the request was counted under.
+    package func counted(routeAuth: String) {
+        assert(eventLoop.inEventLoop)
+        self.routeAuth = routeAuth
+    }
+
+    /// The verification's span: from the request's head to its decision.
+    package func verification(from start: NIODeadline, took nanoseconds: Int64) {
+        assert(eventLoop.inEventLoop)
+        verifyTimes = (wall(start), wall(start + .nanoseconds(nanoseconds)))
+    }
+
+    /// The upstream call began (a retry's leg keeps the first one's start): `method` and `path` as sent.
+    package func upstreamStarted(at now: NIODeadline, method: String, path: String) {
         assert(eventLoop.inEventLoop)
         guard upstream == nil else { return }
-        upstream = UpstreamCall(start: now, method: request.head.method.rawValue, path: request.target.path)
+        upstream = UpstreamCall(start: now, method: method, path: path)
     }
 
     /// The upstream call ended: its response ended, or it failed (`error`). The first end counts.
-    func upstreamEnded(at now: NIODeadline, status: Int?, error: String?) {
+    package func upstreamEnded(at now: NIODeadline, status: Int?, error: String?) {
         assert(eventLoop.inEventLoop)
         guard upstream?.end == nil else { return }
         upstream?.end = (now, status, error)
@@ -112,7 +120,7 @@ final class RequestTrace: @unchecked Sendable {
 
     /// The server span ends: with the status the client got, or an error (the client went away). The request's
     /// spans are encoded and exported, once.
-    func finish(at now: NIODeadline, status: Int?, error: String? = nil) {
+    package func finish(at now: NIODeadline, status: Int?, error: String? = nil) {
         assert(eventLoop.inEventLoop)
         guard !finished else { return }
         finished = true
@@ -172,7 +180,7 @@ final class RequestTrace: @unchecked Sendable {
 }
 
 /// The trace headers sent on with a request: `traceparent`, and the caller's `tracestate`.
-struct TracePropagation: Sendable, Equatable {
-    let traceParent: String
-    let traceState: String?
+package struct TracePropagation: Sendable, Equatable {
+    package let traceParent: String
+    package let traceState: String?
 }

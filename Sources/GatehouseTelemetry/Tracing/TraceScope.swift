@@ -5,7 +5,7 @@ import Musl
 #else
 import Darwin
 #endif
-import NIOCore
+package import NIOCore
 
 /// The traced request whose decision is being made on this thread, for the services it calls (JWKS, userinfo,
 /// introspection, TokenReview, the revocation store, the shared DPoP replay store) to hang the span of their
@@ -14,7 +14,7 @@ import NIOCore
 ///
 /// A bare thread-specific pointer, unretained: `with` holds the trace for as long as it is set, and setting it
 /// allocates nothing (NIO's `ThreadSpecificVariable` boxes every value it is set to).
-enum TraceScope {
+public enum TraceScope {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         // safe: made once per process at the first traced decision, from nothing a client sends; only a process out
@@ -24,13 +24,18 @@ enum TraceScope {
     }()
 
     /// The request whose decision is being made on this thread, if traced: taken into a callback that continues it.
-    static var current: RequestTrace? {
+    package static var current: RequestTrace? {
         pthread_getspecific(key).map { Unmanaged<RequestTrace>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    /// Runs `body` with `trace` as the current request (nil: none, nothing is recorded).
-    static func with<T>(_ trace: RequestTrace?, _ body: () -> T) -> T {
+    /// Runs `body` with `trace` as the current request (nil: none, nothing is recorded). Inlined where it is called:
+    /// every decision passes through it, and with tracing off it is the call of `body` alone.
+    @inlinable public static func with<T>(_ trace: RequestTrace?, _ body: () -> T) -> T {
         guard let trace else { return body() }
+        return scoped(trace, body)
+    }
+
+    @usableFromInline static func scoped<T>(_ trace: RequestTrace, _ body: () -> T) -> T {
         let outer = pthread_getspecific(key)
         pthread_setspecific(key, Unmanaged.passUnretained(trace).toOpaque())
         defer { pthread_setspecific(key, outer) }
@@ -38,7 +43,7 @@ enum TraceScope {
     }
 
     /// A child span of the current request for `future`'s wait: from now until it completes.
-    static func span<T>(_ name: String, kind: TraceSpan.Kind = .client, attributes: [(String, TraceSpan.Value)] = [],
+    package static func span<T>(_ name: String, kind: TraceSpan.Kind = .client, attributes: [(String, TraceSpan.Value)] = [],
                         around future: EventLoopFuture<T>) -> EventLoopFuture<T> {
         guard let trace = current else { return future }
         let start = NIODeadline.now()

@@ -1,17 +1,16 @@
-import AsyncHTTPClient
+package import AsyncHTTPClient
 import Foundation
-import Logging
+package import Logging
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOHTTP1
-import GatehouseConfig
-import GatehouseTelemetry
+package import NIOCore
+package import NIOHTTP1
+package import GatehouseConfig
 
 /// Batches finished spans and POSTs them to the collector over OTLP/HTTP (binary protobuf), from the background
 /// work, never from a request. Bounded: a dead or slow collector costs at most `max_queue_size` spans of memory;
 /// what does not fit, or a batch the collector did not take, is dropped and counted (docs/reference.md §16).
-final class SpanExporter: Sendable {
-    let settings: TracingSettings
+package final class SpanExporter: Sendable {
+    package let settings: TracingSettings
     private let client: HTTPClient
     private let metrics: GatehouseMetrics
     private let logger: Logger
@@ -20,7 +19,7 @@ final class SpanExporter: Sendable {
     private let resource: [UInt8]
     private let failures = RateLimitedReport()
 
-    init(settings: TracingSettings, client: HTTPClient, metrics: GatehouseMetrics, logger: Logger) {
+    package init(settings: TracingSettings, client: HTTPClient, metrics: GatehouseMetrics, logger: Logger) {
         self.settings = settings
         self.client = client
         self.metrics = metrics
@@ -36,15 +35,15 @@ final class SpanExporter: Sendable {
     }
 
     /// Spans waiting for export, already encoded (`OTLPTraceEncoding.spans`), one request's run after another.
-    struct Pending {
-        var bytes: [UInt8] = []
+    package struct Pending {
+        package var bytes: [UInt8] = []
         /// Where each request's run ends in `bytes`, and how many spans it holds: batches split between runs.
-        var runs: [(end: Int, spans: Int)] = []
-        var spans = 0
+        package var runs: [(end: Int, spans: Int)] = []
+        package var spans = 0
     }
 
     /// Called on event loops: a lock and an append, or a drop when the queue is full. `encoded`: `count` spans.
-    func enqueue(_ encoded: UnsafeBufferPointer<UInt8>, count: Int) {
+    package func enqueue(_ encoded: UnsafeBufferPointer<UInt8>, count: Int) {
         let fits: Bool = queue.withLockedValue { queue in
             guard queue.spans + count <= settings.maxQueueSize else { return false }
             queue.bytes.append(contentsOf: encoded)
@@ -55,11 +54,11 @@ final class SpanExporter: Sendable {
         if !fits { metrics.traceSpansDropped(count) }
     }
 
-    var queued: Int { queue.withLockedValue { $0.spans } }
+    package var queued: Int { queue.withLockedValue { $0.spans } }
 
     /// Exports every `export_interval` (at once again while full batches wait) until cancelled. What is left then is
     /// exported by `Gatehouse.stop()`, once the requests in flight have drained.
-    func run() async {
+    package func run() async {
         while !Task.isCancelled {
             let full = await exportQueued()
             if full { continue }
@@ -72,7 +71,7 @@ final class SpanExporter: Sendable {
     /// - Parameter deadline: none is started after it, and what is left is dropped (counted): a stop waits for the
     ///   collector once, never once per batch.
     @discardableResult
-    func exportQueued(until deadline: NIODeadline? = nil) async -> Bool {
+    package func exportQueued(until deadline: NIODeadline? = nil) async -> Bool {
         let taken: Pending = queue.withLockedValue { queue in
             defer { queue = Pending() }
             return queue
@@ -116,8 +115,8 @@ final class SpanExporter: Sendable {
         }
     }
 
-    struct ExportError: Error, CustomStringConvertible {
-        let status: HTTPResponseStatus
-        var description: String { "the collector answered \(status.code)" }
+    package struct ExportError: Error, CustomStringConvertible {
+        package let status: HTTPResponseStatus
+        package var description: String { "the collector answered \(status.code)" }
     }
 }

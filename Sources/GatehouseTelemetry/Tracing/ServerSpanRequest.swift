@@ -1,17 +1,18 @@
-import GatehouseSyntax
+package import GatehouseSyntax
+
 /// What a request's server span says of the request (the OpenTelemetry HTTP server conventions): kept as the request
 /// gave it, and written as attributes only when the span is exported. Never the query, a token, a cookie or a proof.
-struct ServerSpanRequest {
-    let method: String
+package struct ServerSpanRequest {
+    package let method: String
     /// The request target as sent: only its path (up to a `?`) is written.
-    let target: String
-    let clientIP: String
+    package let target: String
+    package let clientIP: String
     /// `network.protocol.version`: `1.0`, `1.1`, `2`.
-    let protocolVersion: String
-    let host: String?
-    let userAgent: String?
+    package let protocolVersion: String
+    package let host: String?
+    package let userAgent: String?
 
-    func write(into writer: inout ProtobufWriter) {
+    package func write(into writer: inout ProtobufWriter) {
         OTLPTraceEncoding.attribute("http.request.method", .string(method), into: &writer)
         OTLPTraceEncoding.attribute("url.path", target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)], into: &writer)
         OTLPTraceEncoding.attribute("client.address", .string(clientIP), into: &writer)
@@ -25,7 +26,7 @@ struct ServerSpanRequest {
     }
 
     /// `host[:port]`, `[v6]:port`.
-    static func split(_ authority: String) -> (Substring, Int64?) {
+    package static func split(_ authority: String) -> (Substring, Int64?) {
         guard let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]"),
               let port = Int64(authority[authority.index(after: colon)...])
         else { return (authority[...], nil) }

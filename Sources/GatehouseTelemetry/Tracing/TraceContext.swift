@@ -2,18 +2,18 @@ import Atomics
 
 /// W3C Trace Context (https://www.w3.org/TR/trace-context/): the `traceparent` a request came with, and the one
 /// Gatehouse sends on. Ids are random (`TraceIDs`); a malformed `traceparent` starts a new trace, as §4.3 says.
-struct TraceContext: Sendable, Equatable {
+package struct TraceContext: Sendable, Equatable {
     /// 16 bytes, never all zero, as two halves.
-    let traceIDHigh: UInt64
-    let traceIDLow: UInt64
+    package let traceIDHigh: UInt64
+    package let traceIDLow: UInt64
     /// The caller's span (the parent of Gatehouse's server span); nil for a trace Gatehouse started.
-    let parentSpanID: UInt64?
-    let sampled: Bool
+    package let parentSpanID: UInt64?
+    package let sampled: Bool
     /// The caller's `tracestate`, passed on unchanged with a valid `traceparent` (at most 512 bytes, §3.3.1.5).
-    let traceState: String?
+    package let traceState: String?
 
     /// The context of a request: continued from a valid `traceparent` (with its `tracestate`), or new.
-    static func of(traceParent: String?, traceState: String?, ids: TraceIDs, sampleRoot: (UInt64) -> Bool) -> TraceContext {
+    package static func of(traceParent: String?, traceState: String?, ids: TraceIDs, sampleRoot: (UInt64) -> Bool) -> TraceContext {
         if let traceParent, let parsed = parse(traceParent) {
             let state = traceState.flatMap { $0.utf8.count <= 512 && !$0.isEmpty ? $0 : nil }
             return TraceContext(traceIDHigh: parsed.high, traceIDLow: parsed.low, parentSpanID: parsed.parent, sampled: parsed.sampled, traceState: state)
@@ -23,7 +23,7 @@ struct TraceContext: Sendable, Equatable {
     }
 
     /// `00-<32 hex>-<16 hex>-<2 hex>`; a higher version is read by its first four fields (§4.3).
-    static func parse(_ text: String) -> (high: UInt64, low: UInt64, parent: UInt64, sampled: Bool)? {
+    package static func parse(_ text: String) -> (high: UInt64, low: UInt64, parent: UInt64, sampled: Bool)? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 55, bytes[2] == UInt8(ascii: "-"), bytes[35] == UInt8(ascii: "-"), bytes[52] == UInt8(ascii: "-"),
               let version = hex(bytes[0..<2]), version != 0xFF, version != 0 || bytes.count == 55,
@@ -35,7 +35,7 @@ struct TraceContext: Sendable, Equatable {
     }
 
     /// The `traceparent` for a request Gatehouse sends as `spanID`'s child: written in place, one allocation.
-    func traceParent(spanID: UInt64) -> String {
+    package func traceParent(spanID: UInt64) -> String {
         String(unsafeUninitializedCapacity: 55) { bytes in
             bytes[0] = UInt8(ascii: "0")
             bytes[1] = UInt8(ascii: "0")
@@ -76,21 +76,21 @@ struct TraceContext: Sendable, Equatable {
 
 /// Random trace and span ids without a system call per id: a counter run through SplitMix64 from a random seed.
 /// Unique within the process and unpredictable without the seed, which is what W3C asks of them (§3.2.2.3).
-final class TraceIDs: Sendable {
+package final class TraceIDs: Sendable {
     private let seed: UInt64
     private let counter = ManagedAtomic<UInt64>(0)
 
-    init() {
+    package init() {
         var generator = SystemRandomNumberGenerator()
         seed = generator.next()
     }
 
-    func spanID() -> UInt64 {
+    package func spanID() -> UInt64 {
         let id = Self.mix(seed &+ counter.wrappingIncrementThenLoad(ordering: .relaxed) &* 0x9E37_79B9_7F4A_7C15)
         return id == 0 ? 1 : id
     }
 
-    func traceID() -> (UInt64, UInt64) { (spanID(), spanID()) }
+    package func traceID() -> (UInt64, UInt64) { (spanID(), spanID()) }
 
     private static func mix(_ value: UInt64) -> UInt64 {
         var z = value

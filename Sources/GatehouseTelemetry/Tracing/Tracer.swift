@@ -1,22 +1,22 @@
-import Foundation
-import NIOCore
-import NIOHTTP1
-import GatehouseConfig
+package import Foundation
+package import NIOCore
+package import NIOHTTP1
+package import GatehouseConfig
 
 /// Starts the trace of each request (docs/reference.md §16): continues a caller's W3C `traceparent`, samples the
 /// traces it starts by `sampling_ratio` on the trace id (as OpenTelemetry's TraceIdRatioBased does), and hands
 /// finished spans to the exporter. One per process; a reload keeps it.
-final class Tracer: Sendable {
-    let settings: TracingSettings
-    let exporter: SpanExporter
-    let ids = TraceIDs()
+package final class Tracer: Sendable {
+    package let settings: TracingSettings
+    package let exporter: SpanExporter
+    package let ids = TraceIDs()
     /// Trace ids whose low 53 bits fall under this are sampled.
     private let threshold: UInt64
     /// `server.address`, `server.port`, `url.scheme` of `[upstream] url`: encoded once, the start of every upstream span's
     /// attributes.
-    let upstreamAttributes: SpanAttributes
+    package let upstreamAttributes: SpanAttributes
 
-    init(settings: TracingSettings, exporter: SpanExporter, upstream url: URL? = nil) {
+    package init(settings: TracingSettings, exporter: SpanExporter, upstream url: URL? = nil) {
         self.settings = settings
         self.exporter = exporter
         var upstream: [(String, TraceSpan.Value)] = []
@@ -34,7 +34,7 @@ final class Tracer: Sendable {
     /// The trace of a request whose head arrived at `start`: its context and span ids always (the upstream is told
     /// of the trace even when it is not sampled), and a recorder of its spans only when it is sampled, confined to
     /// `eventLoop`, the request's.
-    func begin(_ head: HTTPRequestHead, start: NIODeadline, clientIP: String, clientVersion: HTTPVersion?, on eventLoop: any EventLoop)
+    package func begin(_ head: HTTPRequestHead, start: NIODeadline, clientIP: String, clientVersion: HTTPVersion?, on eventLoop: any EventLoop)
         -> TraceStart {
         var context = TraceContext.of(
             traceParent: head.headers.first(name: "traceparent"), traceState: head.headers.first(name: "tracestate"), ids: ids,
@@ -59,7 +59,7 @@ final class Tracer: Sendable {
     }
 
     /// Unix time in nanoseconds, exact (a `Date` keeps about a quarter of a microsecond of it).
-    static func wallClockNanos() -> UInt64 {
+    package static func wallClockNanos() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
@@ -67,20 +67,20 @@ final class Tracer: Sendable {
 }
 
 /// A request's trace as it starts: what is propagated, and the recorder of its spans when it is sampled.
-struct TraceStart {
-    let context: TraceContext
-    let serverSpanID: UInt64
-    let upstreamSpanID: UInt64
+package struct TraceStart {
+    package let context: TraceContext
+    package let serverSpanID: UInt64
+    package let upstreamSpanID: UInt64
     /// Nil when the trace is not sampled: nothing is recorded, the context is still passed on.
-    let recorder: RequestTrace?
+    package let recorder: RequestTrace?
 
     /// What the upstream is sent: the upstream call's span as the parent.
-    var upstreamPropagation: TracePropagation {
+    package var upstreamPropagation: TracePropagation {
         TracePropagation(traceParent: context.traceParent(spanID: upstreamSpanID), traceState: context.traceState)
     }
 
     /// What a Check's allow sets on the request (no upstream call of Gatehouse's own): the server span as the parent.
-    var checkPropagation: TracePropagation {
+    package var checkPropagation: TracePropagation {
         TracePropagation(traceParent: context.traceParent(spanID: serverSpanID), traceState: context.traceState)
     }
 }
