@@ -64,7 +64,7 @@ public struct JWKSFetcher: Sendable {
             do {
                 let keySet = try JWKSet.parse(body, allowedAlgorithms: algorithms)
                 return Fetched(
-                    keySet: keySet, freshFor: CacheLifetime.freshness(of: response.headers), age: CacheLifetime.age(of: response.headers),
+                    keySet: keySet, freshFor: CacheLifetime.freshness(of: response.headers, now: Date()), age: CacheLifetime.age(of: response.headers),
                     body: body)
             } catch {
                 throw FetchError("unusable JWKS: \(error)")

@@ -3,9 +3,9 @@ package import NIOHTTP1
 
 /// How long a fetched JWKS may be used before the next scheduled refresh, from its response headers.
 package enum CacheLifetime {
-    /// `Cache-Control: max-age` (or `s-maxage`) wins; else `Expires` relative to `Date` (or now);
-    /// `no-cache`/`no-store` mean zero (the caller clamps to `min_refresh`); nil when none is given.
-    package static func freshness(of headers: HTTPHeaders, now: Date = Date()) -> Duration? {
+    /// `Cache-Control: max-age` (or `s-maxage`) wins; else `Expires` relative to `Date` (or `now`, when the response
+    /// arrived); `no-cache`/`no-store` mean zero (the caller clamps to `min_refresh`); nil when none is given.
+    package static func freshness(of headers: HTTPHeaders, now: Date) -> Duration? {
         var sawNoCache = false
         for value in headers[canonicalForm: "cache-control"] {
             let directive = value.lowercased().trimmingCharacters(in: .whitespaces)
