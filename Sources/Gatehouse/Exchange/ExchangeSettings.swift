@@ -5,17 +5,18 @@ import GatehouseConfig
 /// metrics or tracer: those are the drivers'). One per configuration, made with its `ProxyServices`; a request keeps
 /// the one it started with (a reload applies to the next request). A class: every request holds it with one retain.
 final class ExchangeSettings: Sendable {
+    /// Seconds a client is told to wait after a 503 (keys, introspection or the revocation store unavailable).
+    static let retryAfterSeconds = 5
+
     let routes: RouteTable
     /// Where the token may come from besides `Authorization` (`[verification] token_cookie`, `token_header`).
     let tokenCookie: String?
     let tokenHeader: String?
     /// The scheme an upstream is told the client used (`X-Forwarded-Proto`).
     let scheme: String
-    /// The identity headers' rules: what `/.gatehouse/check` answers an allowed request with, and the published
-    /// assertion keys (`/.gatehouse/jwks`).
-    let identityHeaders: UpstreamRequestHead
-    /// Seconds a client is told to wait after a 503.
-    let retryAfterSeconds: Int
+    /// The head sent upstream, with the identity headers' rules: the upstream legs write it, `/.gatehouse/check`
+    /// answers an allowed request with its identity headers, `/.gatehouse/jwks` publishes its assertion keys.
+    let upstreamHead: UpstreamRequestHead
     /// `[upstream] timeout`: the upstream's response head must come within it.
     let responseTimeout: TimeAmount
     /// `[listen] idle_timeout`: a response or request body that moves no byte for this long is cut.
@@ -24,33 +25,16 @@ final class ExchangeSettings: Sendable {
     /// whose fields may change from one request to the next.
     let remembersTokens: Bool
 
-    init(
-        routes: RouteTable, tokenCookie: String?, tokenHeader: String?, scheme: String, identityHeaders: UpstreamRequestHead,
-        retryAfterSeconds: Int, responseTimeout: TimeAmount, idleTimeout: TimeAmount, remembersTokens: Bool
-    ) {
-        self.routes = routes
-        self.tokenCookie = tokenCookie
-        self.tokenHeader = tokenHeader
-        self.scheme = scheme
-        self.identityHeaders = identityHeaders
-        self.retryAfterSeconds = retryAfterSeconds
-        self.responseTimeout = responseTimeout
-        self.idleTimeout = idleTimeout
-        self.remembersTokens = remembersTokens
-    }
-}
-
-extension ExchangeSettings {
-    /// Seconds a client is told to wait after a 503 (keys, introspection or the revocation store unavailable).
-    static let retryAfterSeconds = 5
-
-    /// The settings of one configuration. `identityHeaders`: its head's rules (`UpstreamRequestHead(configuration)`,
+    /// The settings of one configuration. `upstreamHead`: its head's rules (`UpstreamRequestHead(configuration)`,
     /// with the assertion signer its owner made); `remembersTokens`: false with userinfo enrichment.
-    convenience init(_ configuration: Configuration, identityHeaders: UpstreamRequestHead, remembersTokens: Bool) {
-        self.init(
-            routes: RouteTable(configuration.routes), tokenCookie: configuration.verification.tokenCookie,
-            tokenHeader: configuration.verification.tokenHeader, scheme: configuration.listen.tlsCertificatePath == nil ? "http" : "https",
-            identityHeaders: identityHeaders, retryAfterSeconds: Self.retryAfterSeconds, responseTimeout: TimeAmount(configuration.upstream.timeout),
-            idleTimeout: TimeAmount(configuration.listen.idleTimeout), remembersTokens: remembersTokens)
+    init(_ configuration: Configuration, upstreamHead: UpstreamRequestHead, remembersTokens: Bool) {
+        routes = RouteTable(configuration.routes)
+        tokenCookie = configuration.verification.tokenCookie
+        tokenHeader = configuration.verification.tokenHeader
+        scheme = configuration.listen.tlsCertificatePath == nil ? "http" : "https"
+        self.upstreamHead = upstreamHead
+        responseTimeout = TimeAmount(configuration.upstream.timeout)
+        idleTimeout = TimeAmount(configuration.listen.idleTimeout)
+        self.remembersTokens = remembersTokens
     }
 }

@@ -203,7 +203,7 @@ struct ExchangeStateMachine {
 
     private mutating func reject(_ failure: AuthFailure, _ inHand: ExchangeRequest) -> Action {
         records.rejection = .init(failure: failure, request: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken)
-        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: inHand.settings.retryAfterSeconds)
+        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: ExchangeSettings.retryAfterSeconds)
         // The decision endpoint's caller may not see the body (nginx auth_request): the reason as a header too.
         if inHand.endpoint == .check { response.headers.add(name: "X-Gatehouse-Reason", value: failure.reason.rawValue) }
         return answer(response)
@@ -218,11 +218,11 @@ struct ExchangeStateMachine {
         switch (endpoint, admission) {
         case (.check, _):
             var response = LocalResponse.json(.ok, "{\"allowed\":true}")
-            inHand.settings.identityHeaders.addIdentityHeaders(for: admission, at: wallClock, to: &response.headers)
+            inHand.settings.upstreamHead.addIdentityHeaders(for: admission, at: wallClock, to: &response.headers)
             return answer(response)
         case (.jwks, _):
             // Answered by RequestIntake without judging; the same answer if it ever got here.
-            return answer(LocalResponse.publishedJWKS(inHand.settings.identityHeaders.assertion, answering: inHand.request.head))
+            return answer(LocalResponse.publishedJWKS(inHand.settings.upstreamHead.assertion, answering: inHand.request.head))
         case (.userinfo, .verified(let identity)):
             return answer(LocalResponse.json(.ok, OwnEndpoint.userinfoJSON(identity)))
         case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):

@@ -59,7 +59,7 @@ enum RequestIntake {
             return .answer(own, response, .endpoint)
         }
         if endpoint == .jwks {
-            return .answer(own, LocalResponse.publishedJWKS(settings.identityHeaders.assertion, answering: head), .endpoint)
+            return .answer(own, LocalResponse.publishedJWKS(settings.upstreamHead.assertion, answering: head), .endpoint)
         }
         own.endpoint = endpoint
         if endpoint == .check {

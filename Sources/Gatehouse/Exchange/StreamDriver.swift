@@ -117,7 +117,7 @@ final class StreamDriver: ExchangeDriving {
     func receivedEnd(trailers: HTTPHeaders?) {
         let action = core.receivedEnd()
         // Sanitized here, for every leg: only an HTTP/2 upstream gets trailers, and never a smuggled identity.
-        requestTrailers = trailers.flatMap { services.upstreamHead.makeTrailers($0) }
+        requestTrailers = trailers.flatMap { services.exchange.upstreamHead.makeTrailers($0) }
         if case .forwarding(let leg) = state {
             leg.writeEnd(trailers: requestTrailers)
             leg.flush()

@@ -79,14 +79,13 @@ extension Gatehouse {
         var checkHead = upstreamHead
         checkHead.forwardToken = configuration.extAuthz?.forwardToken ?? configuration.upstream.forwardToken
         let userinfo = userinfoEnricher()
-        let exchange = ExchangeSettings(configuration, identityHeaders: upstreamHead, remembersTokens: userinfo == nil)
+        let exchange = ExchangeSettings(configuration, upstreamHead: upstreamHead, remembersTokens: userinfo == nil)
         return ProxyServices(
             exchange: exchange,
             gatekeeper: Gatekeeper(
                 routes: exchange.routes, verifier: verifier, verification: configuration.verification, userinfo: userinfo,
                 revocations: revocations.list, senderConstraints: senderConstraints(configuration),
                 providerNames: configuration.providers.map(\.name)),
-            upstreamHead: upstreamHead,
             checkHead: checkHead,
             failureLog: failureLog,
             revocations: revocations,

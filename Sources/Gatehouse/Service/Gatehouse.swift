@@ -165,7 +165,7 @@ public final class Gatehouse: Service, Sendable {
             admin = try await AdminServer.bind(
                 host: configuration.admin.address.host, port: configuration.admin.address.port, group: group,
                 keyStatus: { [keyStores] in keyStores.withLockedValue { $0 }.status() }, revocations: revocations, dpopReplay: dpopReplay, metrics: metrics,
-                assertion: { [servicesHandle] in servicesHandle.withLockedValue { $0 }?.services.upstreamHead.assertion }, logger: logger)
+                assertion: { [servicesHandle] in servicesHandle.withLockedValue { $0 }?.services.exchange.upstreamHead.assertion }, logger: logger)
         } catch {
             try? await client?.proxy.close()
             throw StartError(description: "cannot listen on \(configuration.admin.address) ([admin] address): \(error)")

@@ -5,12 +5,11 @@ import GatehouseTelemetry
 /// Everything a client connection needs, shared read-only by all of them. A class: each request
 /// takes it with one retain instead of copying (and retaining) every member.
 final class ProxyServices: Sendable {
-    /// What the request core reads of this configuration (routes, timeouts, the identity headers' rules).
+    /// What the request core reads of this configuration (routes, timeouts, the head sent upstream and its identity
+    /// headers' rules: `exchange.upstreamHead`).
     let exchange: ExchangeSettings
     let gatekeeper: Gatekeeper
-    /// The head sent upstream: `exchange.identityHeaders`, the same rules.
-    let upstreamHead: UpstreamRequestHead
-    /// What an allowed Check changes in the request: `upstreamHead`'s rules, with `[ext_authz] forward_token`.
+    /// What an allowed Check changes in the request: `exchange.upstreamHead`'s rules, with `[ext_authz] forward_token`.
     let checkHead: UpstreamRequestHead
     let failureLog: FailureLog
     /// Sign-outs: applied here, written to the store, shared with the other replicas.
@@ -25,13 +24,12 @@ final class ProxyServices: Sendable {
     private let upstreamProtocolErrors = RateLimitedReport()
 
     init(
-        exchange: ExchangeSettings, gatekeeper: Gatekeeper, upstreamHead: UpstreamRequestHead, checkHead: UpstreamRequestHead,
+        exchange: ExchangeSettings, gatekeeper: Gatekeeper, checkHead: UpstreamRequestHead,
         failureLog: FailureLog, revocations: RevocationService, tokenRevoker: ProviderTokenRevoker, metrics: GatehouseMetrics, logger: Logger,
         tracer: Tracer? = nil
     ) {
         self.exchange = exchange
         self.gatekeeper = gatekeeper
-        self.upstreamHead = upstreamHead
         self.checkHead = checkHead
         self.failureLog = failureLog
         self.revocations = revocations

@@ -65,12 +65,8 @@ public struct UpstreamResponseParser {
     /// The next part, or nil when more bytes are needed.
     public mutating func next() throws -> Part? {
         switch state {
-        case .ended:
-            state = .head
-            return .end
-        case .endedBeforeTunnel:
-            state = .upgraded
-            return .end
+        case .ended, .endedBeforeTunnel:
+            return takeEnd()
         case .head:
             return try nextHead()
         case .fixedBody(let remaining):
@@ -94,6 +90,12 @@ public struct UpstreamResponseParser {
         }
     }
 
+    /// A response's end, already read: handed out once, then the next response's head (or, after a 101, the tunnel).
+    private mutating func takeEnd() -> Part {
+        if case .endedBeforeTunnel = state { state = .upgraded } else { state = .head }
+        return .end
+    }
+
     /// The upstream closed its side: the end of a body delimited by the close, or an error if a
     /// response was cut short. Nil if no response was under way.
     public mutating func connectionClosed() throws -> Part? {
@@ -103,12 +105,8 @@ public struct UpstreamResponseParser {
             return .end
         case .head where bufferedBytes == 0, .upgraded:
             return nil
-        case .ended:
-            state = .head
-            return .end
-        case .endedBeforeTunnel:
-            state = .upgraded
-            return .end
+        case .ended, .endedBeforeTunnel:
+            return takeEnd()
         default:
             throw Malformed("connection closed mid-response")
         }

@@ -29,7 +29,7 @@ struct CoreTestbed {
             RouteSettings(match: .prefix("/maybe")).with { $0.auth = .optional },
             RouteSettings(match: .prefix("/admin")).with { $0.scopes = ["admin"] },
         ]
-        settings = ExchangeSettings(configuration, identityHeaders: UpstreamRequestHead(configuration), remembersTokens: true)
+        settings = ExchangeSettings(configuration, upstreamHead: UpstreamRequestHead(configuration), remembersTokens: true)
     }
 
     /// An identity as the gatekeeper admits it with: a token of the configured provider, for `subject`.

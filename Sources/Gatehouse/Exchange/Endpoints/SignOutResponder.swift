@@ -63,7 +63,7 @@ struct SignOutResponder {
     private func unavailable(_ message: String) -> LocalResponse {
         var response = LocalResponse.json(
             .serviceUnavailable, "{\"error\":\"temporarily_unavailable\",\"message\":\(message.jsonQuoted)}")
-        response.headers.add(name: "Retry-After", value: String(services.exchange.retryAfterSeconds))
+        response.headers.add(name: "Retry-After", value: String(ExchangeSettings.retryAfterSeconds))
         return response
     }
 

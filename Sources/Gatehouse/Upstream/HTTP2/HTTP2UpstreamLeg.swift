@@ -40,7 +40,7 @@ final class HTTP2UpstreamLeg: UpstreamLeg {
     ) -> ByteBuffer? {
         requestID = request.requestID
         let hasBody = http2Body ?? Self.headFramesBody(request.head.headers)
-        let head = services.upstreamHead.makeHTTP2Head(request, admission: admission, at: Int64(Date().timeIntervalSince1970), scheme: connection.scheme)
+        let head = services.exchange.upstreamHead.makeHTTP2Head(request, admission: admission, at: Int64(Date().timeIntervalSince1970), scheme: connection.scheme)
         requestEnded = !hasBody
         started = true
         write(.headers(.init(headers: head, endStream: !hasBody)), bytes: 0)
