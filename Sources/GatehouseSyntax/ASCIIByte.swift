@@ -108,4 +108,12 @@ public enum ASCIIByte {
     @inlinable public static func foldedHeaderNameByte(_ byte: UInt8) -> UInt8 {
         byte == underscore ? hyphen : lowercased(byte)
     }
+
+    /// Whether a header name begins with an already folded prefix, compared without allocating: this runs for
+    /// every header of every request.
+    @inlinable public static func hasFoldedHeaderNamePrefix(_ name: String, _ foldedPrefix: [UInt8]) -> Bool {
+        let utf8 = name.utf8
+        guard utf8.count >= foldedPrefix.count else { return false }
+        return zip(utf8, foldedPrefix).allSatisfy { foldedHeaderNameByte($0) == $1 }
+    }
 }

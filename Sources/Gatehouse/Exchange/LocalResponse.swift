@@ -30,7 +30,7 @@ struct LocalResponse {
     static func refusal(_ failure: AuthFailure, requestID: String, retryAfterSeconds: Int) -> Self {
         let (status, headers, body) = AuthErrorResponse.make(failure, requestID: requestID, retryAfterSeconds: retryAfterSeconds)
         return Self(status: status, headers: headers, body: body,
-                    grpcMessage: "\(failure.reason.rawValue): \(AuthErrorResponse.message(for: failure.reason))")
+                    grpcMessage: "\(failure.reason.rawValue): \(failure.reason.message)")
     }
 
     /// 502 / 504: not an authentication failure, so nothing in the failure log.

@@ -80,7 +80,7 @@ enum RequestIntake {
     /// HTTP/2 door hands over `:authority` as the one Host (HTTP2RequestHeadReader).
     static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
         var count = 0
-        for header in head.headers where header.name.utf8.count == 4 && IdentityHeaderNames.foldedHasPrefix(header.name, hostName) {
+        for header in head.headers where header.name.utf8.count == 4 && ASCIIByte.hasFoldedHeaderNamePrefix(header.name, hostName) {
             count += 1
             if header.value.isEmpty || header.value.utf8.contains(where: { $0 == ASCIIByte.space || $0 == ASCIIByte.slash || $0 == UInt8(ascii: "@") }) {
                 return false

@@ -56,7 +56,7 @@ public enum ProxySnippets {
             "    set $gatehouse_message \"Please try again.\";",
         ]
         for reason in unavailableReasons {
-            unavailable.append("    if ($gatehouse_reason = \(reason.rawValue)) { set $gatehouse_message \"\(AuthErrorResponse.message(for: reason))\"; }")
+            unavailable.append("    if ($gatehouse_reason = \(reason.rawValue)) { set $gatehouse_message \"\(reason.message)\"; }")
         }
         unavailable += [
             "    add_header Retry-After $gatehouse_retry_after always;",

@@ -21,7 +21,7 @@ struct ForwardedClientCertificate: Sendable {
     /// `X_Forwarded_Client_Cert` as the header must not get a client's copy under that spelling.
     func isHeader(_ name: String) -> Bool {
         name.utf8.count == headerName.utf8.count
-            && IdentityHeaderNames.foldedHasPrefix(name, headerName.utf8.map(ASCIIByte.foldedHeaderNameByte))
+            && ASCIIByte.hasFoldedHeaderNamePrefix(name, headerName.utf8.map(ASCIIByte.foldedHeaderNameByte))
     }
 
     /// The `x5t#S256` of the forwarded certificate; nil when the client is not a trusted proxy, or the

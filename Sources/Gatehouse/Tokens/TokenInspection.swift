@@ -98,6 +98,6 @@ public enum TokenInspection {
 
     /// Why a failure code was given, in words, for app developers and security teams.
     public static func explanation(_ failure: AuthFailure) -> String {
-        AuthErrorResponse.message(for: failure.reason) + " (" + failure.detail + ")"
+        failure.reason.message + " (" + failure.detail + ")"
     }
 }

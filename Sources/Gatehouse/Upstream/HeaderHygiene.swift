@@ -46,7 +46,7 @@ public enum HeaderHygiene {
     /// what the head was judged and forwarded without.
     static func isForbiddenInTrailers(_ name: String) -> Bool {
         let count = name.utf8.count
-        return forbiddenInTrailers.contains { $0.count == count && IdentityHeaderNames.foldedHasPrefix(name, $0) }
+        return forbiddenInTrailers.contains { $0.count == count && ASCIIByte.hasFoldedHeaderNamePrefix(name, $0) }
     }
 
     private static let forbiddenInTrailers: [[UInt8]] = [
@@ -61,7 +61,7 @@ public enum HeaderHygiene {
     /// The names the `Connection` headers list (folded), except the protected `Content-Length` and `Host`.
     static func connectionNominations(_ headers: HTTPHeaders) -> [[UInt8]] {
         var nominated: [[UInt8]] = []
-        for (name, value) in headers where IdentityHeaderNames.foldedHasPrefix(name, connection) && name.utf8.count == connection.count {
+        for (name, value) in headers where ASCIIByte.hasFoldedHeaderNamePrefix(name, connection) && name.utf8.count == connection.count {
             for token in value.utf8.split(separator: ASCIIByte.comma) {
                 let folded = trimmed(token).map(ASCIIByte.foldedHeaderNameByte)
                 if !folded.isEmpty, !protectedNames.contains(folded) { nominated.append(folded) }
@@ -74,7 +74,7 @@ public enum HeaderHygiene {
     static func isHopByHop(_ name: String, nominated: [[UInt8]]) -> Bool {
         let count = name.utf8.count
         func equals(_ folded: [UInt8]) -> Bool {
-            folded.count == count && IdentityHeaderNames.foldedHasPrefix(name, folded)
+            folded.count == count && ASCIIByte.hasFoldedHeaderNamePrefix(name, folded)
         }
         return HopByHopFields.contains(name.utf8) || nominated.contains(where: equals)
     }

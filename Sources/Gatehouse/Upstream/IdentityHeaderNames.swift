@@ -62,17 +62,10 @@ public struct IdentityHeaderNames: Sendable {
 
     /// Whether an incoming header of this name must be removed before identity headers are added.
     public func isIdentityHeader(_ name: String) -> Bool {
-        if Self.foldedHasPrefix(name, Self.reservedPrefix) { return true }
+        if ASCIIByte.hasFoldedHeaderNamePrefix(name, Self.reservedPrefix) { return true }
         let count = name.utf8.count
-        return foldedNames.contains { $0.count == count && Self.foldedHasPrefix(name, $0) }
+        return foldedNames.contains { $0.count == count && ASCIIByte.hasFoldedHeaderNamePrefix(name, $0) }
     }
 
     private static let reservedPrefix: [UInt8] = Array("x-auth-".utf8)
-
-    /// Compares without allocating: this runs for every header of every request.
-    static func foldedHasPrefix(_ name: String, _ foldedPrefix: [UInt8]) -> Bool {
-        let utf8 = name.utf8
-        guard utf8.count >= foldedPrefix.count else { return false }
-        return zip(utf8, foldedPrefix).allSatisfy { ASCIIByte.foldedHeaderNameByte($0) == $1 }
-    }
 }
