@@ -8,6 +8,7 @@ import UnixSignals
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTelemetry
+import GatehouseAuth
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,6 +4,7 @@ import Gatehouse
 import Logging
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseAuth
 
 struct VerifyToken: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -7,6 +7,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseAuth
 
 /// The signed identity assertion (`[assertion]`, docs/reference.md §15; docs/security.md A01-A06), checked the way an
 /// upstream checks it: by PyJWT (its PyJWKClient fetching Gatehouse's JWKS) and jwcrypto (Resources/assertion/verifier.py),

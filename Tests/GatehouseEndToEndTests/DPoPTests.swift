@@ -6,6 +6,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseAuth
 
 /// DPoP (RFC 9449) end to end: the attack matrix of §11 and every check of §4.3, each through the
 /// request core alone and both front doors (`FrontDoorTableTests`' machinery), with its status, reason

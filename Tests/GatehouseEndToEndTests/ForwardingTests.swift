@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import GatehouseConfig
+import GatehouseAuth
 
 /// The proxy itself, on a public route: streaming, keep-alive, hop-by-hop hygiene, timeouts.
 @Suite(.serialized, .timeLimit(.minutes(2)))

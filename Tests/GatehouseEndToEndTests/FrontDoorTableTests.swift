@@ -8,6 +8,7 @@ import GatehouseSyntax
 import GatehouseRules
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// One table of requests, each run four ways: through the request core alone (`ExchangeStateMachine`
 /// driven with events, no socket), through the HTTP/1.1 door, through the HTTP/2 door (real sockets),

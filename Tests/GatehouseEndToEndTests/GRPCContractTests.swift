@@ -2,6 +2,7 @@ import Foundation
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseAuth
 
 /// docs/reference.md §6, "gRPC refusals": every local answer to a gRPC call is HTTP 200 with a
 /// trailers-only response whose `grpc-status` and `grpc-message` follow the table — for the answers

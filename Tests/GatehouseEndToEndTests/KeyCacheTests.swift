@@ -6,6 +6,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// The rotation-aware key cache, against a scriptable JWKS server: never a false 401, never a fetch storm.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -9,6 +9,7 @@ import NIOHTTP1
 import Testing
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// The alerting rules and the dashboard of `deploy/` (README "Alerts and dashboard"): promtool accepts the
 /// rules and their unit tests pass; every series the rules, their tests and the dashboard name is one a running

@@ -6,6 +6,7 @@ import NIOPosix
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseAuth
 
 /// The per-connection fast path (`RecentToken`): a keep-alive connection presenting the token of its
 /// last verified request again reuses that identity and the identity fields written for it. Every

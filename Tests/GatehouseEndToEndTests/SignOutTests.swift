@@ -5,6 +5,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseAuth
 
 /// Sign-out beyond this replica: the provider's revocation endpoint, the request body, durable stores.
 @Suite(.timeLimit(.minutes(2)))

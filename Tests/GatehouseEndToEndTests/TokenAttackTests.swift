@@ -7,6 +7,7 @@ import _CryptoExtras
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// docs/security.md, the J rows (token cases), end to end through the real listener: every attack token is answered 401 with its
 /// docs/reference.md §4 reason and an RFC 6750 challenge, reaches nothing upstream, writes exactly one

@@ -5,6 +5,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// `gatehouse verify-token`: the same verdict `serve` gives, fetching keys from the real JWKS server.
 @Suite(.timeLimit(.minutes(2)))

@@ -4,6 +4,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// The admin port: `/healthz`, `/readyz`, `/metrics`, `/.well-known/jwks.json` (docs/reference.md §7.2, §9, §15).
 /// Never on the client port.

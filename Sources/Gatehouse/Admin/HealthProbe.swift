@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 public import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// `gatehouse health`: asks a running Gatehouse's admin port (`/healthz`, or `/readyz`) from the same host or
 /// container, for an image's HEALTHCHECK or an exec probe where the image has no shell and no curl.

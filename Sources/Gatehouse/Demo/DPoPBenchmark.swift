@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseAuth
 
 /// What DPoP adds per request (`gatehouse bench-verify --dpop`): checking one proof (strict parse, the
 /// `jwk` loaded, its thumbprint, the ES256 signature), and the replay cache's memory when proofs

@@ -1,6 +1,7 @@
 import Foundation
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseAuth
 
 /// The introspection cache's memory per entry (`gatehouse bench-verify --introspection-entries N`): N
 /// active answers of a typical size (sub, scope, client_id, username, exp, iat, iss, token_type) cached

@@ -4,6 +4,7 @@ import GatehouseSyntax
 import GatehouseRules
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// `gatehouse bench-verify --rule '<CEL>'`: what one evaluation of a route's `when` rule costs on this core, over the
 /// claims of bench/routes.sh's token (tenant, level, a ten-element teams list) and a GET with a few header fields.

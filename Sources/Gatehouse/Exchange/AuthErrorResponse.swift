@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseAuth
 
 /// The 401 / 403 / 503 answer of docs/reference.md §4: status, `WWW-Authenticate` (RFC 6750 §3) and a JSON body.
 enum AuthErrorResponse {

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// A door driving the request core: what every driver does alike with the core's actions. It counts and logs what
 /// the core recorded, asks the gatekeeper, signs out, and waits on either; the door's own actions (sending,

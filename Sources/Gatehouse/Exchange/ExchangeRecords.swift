@@ -1,5 +1,6 @@
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// What the core saw during one event, for its driver to count and log (`ProxyServices.record`): the core writes
 /// no metric and no log line itself. Fixed fields, so recording allocates nothing: one event sets each at most once.

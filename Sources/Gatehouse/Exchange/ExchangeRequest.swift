@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// A request as the core holds it from its head on, whichever door it came by: what is judged
 /// (for `/.gatehouse/check`, the request the fronting proxy describes), by which rule, with which

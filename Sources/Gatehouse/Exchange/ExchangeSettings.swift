@@ -1,5 +1,6 @@
 import NIOCore
 import GatehouseConfig
+import GatehouseAuth
 
 /// What the request core reads of the configuration: plain rules and figures, no service (no gatekeeper, logger,
 /// metrics or tracer: those are the drivers'). One per configuration, made with its `ProxyServices`; a request keeps

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import GatehouseTokens
+import GatehouseAuth
 
 extension ExchangeStateMachine {
     /// What the driver is to do after an event.

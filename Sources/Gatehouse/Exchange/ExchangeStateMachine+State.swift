@@ -1,5 +1,6 @@
 import NIOCore
 import GatehouseTokens
+import GatehouseAuth
 
 extension ExchangeStateMachine {
     /// Where the request is, each state with the data only it has.

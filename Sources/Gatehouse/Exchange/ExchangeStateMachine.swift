@@ -4,6 +4,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// The life of one request up to its answer or its upstream leg, the same for every door: a door
 /// reports what arrived (a head, body, the end, the end of a read, a decision, with the time) and

@@ -3,6 +3,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// The first step of every request, on both doors: target, Host, request id, token, route or own
 /// endpoint. A request whose head decides its answer before any token is looked at (a bad target or

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// The upstream half of an exchange: open a leg, stream both ways with backpressure, relay 1xx heads,
 /// trailers and a WebSocket's 101, answer 502/504 (gRPC: UNAVAILABLE / DEADLINE_EXCEEDED) when the

@@ -3,6 +3,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseHTTP
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// One request of a client, on either door: driven through the request core (`ExchangeStateMachine`),
 /// then forwarded over an upstream leg (`UpstreamLeg`, HTTP/1.1 or HTTP/2) with the identity headers, and

@@ -2,6 +2,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 extension UpstreamRequestHead {
     /// An allowed Check's changes to the request (`CheckAllowance`), by the rules the doors forward with

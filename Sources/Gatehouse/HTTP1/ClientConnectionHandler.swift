@@ -3,6 +3,7 @@ import Prometheus
 import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
+import GatehouseAuth
 
 /// The HTTP/1.1 front door: one client connection. It parses its bytes (`HTTP1RequestParser`, no
 /// decoder handler in front), queues pipelined requests, and hands each request to a `StreamDriver`, the

@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import GatehouseAuth
 
 /// Graceful stop for the client listener: stop accepting, ask every open connection to quiesce
 /// (`ClientConnectionHandler` closes idle ones at once and busy ones after their response),

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseAuth
 
 /// The blocks of a proxy's configuration that name Gatehouse's identity headers, for the names of one configuration
 /// (`IdentityHeaderCatalog`): what `gatehouse proxy-headers` prints and what the examples under deploy/ hold.

@@ -6,6 +6,7 @@ import ServiceLifecycle
 import UnixSignals
 public import GatehouseConfig
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// SIGHUP: the failure log reopened, the configuration re-read and applied to new requests.
 extension Gatehouse {

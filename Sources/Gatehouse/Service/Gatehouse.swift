@@ -10,6 +10,7 @@ public import ServiceLifecycle
 import UnixSignals
 public import GatehouseConfig
 public import GatehouseTelemetry
+import GatehouseAuth
 
 /// A running Gatehouse: the client listener, the admin listener, the key refresher.
 ///

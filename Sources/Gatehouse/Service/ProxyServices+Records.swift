@@ -3,6 +3,7 @@ import NIOHTTP1
 import Prometheus
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 extension ProxyServices {
     /// What every refused request leaves behind, whichever protocol it came by: one failure-log

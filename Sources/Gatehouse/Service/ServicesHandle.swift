@@ -1,4 +1,5 @@
 import Atomics
+import GatehouseAuth
 
 /// The `ProxyServices` new requests start with. A reload swaps in new ones atomically; each
 /// request reads them once, at its head, and keeps them to its end.

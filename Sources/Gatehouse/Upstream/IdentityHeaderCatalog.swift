@@ -1,5 +1,6 @@
 import GatehouseSyntax
 public import GatehouseConfig
+import GatehouseAuth
 
 /// Every request header name Gatehouse may set upstream for a configuration (docs/reference.md §5, §15): what a proxy
 /// in front (nginx `auth_request`, Traefik ForwardAuth, Envoy, Istio, the Gateway API) must strip from a client's

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
 import GatehouseConfig
+import GatehouseAuth
 
 /// The upstream half of one request forwarded for a `StreamDriver`: an HTTP/1.1 pooled
 /// connection or an HTTP/2 stream, both driven the same way and both on the driver's event loop.

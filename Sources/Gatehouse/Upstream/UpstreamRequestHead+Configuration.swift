@@ -1,4 +1,5 @@
 import GatehouseConfig
+import GatehouseAuth
 
 /// The head's rules as one configuration says them: the identity header names a client may not send (every provider's
 /// mappings, `[headers]`, the assertion's header), the mappings per provider, the claims and the token forwarded, the

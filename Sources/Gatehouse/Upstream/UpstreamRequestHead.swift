@@ -7,6 +7,7 @@ import GatehouseHTTP
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
 /// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse

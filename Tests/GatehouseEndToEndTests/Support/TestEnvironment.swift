@@ -12,6 +12,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// A real Gatehouse on loopback port 0, in front of a real upstream, verifying against a real
 /// JWKS server, with its failure log captured line by line.

@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseAuth
 
 /// A throw-away PostgreSQL cluster on a loopback port, from Debian's `postgresql` server binaries
 /// (`.ci/run` installs them). As root, the server runs as the `postgres` user (it refuses root).

@@ -3,6 +3,7 @@ import Foundation
 @testable import Gatehouse
 import _CryptoExtras
 import GatehouseSyntax
+import GatehouseAuth
 
 /// A signing key for tests, with its public JWK and a way to mint any token, well-formed or not.
 struct TestSigner: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Gatehouse
 import GatehouseConfig
+import GatehouseAuth
 
 struct ConfigurationValidationTests {
     /// A config whose only problem should be the one at `keyPath`, with a message containing `fragment`.

@@ -5,6 +5,7 @@ import Testing
 
 @testable import Gatehouse
 import GatehouseTokens
+import GatehouseAuth
 
 // MARK: - Harness (shared with HTTP1RequestParserDifferentialTests)
 

@@ -2,6 +2,7 @@
 import NIOCore
 import Testing
 import GatehouseTokens
+import GatehouseAuth
 
 /// The call budget of `IssuerVerdicts`: a second's worth of calls, refilled at the rate.
 struct IssuerVerdictsTests {

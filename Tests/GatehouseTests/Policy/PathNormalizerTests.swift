@@ -2,6 +2,7 @@ import Testing
 
 @testable import Gatehouse
 import GatehouseConfig
+import GatehouseAuth
 
 struct PathNormalizerTests {
     private func path(_ target: String) -> String? {

@@ -4,6 +4,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 struct RouteRequirementsTests {
     private func strings(_ values: String...) -> JSONValue {

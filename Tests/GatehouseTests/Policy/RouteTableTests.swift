@@ -2,6 +2,7 @@ import Testing
 
 @testable import Gatehouse
 import GatehouseConfig
+import GatehouseAuth
 
 struct RouteTableTests {
     private func route(_ match: RouteSettings.Match, auth: RouteSettings.Auth, methods: [String] = []) -> RouteSettings {

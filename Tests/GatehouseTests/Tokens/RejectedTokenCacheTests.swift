@@ -4,6 +4,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseAuth
 
 /// docs/security.md P47: the rejected-signature cache is bounded by `[verification] cache_size`.
 struct RejectedTokenCacheTests {

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Gatehouse
 import GatehouseConfig
+import GatehouseAuth
 
 struct HeaderHygieneTests {
     private let defaultNames = IdentityHeaderNames(mappings: HeaderSettings.defaultMappings)

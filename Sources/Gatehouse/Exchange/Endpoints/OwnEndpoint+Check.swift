@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseAuth
 
 extension OwnEndpoint {
     /// The request `/.gatehouse/check` judges: the one the fronting proxy describes with

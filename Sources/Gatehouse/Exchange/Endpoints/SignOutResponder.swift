@@ -4,6 +4,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseAuth
 
 /// The answer to `POST /.gatehouse/signout` and `/signout-everywhere` for a verified token, whichever
 /// protocol the client speaks: the revocation is applied here at once, then the answer waits for the

@@ -5,6 +5,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseHTTP
 import GatehouseTokens
+import GatehouseAuth
 
 /// The strict parser of upstream responses (RFC 9112 §4-7): every input is fed in one piece, in
 /// odd-sized pieces and byte by byte, and all three must give the same heads, bodies and ends.

@@ -1,0 +1,40 @@
+package import NIOHTTP1
+package import GatehouseSyntax
+import GatehouseRules
+package import GatehouseTokens
+
+/// What a route's `when` rule reads of the request (docs/reference.md §3.11): the head and the path and host the
+/// route was matched by.
+package struct RuleRequest {
+    package let head: HTTPRequestHead
+    /// The normalized path.
+    package let path: String
+    /// The host routes match; nil when the request names none.
+    package let host: String?
+
+    package init(head: HTTPRequestHead, path: String, host: String?) {
+        self.head = head
+        self.path = path
+        self.host = host
+    }
+}
+
+extension RouteRule {
+    /// The route's `when` rule, after every other requirement: only `true` allows. `false`, an evaluation error (a
+    /// missing claim, a type mismatch, the cost limit) or a value that is not a bool is 403 `forbidden`, whose
+    /// message names the rule.
+    package func checkCondition(claims: [String: JSONValue], request: RuleRequest) -> AuthFailure? {
+        guard let condition else { return nil }
+        let verdict = condition.verdict(
+            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host ?? "", headers: request.head.headers)
+        switch verdict {
+        case .allows: return nil
+        case .isFalse: return AuthFailure(.forbidden, "rule \(conditionName) is false")
+        case .notBool(let type): return AuthFailure(.forbidden, "rule \(conditionName) gave \(type), not bool")
+        case .failed(let message): return AuthFailure(.forbidden, "rule \(conditionName) failed: \(message)")
+        }
+    }
+
+    /// `route[2].when`: how the failure log names the rule (made only for a refusal).
+    private var conditionName: String { index.map { "route[\($0)].when" } ?? "when" }
+}

@@ -1,0 +1,56 @@
+package import GatehouseSyntax
+import GatehouseConfig
+package import GatehouseTokens
+
+extension Provider {
+    /// RFC 9068 §4: with `token_typ`, the JWS header's `typ` must be one of the listed types, compared as
+    /// RFC 7515 §4.1.9 says. An OpenID ID token (`typ` `JWT` or none) presented where an access token is
+    /// required is the confusion this names.
+    package func checkTokenType(_ header: [String: JSONValue]) throws(AuthFailure) {
+        guard let tokenTypes else { return }
+        guard let type = header["typ"]?.stringValue else {
+            throw AuthFailure(.wrongTokenType, "no typ; provider \(name) takes \(tokenTypes.joined(separator: ", ")) only (an ID token?)")
+        }
+        guard tokenTypes.contains(where: { MediaTypeName.matches(type, $0) }) else {
+            let shown = LogText.truncated(type, maxBytes: 64)
+            throw AuthFailure(.wrongTokenType, "typ \(shown) is not \(tokenTypes.joined(separator: " or ")) (an ID token where an access token is required?)")
+        }
+    }
+
+    /// The audience check of this provider's type (docs/reference.md §3, "audience check").
+    package func checkAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
+        if type == .cognito {
+            try CognitoPreset.checkAudience(claims, clientIDs: audiences, accepted: tokenUse, provider: name)
+            return
+        }
+        let presented = try ClaimChecks.audiences(claims)
+        guard presented.contains(where: audiences.contains) else {
+            let shown = presented.count == 1 ? presented[0] : "[" + presented.joined(separator: ",") + "]"
+            throw AuthFailure(.wrongAudience, "aud \(shown) is not accepted by provider \(name)")
+        }
+    }
+
+    /// The preset's own checks, after signature, time and audience; returns the claims as they are
+    /// presented upstream and to route requirements (Apple's string booleans as booleans, …).
+    package func checkPresetRules(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) -> [String: JSONValue] {
+        switch type {
+        case .google:
+            try GooglePreset.checkClaims(claims, hostedDomains: hostedDomains)
+            return claims
+        case .apple:
+            return try ApplePreset.normalize(claims)
+        case .firebase:
+            try FirebasePreset.checkClaims(claims, now: now, leeway: leeway)
+            return claims
+        case .cognito:
+            return CognitoPreset.normalize(claims)
+        case .entra:
+            try EntraPreset.checkClaims(claims, templates: issuerTemplates, tenants: tenants)
+            return claims
+        case .kubernetes:
+            return try KubernetesPreset.normalize(claims)
+        case .oidc, .jwks, .introspection:
+            return claims
+        }
+    }
+}

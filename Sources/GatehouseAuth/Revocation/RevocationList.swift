@@ -1,0 +1,113 @@
+import Atomics
+import Crypto
+import NIOConcurrencyHelpers
+package import GatehouseSyntax
+package import GatehouseTokens
+
+/// Signed-out tokens and subjects, checked on every verified request (cached ones included).
+///
+/// The request path reads an immutable snapshot through one atomic load and skips all work while
+/// nothing is revoked. Whatever the store, this is where revocations take effect; the store makes
+/// them durable and tells the other replicas.
+package final class RevocationList: Sendable {
+    package struct Snapshot: Sendable {
+        /// Token key (its `jti`, or SHA-256 of the token) -> the token's `exp`.
+        package var tokens: [String: Int64] = [:]
+        /// Provider + subject -> tokens issued at or before this time (Unix seconds) are revoked.
+        package var subjects: [SubjectKey: Int64] = [:]
+        package var isEmpty: Bool { tokens.isEmpty && subjects.isEmpty }
+    }
+
+    package struct SubjectKey: Hashable, Sendable {
+        package var provider: String
+        package var subject: String
+    }
+
+    package final class Box: AtomicReference, Sendable {
+        package let snapshot: Snapshot
+        package init(_ snapshot: Snapshot) { self.snapshot = snapshot }
+    }
+
+    private let current = ManagedAtomic(Box(Snapshot()))
+    /// Writers (sign-outs and store feeds, rare) serialize here and publish a new snapshot.
+    private let writeLock = NIOLock()
+
+    package var snapshot: Snapshot { current.load(ordering: .acquiring).snapshot }
+
+    package init() {}
+
+    /// The key a token is revoked under: its provider's name and `jti` when it has one (providers
+    /// do not share `jti` spaces), else a digest of the whole token.
+    package static func tokenKey(_ identity: VerifiedIdentity, token: Substring) -> String {
+        identity.revocationKey
+            ?? tokenKey(provider: identity.providerName, claims: identity.claims, tokenDigest: Array(SHA256.hash(data: token.utf8Bytes)))
+    }
+
+    /// - Parameter tokenDigest: the token's SHA-256 (the verifier has it already).
+    package static func tokenKey(provider: String, claims: [String: JSONValue], tokenDigest: [UInt8]) -> String {
+        if let jti = claims["jti"]?.stringValue, !jti.isEmpty { return "jti:" + provider + ":" + jti }
+        let prefix = "sha256:".utf8
+        return String(unsafeUninitializedCapacity: prefix.count + 2 * tokenDigest.count) { bytes in
+            var index = 0
+            for byte in prefix {
+                bytes[index] = byte
+                index += 1
+            }
+            for byte in tokenDigest {
+                bytes[index] = hexDigits[Int(byte >> 4)]
+                bytes[index + 1] = hexDigits[Int(byte & 0xF)]
+                index += 2
+            }
+            return index
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    package func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
+        let snapshot = current.load(ordering: .acquiring).snapshot
+        guard !snapshot.isEmpty else { return false }
+        if !snapshot.subjects.isEmpty, let subject = identity.subject,
+            let before = snapshot.subjects[SubjectKey(provider: identity.providerName, subject: subject)],
+            (identity.claims["iat"]?.integerValue ?? .min) <= before  // issued in the cut-off second counts as before
+        {
+            return true
+        }
+        return !snapshot.tokens.isEmpty && snapshot.tokens[Self.tokenKey(identity, token: token)] != nil
+    }
+
+    /// The entry that signs out the presented token until its `exp`.
+    package static func tokenRevocation(_ identity: VerifiedIdentity, token: Substring) -> Revocation {
+        .token(key: tokenKey(identity, token: token), expiresAt: identity.expiry)
+    }
+
+    /// The entry that signs out every token of the subject issued before `now`; nil without a subject.
+    package static func subjectRevocation(_ identity: VerifiedIdentity, now: Int64) -> Revocation? {
+        identity.subject.map { .subject(provider: identity.providerName, subject: $0, issuedBefore: now) }
+    }
+
+    /// Applies revocations (idempotent: a subject keeps its latest cut-off) and drops token entries
+    /// past their retention (`Revocation.retentionAfterExpiry` after `exp`).
+    package func apply(_ revocations: some Sequence<Revocation>, now: Int64) {
+        writeLock.withLock {
+            var snapshot = current.load(ordering: .acquiring).snapshot
+            let droppableBefore = Revocation.droppableBefore(now: now)
+            snapshot.tokens = snapshot.tokens.filter { $0.value >= droppableBefore }
+            for revocation in revocations where revocation.isLive(now: now) {
+                switch revocation {
+                case .token(let key, let expiresAt):
+                    snapshot.tokens[key] = max(snapshot.tokens[key] ?? .min, expiresAt)
+                case .subject(let provider, let subject, let issuedBefore):
+                    let key = SubjectKey(provider: provider, subject: subject)
+                    snapshot.subjects[key] = max(snapshot.subjects[key] ?? .min, issuedBefore)
+                }
+            }
+            current.store(Box(snapshot), ordering: .releasing)
+        }
+    }
+
+    package func apply(_ revocation: Revocation, now: Int64) { apply(CollectionOfOne(revocation), now: now) }
+
+    /// Drops token entries whose tokens can no longer verify, even with the largest leeway.
+    package func removeExpired(now: Int64) { apply(EmptyCollection(), now: now) }
+}

@@ -1,0 +1,253 @@
+package import NIOCore
+import GatehouseSyntax
+package import GatehouseConfig
+package import GatehouseTokens
+import GatehouseTelemetry
+
+/// The token half of a request: parse -> provider by `iss` -> key by `kid` -> signature -> claims.
+/// Everything is synchronous except a refetch for an unknown `kid`, which the caller waits on.
+package struct TokenVerifier: Sendable {
+    package enum Verdict {
+        case done(Result<VerifiedIdentity, AuthFailure>)
+        case pending(EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>)
+    }
+
+    package let keyStore: KeyStore
+    package let providers: [Provider]
+    package let providerByIssuer: [String: Int]
+    package let leeway: Int64
+    package let tokenMaxBytes: Int
+    package let cache: VerifiedTokenCache
+    package let rejected: RejectedTokenCache
+    package let onCacheLookup: @Sendable (_ hit: Bool) -> Void
+    /// A token whose signature failed before, answered from the rejected cache (docs/security.md P47).
+    package let onRejectedHit: @Sendable () -> Void
+    /// The judges of opaque tokens (`type = "introspection"` providers).
+    package let introspectors: [Introspector]
+    /// Kubernetes providers with `token_review`: a verified token is also asked about.
+    package let reviewers: [TokenReviewer]
+
+    package init(
+        keyStore: KeyStore, verification: VerificationSettings, tokenMaxBytes: Int, onCacheLookup: @escaping @Sendable (Bool) -> Void,
+        onRejectedHit: @escaping @Sendable () -> Void = {}, introspectors: [Introspector] = [], reviewers: [TokenReviewer] = []
+    ) {
+        self.introspectors = introspectors
+        self.reviewers = reviewers
+        self.keyStore = keyStore
+        self.providers = keyStore.providers
+        var byIssuer: [String: Int] = [:]
+        // Introspection providers are never chosen for a JWT: their tokens are opaque.
+        for (index, provider) in keyStore.providers.enumerated() where provider.keySource != .introspection {
+            for issuer in provider.issuers where byIssuer[issuer] == nil { byIssuer[issuer] = index }
+        }
+        self.providerByIssuer = byIssuer
+        self.leeway = verification.leeway.components.seconds
+        self.tokenMaxBytes = tokenMaxBytes
+        self.cache = VerifiedTokenCache(capacity: verification.cacheSize)
+        self.rejected = RejectedTokenCache(capacity: verification.cacheSize)
+        self.onCacheLookup = onCacheLookup
+        self.onRejectedHit = onRejectedHit
+    }
+
+    /// - Parameters:
+    ///   - allowedProviders: the route's providers; empty allows every provider.
+    ///   - recent: what this very token verified as on the same connection before (`RecentToken`):
+    ///     used as a cache entry is (unexpired, key still published) without hashing the token.
+    package func verify(
+        _ token: Substring, allowedProviders: Set<String>, now: Int64, recent: VerifiedIdentity? = nil, on eventLoop: any EventLoop
+    ) -> Verdict {
+        let verdict = verifyToken(token, allowedProviders: allowedProviders, now: now, recent: recent, on: eventLoop)
+        guard !reviewers.isEmpty else { return verdict }
+        switch verdict {
+        case .done(.success(let identity)):
+            return reviewed(identity, token: token, now: now, on: eventLoop)
+        case .done:
+            return verdict
+        case .pending(let future):
+            let trace = TraceScope.current
+            return .pending(future.flatMap { result in
+                guard case .success(let identity) = result else { return eventLoop.makeSucceededFuture(result) }
+                switch TraceScope.with(trace, { reviewed(identity, token: token, now: now, on: eventLoop) }) {
+                case .done(let reviewed): return eventLoop.makeSucceededFuture(reviewed)
+                case .pending(let next): return next
+                }
+            })
+        }
+    }
+
+    /// A token of a `token_review` provider is also asked about (its verdict cached like introspection's).
+    private func reviewed(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Verdict {
+        guard let reviewer = reviewers.first(where: { $0.providerIndex == identity.providerIndex }) else { return .done(.success(identity)) }
+        switch reviewer.review(token, identity: identity, now: now, on: eventLoop) {
+        case .pending(let future):
+            return .pending(TraceScope.span("gatehouse.token_review", attributes: [("gatehouse.provider", .string(identity.providerName))],
+                                            around: future))
+        case let verdict:
+            return verdict
+        }
+    }
+
+    private func verifyToken(
+        _ token: Substring, allowedProviders: Set<String>, now: Int64, recent: VerifiedIdentity?, on eventLoop: any EventLoop
+    ) -> Verdict {
+        if let recent, recent.expiry > now, isStillPublished(recent) {
+            onCacheLookup(true)
+            return .done(restrict(.success(recent), to: allowedProviders))
+        }
+        if !introspectors.isEmpty, !OpaqueToken.looksLikeCompactJWS(token),
+           let verdict = introspect(token, allowedProviders: allowedProviders, now: now, on: eventLoop) {
+            return verdict
+        }
+        let key = TokenKey(token)
+        if let cached = cache.lookup(key, now: now), isStillPublished(cached) {
+            onCacheLookup(true)
+            return .done(restrict(.success(cached), to: allowedProviders))
+        }
+        onCacheLookup(false)
+        let rejectionKey = TokenKey.sha256(of: token)
+        if let rejection = rejected.lookup(rejectionKey),
+            allowedProviders.isEmpty || allowedProviders.contains(providers[rejection.provider].name),
+            keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
+        {
+            onRejectedHit()
+            return .done(.failure(rejection.failure))
+        }
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes)
+        } catch {
+            return .done(.failure(error))
+        }
+        let index: Int
+        switch select(jws, allowedProviders: allowedProviders) {
+        case .failure(let failure): return .done(.failure(failure))
+        case .success(let selected): index = selected
+        }
+        guard let snapshot = keyStore.usableKeys(provider: index) else {
+            return .done(.failure(keysUnavailable(jws, index)))
+        }
+        let keys = snapshot.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
+        if keys.isEmpty && !isKeyIDKnown(jws.keyID, in: snapshot) {
+            return unknownKey(jws, provider: index, in: snapshot, tokenKey: key, rejectionKey: rejectionKey, now: now, on: eventLoop)
+        }
+        return .done(check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
+    }
+
+    /// An opaque token on a route that allows introspection providers goes to exactly one of them: the one
+    /// whose `token_prefix` it has, or the only one (configuration makes sure no token can match two).
+    /// nil: the route allows none, and the token is judged as a JWS (`malformed_token`).
+    private func introspect(_ token: Substring, allowedProviders: Set<String>, now: Int64, on eventLoop: any EventLoop) -> Verdict? {
+        let allowed = introspectors.filter { allowedProviders.isEmpty || allowedProviders.contains($0.provider.name) }
+        guard !allowed.isEmpty else { return nil }
+        guard token.utf8.count <= tokenMaxBytes else {
+            return .done(.failure(AuthFailure(.malformedToken, "token is \(token.utf8.count) bytes, more than the limit of \(tokenMaxBytes)")))
+        }
+        let chosen = allowed.first { $0.hasTokenPrefix && $0.takes(token) } ?? (allowed.count == 1 && allowed[0].takes(token) ? allowed[0] : nil)
+        guard let chosen else {
+            return .done(.failure(AuthFailure(.unknownIssuer, "no introspection provider on this route takes this opaque token")))
+        }
+        return chosen.introspect(token, now: now, on: eventLoop)
+    }
+
+    /// An Entra provider whose issuer template can have produced this `iss` (the tenant is checked against the
+    /// token's own `tid` once the signature verified: `EntraPreset.checkClaims`).
+    private func providerByTemplate(_ issuer: String) -> Int? {
+        providers.firstIndex { provider in provider.issuerTemplates.contains { $0.tenant(in: issuer) != nil } }
+    }
+
+    /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
+    private func select(_ jws: CompactJWS, allowedProviders: Set<String>) -> Result<Int, AuthFailure> {
+        guard let issuer = jws.claims["iss"]?.stringValue, let index = providerByIssuer[issuer] ?? providerByTemplate(issuer) else {
+            let failure = AuthFailure(.unknownIssuer, "iss is not the issuer of any configured provider")
+            return .failure(diagnosed(failure, jws, nil))
+        }
+        let provider = providers[index]
+        if !allowedProviders.isEmpty && !allowedProviders.contains(provider.name) {
+            return .failure(diagnosed(AuthFailure(.unknownIssuer, "provider \(provider.name) is not allowed on this route"), jws, index))
+        }
+        guard provider.algorithms.contains(jws.algorithm) else {
+            let failure = AuthFailure(.unsupportedAlgorithm, "\(jws.algorithm.rawValue) is not allowed for provider \(provider.name)")
+            return .failure(diagnosed(failure, jws, index))
+        }
+        return .success(index)
+    }
+
+    package func check(
+        _ key: TokenKey, _ rejectionKey: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], keysFetchedAt: NIODeadline, now: Int64
+    ) -> Result<VerifiedIdentity, AuthFailure> {
+        guard !keys.isEmpty else {
+            let detail = "key \(jws.keyID ?? "(no kid)") does not allow \(jws.algorithm.rawValue)"
+            return .failure(diagnosed(AuthFailure(.unsupportedAlgorithm, detail), jws, index))
+        }
+        guard keys.contains(where: { $0.isValidSignature(jws.signature, for: jws.signingInput, algorithm: jws.algorithm) }) else {
+            let failure = diagnosed(AuthFailure(.badSignature, "signature does not verify"), jws, index)
+            rejected.insert(rejectionKey, RejectedTokenCache.Rejection(failure: failure, provider: index, keysFetchedAt: keysFetchedAt))
+            return .failure(failure)
+        }
+        let provider = providers[index]
+        let presented: [String: JSONValue]
+        do {
+            try provider.checkTokenType(jws.header)
+            try ClaimChecks.checkTimes(jws.claims, now: now, leeway: leeway)
+            // `sub` names the user upstream: it must be a string when present (docs/security.md J32).
+            _ = try ClaimChecks.string("sub", in: jws.claims, required: false)
+            try provider.checkAudience(jws.claims)
+            presented = try provider.checkPresetRules(jws.claims, now: now, leeway: leeway)
+        } catch {
+            var failure = diagnosed(error, jws, index)
+            failure.subject = jws.claims["sub"]?.stringValue  // authentic: the signature verified
+            return .failure(failure)
+        }
+        let identity = VerifiedIdentity(
+            providerIndex: index,
+            providerName: provider.name,
+            claims: presented,
+            encodedPayload: String(jws.encodedPayload),
+            keyID: jws.keyID,
+            expiry: jws.claims["exp"]?.integerValue ?? now,
+            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: presented, tokenDigest: rejectionKey.bytes),
+            keysFetchedAt: keysFetchedAt
+        )
+        cache.insert(key, identity)
+        var fresh = identity
+        fresh.verifiedNow = true
+        return .success(fresh)
+    }
+
+    private func restrict(_ result: Result<VerifiedIdentity, AuthFailure>, to allowed: Set<String>) -> Result<VerifiedIdentity, AuthFailure> {
+        guard case .success(let identity) = result, !allowed.isEmpty, !allowed.contains(identity.providerName) else { return result }
+        var failure = AuthFailure(.unknownIssuer, "provider \(identity.providerName) is not allowed on this route")
+        failure.provider = identity.providerName
+        failure.issuer = identity.claims["iss"]?.stringValue
+        failure.keyID = identity.keyID
+        return .failure(failure)
+    }
+
+    /// A cached identity stays good only while its provider's key set is the one it was verified
+    /// against: after a refresh the token is verified again, so a key removed, or replaced under the
+    /// same `kid`, is never vouched for by an earlier check (docs/security.md K14).
+    private func isStillPublished(_ identity: VerifiedIdentity) -> Bool {
+        guard let snapshot = keyStore.usableKeys(provider: identity.providerIndex) else { return false }
+        return snapshot.fetchedAt == identity.keysFetchedAt
+    }
+
+    /// A token without `kid` counts as naming an unknown key: only a set with one fitting key can serve it.
+    package func isKeyIDKnown(_ keyID: String?, in snapshot: KeySnapshot) -> Bool {
+        guard let keyID else { return false }
+        return snapshot.keySet.keys.contains { $0.keyID == keyID }
+    }
+
+    package func keysUnavailable(_ jws: CompactJWS, _ index: Int) -> AuthFailure {
+        diagnosed(AuthFailure(.keysUnavailable, "provider \(providers[index].name) has no usable keys"), jws, index)
+    }
+
+    /// Adds what the failure log may say about a token whose signature has not (yet) verified.
+    package func diagnosed(_ failure: AuthFailure, _ jws: CompactJWS, _ index: Int?) -> AuthFailure {
+        var failure = failure
+        failure.provider = index.map { providers[$0].name }
+        failure.issuer = failure.issuer ?? jws.claims["iss"]?.stringValue.map { LogText.truncated($0) }
+        failure.keyID = failure.keyID ?? jws.keyID.map { LogText.truncated($0) }
+        failure.algorithm = failure.algorithm ?? jws.algorithm.rawValue
+        return failure
+    }
+}
