@@ -23,7 +23,7 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
         // The library's API names types of the modules below it (`JSONValue`, `RuleExpression`): they come with it.
-        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseAuth", "GatehouseTelemetry", "GatehouseTokens", "GatehouseConfig", "GatehouseHTTP", "GatehouseRules", "GatehouseSyntax"]),
+        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseExchange", "GatehouseAuth", "GatehouseTelemetry", "GatehouseTokens", "GatehouseConfig", "GatehouseHTTP", "GatehouseRules", "GatehouseSyntax"]),
     ],
     // Pinned up to the next minor version (a patch release may come in): what the image builds is what the
     // tests ran. Package.resolved stays out of git (the package copies of these machines make it unusable).
@@ -158,8 +158,30 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
-        // Everything else, for now one module: the request core, the doors, the upstream legs, ext_authz, the admin
-        // endpoints and the service (README's layout; issue 45 goes on cutting it).
+        // The request core: the exchange state machine every door drives (time, settings and verdicts in as plain
+        // values, records and actions out), what it reads a request into, its local answers (401/403/503 in RFC
+        // 6750 form, gRPC refusals, own endpoints), and the head it sends upstream (hygiene, identity headers, the
+        // signed assertion). No event loop, channel, socket or service: SwiftNIO's value types only.
+        .target(
+            name: "GatehouseExchange",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseRules",
+                "GatehouseHTTP",
+                "GatehouseConfig",
+                "GatehouseTokens",
+                "GatehouseTelemetry",
+                "GatehouseAuth",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The data plane's I/O and the process: the listeners, both doors and the drivers that execute the core's
+        // actions, the upstream legs and pools, ext_authz, the admin port and the service that wires them.
         .target(
             name: "Gatehouse",
             dependencies: [
@@ -170,6 +192,7 @@ let package = Package(
                 "GatehouseTokens",
                 "GatehouseTelemetry",
                 "GatehouseAuth",
+                "GatehouseExchange",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -200,6 +223,7 @@ let package = Package(
             name: "GatehouseCLI",
             dependencies: [
                 "Gatehouse",
+                "GatehouseExchange",
                 "GatehouseAuth",
                 "GatehouseConfig",
                 "GatehouseTelemetry",
@@ -215,6 +239,7 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseExchange",
                 "GatehouseAuth",
                 "GatehouseConfig",
                 "GatehouseTokens",
@@ -237,6 +262,7 @@ let package = Package(
             name: "GatehouseEndToEndTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseExchange",
                 "GatehouseAuth",
                 "GatehouseConfig",
                 "GatehouseTokens",
@@ -273,6 +299,7 @@ let fuzzNotSources = fuzzTargets.flatMap { target in
 } + ["dicts", "README.md", "Entry", "FuzzSupport"]
 let fuzzDependencies: [Target.Dependency] = [
     "Gatehouse",
+    "GatehouseExchange",
     "GatehouseAuth",
     "GatehouseSyntax",
     "GatehouseRules",

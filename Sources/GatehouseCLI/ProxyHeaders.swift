@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Gatehouse
 import GatehouseConfig
+import GatehouseExchange
 
 /// `gatehouse proxy-headers`: the blocks of a proxy's configuration that name Gatehouse's identity headers, for one
 /// configuration; with `--check FILE`, whether a file holds them as printed (exit 1 naming each block that differs).

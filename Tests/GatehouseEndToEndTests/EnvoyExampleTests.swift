@@ -5,6 +5,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseExchange
 
 /// deploy/envoy's two bootstraps as shipped (only their addresses changed), run by a real Envoy 1.40 asking Gatehouse's
 /// `[ext_authz]` port (issue 42): a valid token with a forged value for every name Gatehouse can set reaches the app

@@ -7,6 +7,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseExchange
 
 /// Gatehouse as the authorizer Envoy calls (`[ext_authz]`): raw Check calls with Envoy's own API classes
 /// (Resources/extauthz/check_client.py: PyPI xds-protos and grpcio), answered by the same request core as the

@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseExchange
 
 /// The proxy itself, on a public route: streaming, keep-alive, hop-by-hop hygiene, timeouts.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -9,6 +9,7 @@ import GatehouseRules
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseExchange
 
 /// One table of requests, each run four ways: through the request core alone (`ExchangeStateMachine`
 /// driven with events, no socket), through the HTTP/1.1 door, through the HTTP/2 door (real sockets),

@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 import GatehouseAuth
+import GatehouseExchange
 
 /// docs/reference.md §6, "gRPC refusals": every local answer to a gRPC call is HTTP 200 with a
 /// trailers-only response whose `grpc-status` and `grpc-message` follow the table — for the answers

@@ -5,6 +5,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseRules
 import GatehouseConfig
+import GatehouseExchange
 
 /// `deploy/nginx/auth-request.conf` run by a real nginx: nginx fronts the app and asks Gatehouse's
 /// `/.gatehouse/check` about every request (auth_request).

@@ -4,6 +4,7 @@ import Testing
 import GatehouseRules
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseExchange
 
 /// Issue 42: whatever a proxy in front of Gatehouse must strip and copy comes from Gatehouse itself
 /// (`gatehouse proxy-headers`); every example under deploy/ holds exactly the blocks it prints for the example's

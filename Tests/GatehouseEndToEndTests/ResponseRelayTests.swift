@@ -8,6 +8,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTelemetry
+import GatehouseExchange
 
 /// How upstream responses reach the client, byte for byte: pipelining, re-framing, refused upstream
 /// framings, and the upstream connections that must not be reused. The upstream here answers with

@@ -6,6 +6,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseExchange
 
 /// Sign-out beyond this replica: the provider's revocation endpoint, the request body, durable stores.
 @Suite(.timeLimit(.minutes(2)))

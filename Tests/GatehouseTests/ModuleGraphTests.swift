@@ -33,4 +33,28 @@ struct ModuleGraphTests {
         #expect(manifest.count >= 4, "the manifest's targets were not found: \(manifest)")
         #expect(try Self.readmeGraph() == manifest)
     }
+
+    /// The request core takes time, settings and verdicts in as values (issue 45): whatever the manifest lets it see,
+    /// its sources import no I/O module and name no event loop, future or clock.
+    @Test func theRequestCoreImportsNoIOAndReadsNoClock() throws {
+        let allowed: Set<String> = [
+            "Foundation", "NIOCore", "NIOHTTP1", "NIOHPACK", "Atomics", "Crypto", "GatehouseSyntax", "GatehouseRules",
+            "GatehouseHTTP", "GatehouseConfig", "GatehouseTokens", "GatehouseTelemetry", "GatehouseAuth",
+        ]
+        let forbidden = /\b(?:EventLoop\w*|NIODeadline\.now|Date\(\)|DispatchTime|DispatchQueue|ContinuousClock|Task)\b/
+        let root = Self.repository.appendingPathComponent("Sources/GatehouseExchange")
+        let files = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        #expect(files.count >= 10, "the core's sources were not found under \(root.path)")
+        for file in files {
+            let code = try String(contentsOf: file, encoding: .utf8).split(separator: "\n")
+                .filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            for line in code {
+                if let imported = line.wholeMatch(of: /(?:@\w+ )*(?:public |package )?import (\w+)/) {
+                    #expect(allowed.contains(String(imported.1)), "\(file.lastPathComponent) imports \(imported.1)")
+                }
+                #expect(!line.contains(forbidden), "\(file.lastPathComponent): \(line)")
+            }
+        }
+    }
 }

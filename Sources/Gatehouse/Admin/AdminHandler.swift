@@ -5,6 +5,7 @@ import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 /// The admin port: `/healthz`, `/readyz`, `/metrics`, `/.well-known/jwks.json` (docs/reference.md §7.2, §9, §15).
 /// Never on the client port.

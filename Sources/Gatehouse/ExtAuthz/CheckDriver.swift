@@ -5,6 +5,7 @@ import GatehouseSyntax
 import GatehouseHTTP
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 /// One Check: the third way into the request core, beside the two doors. The `CheckRequest` is read into a
 /// request head by the HTTP/2 door's own rules (`HTTP2RequestHeadReader`: pseudo-headers are not fields,

@@ -1,5 +1,6 @@
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseExchange
 
 /// The `CheckResponse` (envoy.service.auth.v3) of a verdict, in the wire format: `status` (google.rpc.Status),
 /// then `denied_response` or `ok_response`, then `dynamic_metadata` (google.protobuf.Struct).

@@ -1,4 +1,5 @@
 import NIOHTTP1
+import GatehouseExchange
 
 /// What the request core decided of a Check, before it is put in a protocol's form (`CheckResponse+Encoding`
 /// for gRPC, `ExtAuthzResponder.answerHTTPProtocol` for Envoy's HTTP protocol).

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import GatehouseAuth
+import GatehouseExchange
 
 /// The `[ext_authz]` port's HTTP/1.1 door (Envoy's HTTP protocol over an HTTP/1.1 cluster), behind NIO's HTTP/1
 /// server pipeline: a request's parts in, `ExtAuthzResponder`'s answer out.

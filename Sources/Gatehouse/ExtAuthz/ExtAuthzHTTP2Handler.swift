@@ -5,6 +5,7 @@ import NIOHTTP2
 import GatehouseSyntax
 import GatehouseHTTP
 import GatehouseAuth
+import GatehouseExchange
 
 /// The `[ext_authz]` port's HTTP/2 door, frame by frame like the client port's (`HTTP2ServerConnectionHandler`): no
 /// stream multiplexer, so a Check costs no channel, pipeline or HTTP/1 parts of its own. Each stream's HEADERS and

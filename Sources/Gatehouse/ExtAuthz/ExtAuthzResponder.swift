@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseAuth
+import GatehouseExchange
 
 /// One request on the `[ext_authz]` port, whichever HTTP it came by (`ExtAuthzHTTP1Handler`, `ExtAuthzHTTP2Handler`):
 /// gRPC `envoy.service.auth.v3.Authorization/Check` and `grpc.health.v1.Health/Check`, or the HTTP protocol (Envoy's

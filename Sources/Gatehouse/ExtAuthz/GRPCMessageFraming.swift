@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import GatehouseExchange
 
 /// gRPC's length-prefixed message (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md): a
 /// compressed flag, a 4-byte big-endian length, the message. Unary calls only: exactly one message.

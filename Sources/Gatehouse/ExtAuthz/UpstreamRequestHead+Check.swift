@@ -3,6 +3,7 @@ import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 extension UpstreamRequestHead {
     /// An allowed Check's changes to the request (`CheckAllowance`), by the rules the doors forward with

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
+import GatehouseExchange
 
 /// The HTTP/1.1 door as its current request's `StreamTransport`: the driver's answers framed as HTTP/1.1 bytes
 /// for the client's version. A body without a length goes chunked to an HTTP/1.1 client; an HTTP/1.0 client

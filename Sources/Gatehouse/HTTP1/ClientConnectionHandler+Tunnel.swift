@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
+import GatehouseExchange
 
 /// WebSocket: authenticated like any request; tunnelled only after the upstream's own 101 (the driver's rule).
 extension ClientConnectionHandler {

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
 import GatehouseAuth
+import GatehouseExchange
 
 /// The HTTP/1.1 front door: one client connection. It parses its bytes (`HTTP1RequestParser`, no
 /// decoder handler in front), queues pipelined requests, and hands each request to a `StreamDriver`, the

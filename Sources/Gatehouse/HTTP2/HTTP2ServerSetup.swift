@@ -3,6 +3,7 @@ import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
 import GatehouseHTTP
+import GatehouseExchange
 
 /// The pipeline of a client connection that speaks HTTP/2: NIO's frame codec with its flood
 /// defences (no stream multiplexer), a connection manager for graceful stops and idle connections, a

@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOHTTP2
 import GatehouseSyntax
 import GatehouseHTTP
+import GatehouseExchange
 
 /// One client stream of a frame-level HTTP/2 connection (`HTTP2ServerConnectionHandler`): its request
 /// frames read by Gatehouse's rules (`HTTP2RequestHeadReader`) into its exchange, its answer written as

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import GatehouseAuth
+import GatehouseExchange
 
 /// Graceful stop for the client listener: stop accepting, ask every open connection to quiesce
 /// (`ClientConnectionHandler` closes idle ones at once and busy ones after their response),

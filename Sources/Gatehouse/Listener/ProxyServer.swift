@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import GatehouseConfig
+import GatehouseExchange
 
 /// The client-facing listener. A cleartext connection is HTTP/2 when it opens with the HTTP/2
 /// preface, a TLS one when ALPN chose `h2`; any other is HTTP/1.1 (one `ClientConnectionHandler`). Both doors

@@ -3,6 +3,7 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseExchange
 
 /// The blocks of a proxy's configuration that name Gatehouse's identity headers, for the names of one configuration
 /// (`IdentityHeaderCatalog`): what `gatehouse proxy-headers` prints and what the examples under deploy/ hold.

@@ -7,6 +7,7 @@ import NIOHTTP1
 import GatehouseConfig
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 /// What every request is judged and forwarded with, built from one configuration: the key store, the services of a
 /// configuration (verifier, gatekeeper, the head sent upstream), the DPoP nonce secret, the failure log's alarm.
@@ -115,13 +116,7 @@ extension Gatehouse {
             nonces: dpop.nonce ? DPoPNonces(secret: dpopNonceSecret, lifetime: dpop.nonceLifetime.components.seconds) : nil,
             replay: dpopReplay,
             sharedReplay: sharedReplay,
-            forwardedCertificate: Self.forwardedCertificate(configuration.listen))
-    }
-
-    static func forwardedCertificate(_ listen: ListenSettings) -> ForwardedClientCertificate? {
-        listen.clientCertificateHeader.map {
-            ForwardedClientCertificate(headerName: $0, format: listen.clientCertificateHeaderFormat, trustedProxies: listen.trustedProxies)
-        }
+            forwardedCertificate: ForwardedClientCertificate(configuration.listen))
     }
 
     /// Cognito userinfo enrichment when any provider has `userinfo = true`.

@@ -11,6 +11,7 @@ import UnixSignals
 public import GatehouseConfig
 public import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 /// A running Gatehouse: the client listener, the admin listener, the key refresher.
 ///

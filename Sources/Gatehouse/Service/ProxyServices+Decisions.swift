@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseExchange
 
 /// The two calls the core's decision actions ask a driver to make (`ExchangeStateMachine.Action.decide`, `.signOut`),
 /// made with the services of the configuration the request started with. What they come to goes back to the core as

@@ -4,6 +4,7 @@ import Prometheus
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 extension ProxyServices {
     /// What every refused request leaves behind, whichever protocol it came by: one failure-log

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 /// Everything a client connection needs, shared read-only by all of them. A class: each request
 /// takes it with one retain instead of copying (and retaining) every member.

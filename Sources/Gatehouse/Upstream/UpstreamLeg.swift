@@ -3,6 +3,7 @@ import NIOHTTP1
 import GatehouseHTTP
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseExchange
 
 /// The upstream half of one request forwarded for a `StreamDriver`: an HTTP/1.1 pooled
 /// connection or an HTTP/2 stream, both driven the same way and both on the driver's event loop.

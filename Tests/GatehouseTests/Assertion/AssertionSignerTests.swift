@@ -5,6 +5,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseExchange
 
 /// When an assertion is signed again (docs/reference.md §15), on a clock of the test's own: half its lifetime, never
 /// past the token's `exp`, a changed signer or claim value; and what it says.

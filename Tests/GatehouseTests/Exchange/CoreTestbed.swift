@@ -7,6 +7,7 @@ import GatehouseConfig
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 /// The request core from plain values: its settings made from a configuration value (`ExchangeSettings`), the
 /// gatekeeper's verdict given by the test (the core's input, as a driver reports it), its time a fake clock. No

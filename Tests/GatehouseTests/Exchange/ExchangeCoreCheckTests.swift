@@ -6,6 +6,7 @@ import Testing
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExchange
 
 /// What the core decides for a Check (`via` set) that a door's request does not need: an allowance is counted as
 /// forwarded when it is given (a door's request is counted once the upstream answers), and a decision still pending at

@@ -1,6 +1,7 @@
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
+import GatehouseExchange
 
 /// Which requests are gRPC calls (answered in gRPC's trailers-only form when refused): `application/grpc`, alone or
 /// with a `+format` or parameters, in any case; nothing else.

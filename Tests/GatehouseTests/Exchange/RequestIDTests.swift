@@ -1,5 +1,6 @@
 @testable import Gatehouse
 import Testing
+import GatehouseExchange
 
 struct RequestIDTests {
     @Test func saneClientIDIsKept() {

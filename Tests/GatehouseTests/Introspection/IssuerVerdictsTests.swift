@@ -3,6 +3,7 @@ import NIOCore
 import Testing
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseExchange
 
 /// The call budget of `IssuerVerdicts`: a second's worth of calls, refilled at the rate.
 struct IssuerVerdictsTests {

@@ -4,6 +4,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseExchange
 
 struct RevocationListTests {
     private func identity(subject: String = "u1", jti: String? = nil, iat: Int64 = 1000, expiry: Int64 = 5000) -> VerifiedIdentity {

@@ -5,6 +5,7 @@ import Testing
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseExchange
 
 /// docs/security.md P47: the rejected-signature cache is bounded by `[verification] cache_size`.
 struct RejectedTokenCacheTests {

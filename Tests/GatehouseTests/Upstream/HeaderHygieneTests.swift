@@ -4,6 +4,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseExchange
 
 struct HeaderHygieneTests {
     private let defaultNames = IdentityHeaderNames(mappings: HeaderSettings.defaultMappings)

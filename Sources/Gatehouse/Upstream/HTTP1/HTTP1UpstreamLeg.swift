@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
 import GatehouseAuth
+import GatehouseExchange
 
 /// A request forwarded over a pooled HTTP/1.1 connection: the head written as bytes (with the identity
 /// fields remembered for the connection's token), the strict response parser, the head relayed as the

@@ -6,6 +6,7 @@ import NIOHTTP2
 import GatehouseSyntax
 import GatehouseHTTP
 import GatehouseAuth
+import GatehouseExchange
 
 /// One request on a multiplexed HTTP/2 upstream connection, frame by frame (no stream channel): the
 /// head written as one HEADERS frame, the body as DATA, trailers both ways. Reads are manual: frames

@@ -1,0 +1,41 @@
+package import NIOCore
+package import GatehouseConfig
+package import GatehouseAuth
+
+/// What the request core reads of the configuration: plain rules and figures, no service (no gatekeeper, logger,
+/// metrics or tracer: those are the drivers'). One per configuration, made with its `ProxyServices`; a request keeps
+/// the one it started with (a reload applies to the next request). A class: every request holds it with one retain.
+package final class ExchangeSettings: Sendable {
+    /// Seconds a client is told to wait after a 503 (keys, introspection or the revocation store unavailable).
+    package static let retryAfterSeconds = 5
+
+    package let routes: RouteTable
+    /// Where the token may come from besides `Authorization` (`[verification] token_cookie`, `token_header`).
+    package let tokenCookie: String?
+    package let tokenHeader: String?
+    /// The scheme an upstream is told the client used (`X-Forwarded-Proto`).
+    package let scheme: String
+    /// The head sent upstream, with the identity headers' rules: the upstream legs write it, `/.gatehouse/check`
+    /// answers an allowed request with its identity headers, `/.gatehouse/jwks` publishes its assertion keys.
+    package let upstreamHead: UpstreamRequestHead
+    /// `[upstream] timeout`: the upstream's response head must come within it.
+    package let responseTimeout: TimeAmount
+    /// `[listen] idle_timeout`: a response or request body that moves no byte for this long is cut.
+    package let idleTimeout: TimeAmount
+    /// Whether a connection may remember its last verified token (`RecentToken`): not with userinfo enrichment,
+    /// whose fields may change from one request to the next.
+    package let remembersTokens: Bool
+
+    /// The settings of one configuration. `upstreamHead`: its head's rules (`UpstreamRequestHead(configuration)`,
+    /// with the assertion signer its owner made); `remembersTokens`: false with userinfo enrichment.
+    package init(_ configuration: Configuration, upstreamHead: UpstreamRequestHead, remembersTokens: Bool) {
+        routes = RouteTable(configuration.routes)
+        tokenCookie = configuration.verification.tokenCookie
+        tokenHeader = configuration.verification.tokenHeader
+        scheme = configuration.listen.tlsCertificatePath == nil ? "http" : "https"
+        self.upstreamHead = upstreamHead
+        responseTimeout = TimeAmount(configuration.upstream.timeout)
+        idleTimeout = TimeAmount(configuration.listen.idleTimeout)
+        self.remembersTokens = remembersTokens
+    }
+}

@@ -1,0 +1,56 @@
+package import NIOCore
+package import GatehouseTokens
+package import GatehouseAuth
+
+extension ExchangeStateMachine {
+    /// Where the request is, each state with the data only it has.
+    package enum State {
+        case awaitingHead
+        /// Waiting on the gatekeeper (a JWKS refetch, userinfo) or on a sign-out's store and provider; the body that
+        /// arrives meanwhile is kept for the upstream leg.
+        case waiting(HeldBody)
+        /// A sign-out reading its small body, which may carry a refresh token for the provider.
+        case readingSignOut(OwnEndpoint, VerifiedIdentity, HeldBody)
+        /// Admitted: handed to the upstream leg once the read that carried the head is over (`forwardsAtReadEnd`).
+        case admitted(Gatekeeper.Admission, HeldBody)
+        /// Answered here: sent once the request has ended or the read is over (then with its body unread, so the door
+        /// closes the connection or the stream after it).
+        case answering(LocalResponse)
+        /// The door's upstream leg has the request.
+        case forwarding(Forwarding)
+        case finished
+        /// Only inside a mutating method, while a state's data is changed in place (no copy of its buffers).
+        case modifying
+    }
+
+    /// Request body that arrived before the upstream leg has the request.
+    package struct HeldBody {
+        package var buffers: [ByteBuffer] = []
+        package var bytes = 0
+
+        package mutating func append(_ buffer: ByteBuffer) {
+            buffers.append(buffer)
+            bytes += buffer.readableBytes
+        }
+    }
+
+    /// A request the upstream leg has: what its deadlines are counted from (`upstreamWatch`). Plain values only: it
+    /// changes with every read and every response chunk, in place, with no reference to count (who the request goes
+    /// as is `ExchangeRequest.admission`).
+    package struct Forwarding {
+        /// When the upstream's response head must have come (`upstreamLegStarted`); a retry's leg keeps it.
+        package var responseDeadline: NIODeadline?
+        /// The upstream's response head was relayed: from here it runs as long as its bytes move.
+        package var responseStarted = false
+        /// Bytes last moved either way.
+        package var lastProgress: NIODeadline
+        /// The request's bytes last arrived, or the upstream last asked for more of them.
+        package var lastRequestProgress: NIODeadline
+        package var hasRetried = false
+
+        package init(since: NIODeadline) {
+            lastProgress = since
+            lastRequestProgress = since
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+package import NIOCore
+package import GatehouseTokens
+
+/// The token a connection presented last, what it verified as, and the identity fields written
+/// for it: a client repeating its token on the connection (the common case: one user per
+/// connection) skips the shared cache's hashing and locking and the claims' encoding. Kept only
+/// for the configuration it was made under (a reload starts afresh) and used only through the
+/// verifier's checks (expiry, key still published), revocation and the route's requirements.
+package struct RecentToken {
+    private let token: [UInt8]
+    package let identity: VerifiedIdentity
+    /// The identity fields as written to an HTTP/1.1 upstream (none for a header list).
+    package let identityFields: ByteBuffer?
+    /// The configuration it was made under (`ExchangeSettings`, one per configuration).
+    private let configuration: ObjectIdentifier
+
+    package init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, settings: ExchangeSettings) {
+        self.token = token.utf8Bytes
+        self.identity = identity
+        self.identityFields = identityFields
+        self.configuration = ObjectIdentifier(settings)
+    }
+
+    /// The identity to hand the verifier (`Gatekeeper.decide(recent:)`) when `token` is the one remembered.
+    package static func identity(of recent: RecentToken?, for token: Substring?, settings: ExchangeSettings) -> VerifiedIdentity? {
+        guard let recent, let token, recent.matches(token, settings: settings) else { return nil }
+        return recent.identity
+    }
+
+    /// Whether `token` is byte for byte the one remembered, under the same configuration.
+    package func matches(_ token: Substring, settings: ExchangeSettings) -> Bool {
+        guard configuration == ObjectIdentifier(settings), token.utf8.count == self.token.count, !self.token.isEmpty else { return false }
+        return token.utf8.withContiguousStorageIfAvailable { bytes in
+            self.token.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
+        } ?? token.utf8.elementsEqual(self.token)
+    }
+}
+
+/// A connection's last verified token, shared by the streams of one HTTP/2 connection (they run on its
+/// event loop, one at a time): the fast path of `RecentToken` on the HTTP/2 door too.
+package final class ConnectionTokenMemory {
+    package private(set) var recent: RecentToken?
+
+    package init() {}
+
+    /// Remembers the token of a request verified as `identity`, with the identity fields written for
+    /// it, if any. Not with userinfo enrichment, whose fields may change from one request to the next.
+    package func remember(_ request: ExchangeRequest, identity: VerifiedIdentity, identityFields: ByteBuffer?) {
+        guard request.settings.remembersTokens, let token = request.presentedToken else { return }
+        recent = RecentToken(token: token, identity: identity, identityFields: identityFields, settings: request.settings)
+    }
+
+    /// The identity fields to write again for this request: it presents the remembered token.
+    package func identityFields(for request: ExchangeRequest) -> ByteBuffer? {
+        guard request.presentsRecentToken, request.settings.remembersTokens else { return nil }
+        return recent?.identityFields
+    }
+}

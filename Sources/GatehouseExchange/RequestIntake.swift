@@ -1,0 +1,105 @@
+package import NIOCore
+package import NIOHTTP1
+import GatehouseSyntax
+import GatehouseTokens
+package import GatehouseTelemetry
+package import GatehouseAuth
+
+/// The first step of every request, on both doors: target, Host, request id, token, route or own
+/// endpoint. A request whose head decides its answer before any token is looked at (a bad target or
+/// Host, an unknown own endpoint, a method it does not take) is answered here.
+package enum RequestIntake {
+    /// What becomes of a request at intake: judged, or answered at once.
+    package enum Disposition {
+        case judge(ExchangeRequest)
+        /// Answered without judging: counted with this outcome, never in the failure log.
+        case answer(ExchangeRequest, LocalResponse, GatehouseMetrics.RequestOutcome)
+    }
+
+    package static func read(
+        _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
+        speaksGRPC: Bool, settings: ExchangeSettings,
+        startedAt: NIODeadline, via: String? = nil, trace: TracePropagation? = nil
+    ) -> Disposition {
+        let requestID = RequestID.acceptOrGenerate(head.headers.first(name: RequestIDField.name))
+        let (token, scheme) = BearerToken.extractWithScheme(
+            from: head.headers, cookieName: settings.tokenCookie, headerName: settings.tokenHeader)
+        // The proof header is only looked for when the scheme asks for one: a bearer request pays nothing.
+        let evidence = SenderEvidence(
+            scheme: scheme, proof: scheme == .dpop ? SenderEvidence.proofHeader(in: head.headers) : .absent,
+            certificateThumbprint: certificateThumbprint, clientIP: clientIP)
+        func makeRequest(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
+            ExchangeRequest(
+                request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: settings.scheme,
+                               isWebSocket: isWebSocket, via: via, trace: trace),
+                rule: rule, endpoint: nil, token: token, evidence: evidence, isHEAD: head.method == .HEAD,
+                // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
+                isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), settings: settings, startedAt: startedAt)
+        }
+        guard let target = PathNormalizer.normalize(head.uri), hasValidHost(head) else {
+            var response = LocalResponse.plain(.badRequest, "bad request target or Host")
+            response.closeConnection = true
+            return .answer(makeRequest(NormalizedTarget.root), response, .badRequest)
+        }
+        guard OwnEndpoint.isOwn(target.path) else {
+            let host = settings.routes.usesHosts ? head.headers.first(name: "host") : nil
+            let rule = settings.routes.match(method: head.method.rawValue, path: target.path, host: host?[...], context: routeContext)
+            let judged = makeRequest(target, rule: rule, isWebSocket: isWebSocketUpgrade(head))
+            // A `when` rule reads the host too: looked up only for such a route when no route needed it.
+            judged.routingHost = host ?? (rule.condition != nil ? head.headers.first(name: "host") : nil)
+            return .judge(judged)
+        }
+        // An own endpoint: its own path (never its query) is what the failure log records.
+        let own = makeRequest(NormalizedTarget(path: target.path, query: nil))
+        guard let endpoint = OwnEndpoint(path: target.path) else {
+            return .answer(own, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), .endpoint)
+        }
+        guard endpoint.allows(head.method) else {
+            var response = LocalResponse.json(.methodNotAllowed, "{\"error\":\"method_not_allowed\"}")
+            response.headers.add(name: "Allow", value: endpoint.allowHeader)
+            return .answer(own, response, .endpoint)
+        }
+        if endpoint == .jwks {
+            return .answer(own, LocalResponse.publishedJWKS(settings.upstreamHead.assertion, answering: head), .endpoint)
+        }
+        own.endpoint = endpoint
+        if endpoint == .check {
+            guard let described = OwnEndpoint.describedRequest(head) else {
+                return .answer(own, LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), .badRequest)
+            }
+            (own.request.head, own.request.target) = described
+            // The host of the described request: `X-Forwarded-Host`, believed as `X-Forwarded-Uri` is (the proxy in front
+            // sets both), else the host the decision was asked on.
+            let host = head.headers.first(name: "x-forwarded-host") ?? head.headers.first(name: "host")
+            own.rule = settings.routes.match(method: described.head.method.rawValue, path: described.target.path, host: host?[...])
+            own.routingHost = host
+        }
+        return .judge(own)
+    }
+
+    /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19). The
+    /// HTTP/2 door hands over `:authority` as the one Host (HTTP2RequestHeadReader).
+    package static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
+        var count = 0
+        for header in head.headers where header.name.utf8.count == 4 && ASCIIByte.hasFoldedHeaderNamePrefix(header.name, hostName) {
+            count += 1
+            if header.value.isEmpty || header.value.utf8.contains(where: { $0 == ASCIIByte.space || $0 == ASCIIByte.slash || $0 == UInt8(ascii: "@") }) {
+                return false
+            }
+        }
+        return count == 1 || (count == 0 && head.version == .http1_0)
+    }
+
+    private static let hostName = Array("host".utf8)
+
+    private static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
+        guard head.method == .GET, let upgrade = head.headers.first(name: "upgrade"), upgrade.lowercased() == "websocket" else {
+            return false
+        }
+        return head.headers[canonicalForm: "connection"].contains { $0.lowercased() == "upgrade" }
+    }
+}
+
+extension NormalizedTarget {
+    package static let root = PathNormalizer.normalize("/")!  // safe: a constant valid target
+}

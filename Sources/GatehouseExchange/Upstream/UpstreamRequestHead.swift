@@ -1,0 +1,369 @@
+package import NIOCore
+package import NIOHPACK
+package import NIOHTTP1
+import GatehouseSyntax
+import GatehouseRules
+import GatehouseHTTP
+package import GatehouseConfig
+package import GatehouseTokens
+package import GatehouseTelemetry
+package import GatehouseAuth
+
+/// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
+/// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse
+/// vouches for is added (docs/reference.md §5), so nothing a client sends can remove or fake it.
+package struct UpstreamRequestHead {
+    package let identityHeaderNames: IdentityHeaderNames
+    package let headerMappings: [[HeaderMapping]]  // per provider index
+    package let forwardClaimsJSON: Bool
+    package var forwardToken: Bool
+    package let tokenHeaderName: String?
+    /// `[listen] client_cert_header`: forwarded only from the trusted proxies that may set it.
+    package var forwardedCertificate: ForwardedClientCertificate? = nil
+    /// `[assertion]`: the JWT signed for the upstream, sent with every verified identity's fields.
+    package var assertion: AssertionSigner? = nil
+
+    package init(identityHeaderNames: IdentityHeaderNames, headerMappings: [[HeaderMapping]], forwardClaimsJSON: Bool, forwardToken: Bool, tokenHeaderName: String?, forwardedCertificate: ForwardedClientCertificate? = nil, assertion: AssertionSigner? = nil) {
+        self.identityHeaderNames = identityHeaderNames
+        self.headerMappings = headerMappings
+        self.forwardClaimsJSON = forwardClaimsJSON
+        self.forwardToken = forwardToken
+        self.tokenHeaderName = tokenHeaderName
+        self.forwardedCertificate = forwardedCertificate
+        self.assertion = assertion
+    }
+
+    package struct Request {
+        package var head: HTTPRequestHead
+        package var target: NormalizedTarget
+        package var requestID: String
+        package var clientIP: String
+        package var scheme: String
+        package var isWebSocket: Bool
+        /// How the request reached the core when not through a door: `ext_authz_grpc`, `ext_authz_http` (a Check).
+        package var via: String? = nil
+        /// With `[tracing]`: the trace headers sent on in place of the client's (docs/reference.md §16).
+        package var trace: TracePropagation? = nil
+    }
+
+    /// The head's bytes, and whether the body that follows goes chunked.
+    package struct Written {
+        package var bytes: ByteBuffer
+        package var chunkedBody: Bool
+        /// The identity fields of a verified admission as written (a slice of `bytes`): a connection
+        /// presenting the same token again writes these instead of encoding the claims again.
+        package var identityFields: ByteBuffer?
+    }
+
+    /// - Parameters:
+    ///   - chunkedBody: frame the body chunked whatever the client's framing was (an HTTP/2
+    ///     client's body without a length).
+    ///   - identityFields: the identity fields this admission's identity was written with before
+    ///     (`Written.identityFields` of the same identity and configuration).
+    package func make(
+        _ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, allocator: ByteBufferAllocator,
+        chunkedBody forceChunked: Bool = false, identityFields: ByteBuffer? = nil
+    ) -> Written {
+        var sink = BufferSink(buffer: allocator.buffer(capacity: estimatedSize(request, admission)))
+        sink.buffer.writeString(request.head.method.rawValue)
+        sink.buffer.writeInteger(ASCIIByte.space)
+        sink.buffer.writeString(request.target.requestURI)
+        sink.buffer.writeStaticString(" HTTP/1.1\r\n")
+        let chunkedBody = writeFields(request, admission: admission, into: &sink, forceChunked: forceChunked)
+        var written: ByteBuffer?
+        if case .verified(let identity) = admission {
+            if var identityFields {
+                sink.buffer.writeBuffer(&identityFields)
+            } else {
+                let start = sink.buffer.writerIndex
+                forEachClaimHeader(identity) { sink.add($0, $1) }
+                written = sink.buffer.getSlice(at: start, length: sink.buffer.writerIndex - start)
+            }
+            // After the kept fields: it is signed again while they stay the same.
+            forEachAssertionHeader(identity, at: now()) { sink.add($0, $1) }
+        } else {
+            writeAdmission(admission, at: now(), into: &sink)
+        }
+        sink.buffer.writeStaticString("\r\n")
+        return Written(bytes: sink.buffer, chunkedBody: chunkedBody, identityFields: written)
+    }
+
+    /// The head for an HTTP/2 upstream: the same fields as `make`, as a header list (NIO's stream
+    /// codec turns `Host` into `:authority` and drops what HTTP/2 forbids).
+    /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one
+    /// Host), then the fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids.
+    package func makeHTTP2Head(_ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, scheme: String) -> HPACKHeaders {
+        var sink = HPACKSink()
+        sink.headers.reserveCapacity(request.head.headers.count + 12)
+        sink.headers.add(name: ":method", value: request.head.method.rawValue)
+        sink.headers.add(name: ":scheme", value: scheme)
+        if let host = request.head.headers.first(name: "host") { sink.headers.add(name: ":authority", value: host) }
+        sink.headers.add(name: ":path", value: request.target.requestURI)
+        _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
+        writeAdmission(admission, at: now(), into: &sink)
+        return sink.headers
+    }
+
+    /// The client's request trailers as forwarded (to an HTTP/2 upstream; HTTP/1.1 upstreams get none):
+    /// identity fields in any spelling, the token header, hop-by-hop fields and what a trailer section may
+    /// not carry (`HeaderHygiene.isForbiddenInTrailers`) are removed, as from the head; nil when none is left.
+    /// docs/security.md P53.
+    package func makeTrailers(_ trailers: HTTPHeaders) -> HTTPHeaders? {
+        let nominated = HeaderHygiene.connectionNominations(trailers)
+        var kept: [(String, String)] = []
+        for (name, value) in trailers {
+            if HeaderHygiene.isHopByHop(name, nominated: nominated) || identityHeaderNames.isIdentityHeader(name)
+                || HeaderHygiene.isForbiddenInTrailers(name) || tokenHeaderName.map({ Self.isNamed(name, $0) }) == true {
+                continue
+            }
+            kept.append((name, value))
+        }
+        return kept.isEmpty ? nil : HTTPHeaders(kept)
+    }
+
+    /// One pass over the client's fields (returns whether the body goes chunked): hop-by-hop, identity and (unless forwarded) token headers
+    /// skipped, then `X-Forwarded-*` and the request id added; what Gatehouse vouches for follows
+    /// (`writeAdmission`). One rule for every protocol: only the sink differs.
+    private func writeFields<Sink: UpstreamFieldSink>(
+        _ request: Request, admission: Gatekeeper.Admission, into sink: inout Sink, forceChunked: Bool
+    ) -> Bool {
+        let headers = request.head.headers
+        let nominated = HeaderHygiene.connectionNominations(headers)
+        var hadChunkedBody = false
+        var hasContentLength = false
+        var hasForwardedFor = false
+        var hasForwardedProto = false
+        var hasForwardedHost = false
+        var host: String?
+        var acceptsTrailers = false
+        for (name, value) in headers {
+            // Traced: the caller's trace headers give way to Gatehouse's (same trace, Gatehouse's span as the parent).
+            if request.trace != nil, Self.isTraceHeader(name) { continue }
+            switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
+            case .hopByHop:
+                if Self.isNamed(name, "transfer-encoding") { hadChunkedBody = true }
+                if Self.isNamed(name, "te"), HeaderHygiene.listsTrailers(value) { acceptsTrailers = true }
+            case .identity, .token, .untrustedCertificate, .proof, .requestID:
+                break
+            case .bearerForm(let bearer):
+                sink.add(name, bearer)
+            case .forwardedFor:
+                hasForwardedFor = true
+            case .forward:
+                if Self.isNamed(name, "content-length") { hasContentLength = true }
+                if Self.isNamed(name, "x-forwarded-proto") { hasForwardedProto = true }
+                if Self.isNamed(name, "x-forwarded-host") { hasForwardedHost = true }
+                if host == nil, Self.isNamed(name, "host") { host = value }
+                sink.add(name, value)
+            }
+        }
+        if request.isWebSocket { sink.addWebSocketUpgrade() }
+        if acceptsTrailers { sink.addTrailersAcceptance() }
+        // The decoder has de-chunked the body; it is framed again when forwarded.
+        let chunkedBody = (hadChunkedBody || forceChunked) && !hasContentLength
+        if chunkedBody { sink.add("transfer-encoding", "chunked") }
+        sink.addForwardedFor(previous: hasForwardedFor ? headers[canonicalForm: "x-forwarded-for"] : [], clientIP: request.clientIP)
+        if !hasForwardedProto { sink.add("X-Forwarded-Proto", request.scheme) }
+        if !hasForwardedHost, let host { sink.add("X-Forwarded-Host", host) }
+        sink.add(RequestIDField.writtenName, request.requestID)
+        if let trace = request.trace {
+            sink.add("traceparent", trace.traceParent)
+            if let state = trace.traceState { sink.add("tracestate", state) }
+        }
+        return chunkedBody
+    }
+
+    package static func isTraceHeader(_ name: String) -> Bool {
+        isNamed(name, "traceparent") || isNamed(name, "tracestate")
+    }
+
+    /// What becomes of one of the client's fields on its way upstream: the one rule for every door, and for
+    /// a Check (`checkAllowance`).
+    package enum FieldFate: Equatable {
+        case forward
+        /// Hop-by-hop: this connection's, never forwarded.
+        case hopByHop
+        /// An identity header in any spelling: only Gatehouse says who the caller is.
+        case identity
+        /// The token, with `forward_token = false`.
+        case token
+        /// A client-certificate header from outside `trusted_proxies`.
+        case untrustedCertificate
+        /// The DPoP proof: for Gatehouse only.
+        case proof
+        /// `Authorization: DPoP <token>` goes on as `Bearer <token>`, so an unmodified service takes it.
+        case bearerForm(String)
+        /// `X-Forwarded-For` and `X-Request-Id`: written again by Gatehouse.
+        case forwardedFor
+        case requestID
+    }
+
+    package func fate(ofField name: String, _ value: String, clientIP: String, nominated: [[UInt8]]) -> FieldFate {
+        if HeaderHygiene.isHopByHop(name, nominated: nominated) { return .hopByHop }
+        if identityHeaderNames.isIdentityHeader(name) { return .identity }
+        if !forwardToken && (Self.isNamed(name, "authorization") || tokenHeaderName.map { Self.isNamed(name, $0) } == true) {
+            return .token
+        }
+        if let forwardedCertificate, forwardedCertificate.isHeader(name), !forwardedCertificate.trusts(clientIP) {
+            return .untrustedCertificate
+        }
+        if Self.isNamed(name, "dpop") { return .proof }
+        if forwardToken, Self.isNamed(name, "authorization"), let bearer = Self.bearerForm(ofDPoPAuthorization: value) {
+            return .bearerForm(bearer)
+        }
+        if Self.isNamed(name, "x-forwarded-for") { return .forwardedFor }
+        if Self.isNamed(name, RequestIDField.name) { return .requestID }
+        return .forward
+    }
+
+    /// What Gatehouse vouches for, after the client's fields.
+    private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, into sink: inout Sink) {
+        forEachAdmissionHeader(admission, at: now()) { sink.add($0, $1) }
+    }
+
+    /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or
+    /// `X-Auth-Guest` for a guest; nothing for a public route. The answer of `/.gatehouse/check`. `now`: the wall
+    /// clock's seconds since the epoch, which an assertion is signed with (every `at now` here), read only then: a
+    /// request without an assertion to sign reads no clock.
+    package func addIdentityHeaders(for admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, to headers: inout HTTPHeaders) {
+        forEachAdmissionHeader(admission, at: now()) { headers.add(name: $0, value: $1) }
+    }
+
+    /// The identity headers of an admission, in the order they are written.
+    package func forEachAdmissionHeader(_ admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
+        switch admission {
+        case .verified(let identity): forEachIdentityHeader(identity, at: now(), body)
+        case .guest: body("X-Auth-Guest", "true")
+        case .anonymous: break
+        }
+    }
+
+    /// The claims' headers, then the assertion's.
+    package func forEachIdentityHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
+        forEachClaimHeader(identity, body)
+        forEachAssertionHeader(identity, at: now(), body)
+    }
+
+    /// `[assertion] header` (docs/reference.md §15), when configured.
+    private func forEachAssertionHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
+        if let assertion, let value = assertion.assertion(for: identity, now: now()) { body(assertion.settings.header, value) }
+    }
+
+    /// What the claims say: the same for every request of one verified token (userinfo enrichment aside).
+    private func forEachClaimHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
+        for mapping in headerMappings[identity.providerIndex] {
+            if let expression = mapping.expression {
+                if let value = expression.headerValue(claims: identity.claims) { body(mapping.name, value) }
+                continue
+            }
+            let claim: JSONValue? = StringBytes.contains(ASCIIByte.dot, in: mapping.claimPath)
+                ? JSONValue.object(identity.claims).value(atPath: mapping.claimPath)
+                : identity.claims[mapping.claimPath]
+            if let claim, let value = HeaderValueEncoding.encode(claim) {
+                body(mapping.name, value)
+            }
+        }
+        // Only a token whose binding was proven gets here (SenderConstraints): the key or certificate it is bound to.
+        if let confirmation = identity.claims["cnf"]?.objectValue {
+            if let key = confirmation["jkt"], let value = HeaderValueEncoding.encode(key) { body("X-Auth-Cnf-Jkt", value) }
+            if let certificate = confirmation["x5t#S256"], let value = HeaderValueEncoding.encode(certificate) {
+                body("X-Auth-Cnf-X5t-S256", value)
+            }
+        }
+        body("X-Auth-Provider", identity.providerName)
+        if forwardClaimsJSON { body("X-Auth-Claims", identity.encodedPayload) }
+    }
+
+    /// Room for the whole head at once (no regrowth while writing): the client's fields, the
+    /// signed payload if forwarded, and a margin for the rest.
+    private func estimatedSize(_ request: Request, _ admission: Gatekeeper.Admission) -> Int {
+        var size = 512 + request.target.requestURI.utf8.count
+        for (name, value) in request.head.headers { size += name.utf8.count + value.utf8.count + 4 }
+        if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.encodedPayload.utf8.count }
+        if assertion != nil { size += 640 }
+        return size
+    }
+
+    /// `DPoP <token>` as `Bearer <token>`; nil for any other value.
+    private static func bearerForm(ofDPoPAuthorization value: String) -> String? {
+        let utf8 = value.utf8
+        guard utf8.count > 5, utf8.prefix(5).elementsEqual("dpop ".utf8, by: { $0 | 0x20 == $1 || ($0 == $1) }) else { return nil }
+        return "Bearer " + String(Substring(utf8.dropFirst(5))).trimmingSpaces()
+    }
+
+    /// ASCII case-insensitive name comparison (no `_`/`-` folding: that is for identity names).
+    private static func isNamed(_ name: String, _ other: String) -> Bool {
+        name.utf8.elementsEqualIgnoringASCIICase(other.utf8)
+    }
+}
+
+/// Where `UpstreamRequestHead` puts the fields it forwards.
+private protocol UpstreamFieldSink {
+    mutating func add(_ name: String, _ value: String)
+    mutating func addWebSocketUpgrade()
+    /// The client's `TE: trailers`, which gRPC servers require of every call.
+    mutating func addTrailersAcceptance()
+    mutating func addForwardedFor(previous: [Substring], clientIP: String)
+}
+
+/// HTTP/1.1 bytes, written straight into the head's buffer.
+private struct BufferSink: UpstreamFieldSink {
+    package var buffer: ByteBuffer
+
+    package mutating func add(_ name: String, _ value: String) {
+        HTTPHeadWriter.writeField(name, value, into: &buffer)
+    }
+
+    package mutating func addWebSocketUpgrade() {
+        buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n")
+    }
+
+    /// TE is hop-by-hop in HTTP/1.1 and nothing Gatehouse's HTTP/1.1 upstreams need.
+    package mutating func addTrailersAcceptance() {}
+
+    package mutating func addForwardedFor(previous: [Substring], clientIP: String) {
+        buffer.writeStaticString("X-Forwarded-For: ")
+        if !previous.isEmpty {
+            buffer.writeString(previous.joined(separator: ", "))
+            buffer.writeStaticString(", ")
+        }
+        buffer.writeString(clientIP)
+        buffer.writeStaticString("\r\n")
+    }
+}
+
+/// An HTTP/2 header block (HTTP/2 upstreams): names in lower case; Host is `:authority` and HTTP/2
+/// frames bodies itself (RFC 9113 §8.2.2, §8.3.1).
+private struct HPACKSink: UpstreamFieldSink {
+    package var headers = HPACKHeaders()
+
+    package mutating func add(_ name: String, _ value: String) {
+        let lowered = Self.lowercased(name)
+        if lowered == "host" || lowered == "transfer-encoding" { return }
+        // A request id (and a traceparent) is new on every request: kept out of the HPACK table, so that it does not
+        // push out the entries that repeat (the token above all, then sent as an index instead of encoded again).
+        let unique = lowered == RequestIDField.name || lowered == "traceparent"
+        headers.add(name: lowered, value: value, indexing: unique ? .nonIndexable : .indexable)
+    }
+
+    /// The names Gatehouse adds on every request, lower-cased once: lower-casing a name over 15 bytes makes a string.
+    private static func lowercased(_ name: String) -> String {
+        switch name {
+        case "X-Forwarded-Proto": "x-forwarded-proto"
+        case "X-Forwarded-Host": "x-forwarded-host"
+        default: HTTP2FieldName.lowercased(name)
+        }
+    }
+
+    /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
+    package mutating func addWebSocketUpgrade() {}
+
+    /// The one TE value HTTP/2 allows (RFC 9113 §8.2.2).
+    package mutating func addTrailersAcceptance() {
+        headers.add(name: "te", value: "trailers")
+    }
+
+    package mutating func addForwardedFor(previous: [Substring], clientIP: String) {
+        headers.add(name: "x-forwarded-for", value: previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP)
+    }
+}
