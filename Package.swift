@@ -23,7 +23,7 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
         // The library's API names types of the modules below it (`JSONValue`, `RuleExpression`): they come with it.
-        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseExchange", "GatehouseAuth", "GatehouseTelemetry", "GatehouseTokens", "GatehouseConfig", "GatehouseHTTP", "GatehouseRules", "GatehouseSyntax"]),
+        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseExtAuthz", "GatehouseProxy", "GatehouseExchange", "GatehouseAuth", "GatehouseTelemetry", "GatehouseTokens", "GatehouseConfig", "GatehouseHTTP", "GatehouseRules", "GatehouseSyntax"]),
     ],
     // Pinned up to the next minor version (a patch release may come in): what the image builds is what the
     // tests ran. Package.resolved stays out of git (the package copies of these machines make it unusable).
@@ -180,13 +180,13 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
-        // The data plane's I/O and the process: the listeners, both doors and the drivers that execute the core's
-        // actions, the upstream legs and pools, ext_authz, the admin port and the service that wires them.
+        // The data plane: the listeners (bind, protocol selection, drain), both client doors (HTTP/1.1 with its
+        // WebSocket tunnel, HTTP/2 frame by frame), the drivers that execute the core's actions, the upstream legs and
+        // their pools, and the services a connection shares (swapped whole on reload).
         .target(
-            name: "Gatehouse",
+            name: "GatehouseProxy",
             dependencies: [
                 "GatehouseSyntax",
-                "GatehouseRules",
                 "GatehouseHTTP",
                 "GatehouseConfig",
                 "GatehouseTokens",
@@ -201,6 +201,54 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // Envoy's ext_authz: the gRPC Check and the HTTP protocol, on their own port, a third way into the same core.
+        .target(
+            name: "GatehouseExtAuthz",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseHTTP",
+                "GatehouseTokens",
+                "GatehouseTelemetry",
+                "GatehouseAuth",
+                "GatehouseExchange",
+                "GatehouseProxy",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The process: the service that builds and wires the data plane, ext_authz and the admin port from a
+        // configuration, reloads it, and runs it under swift-service-lifecycle; the demo; the proxy snippets.
+        .target(
+            name: "Gatehouse",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseRules",
+                "GatehouseHTTP",
+                "GatehouseConfig",
+                "GatehouseTokens",
+                "GatehouseTelemetry",
+                "GatehouseAuth",
+                "GatehouseExchange",
+                "GatehouseProxy",
+                "GatehouseExtAuthz",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -239,6 +287,8 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseExtAuthz",
+                "GatehouseProxy",
                 "GatehouseExchange",
                 "GatehouseAuth",
                 "GatehouseConfig",
@@ -262,6 +312,8 @@ let package = Package(
             name: "GatehouseEndToEndTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseExtAuthz",
+                "GatehouseProxy",
                 "GatehouseExchange",
                 "GatehouseAuth",
                 "GatehouseConfig",
@@ -299,6 +351,8 @@ let fuzzNotSources = fuzzTargets.flatMap { target in
 } + ["dicts", "README.md", "Entry", "FuzzSupport"]
 let fuzzDependencies: [Target.Dependency] = [
     "Gatehouse",
+    "GatehouseExtAuthz",
+    "GatehouseProxy",
     "GatehouseExchange",
     "GatehouseAuth",
     "GatehouseSyntax",

@@ -14,6 +14,7 @@ import NIOCore
 import NIOHPACK
 import GatehouseSyntax
 import GatehouseHTTP
+import GatehouseExtAuthz
 
 public func fuzzCheckRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))

@@ -15,6 +15,7 @@ import FuzzSupport
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseExtAuthz
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzCompactJWS; FuzzReplayTests replays the seeds through it).
 public func fuzzCompactJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

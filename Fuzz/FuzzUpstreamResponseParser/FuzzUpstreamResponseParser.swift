@@ -19,6 +19,7 @@ import NIOCore
 @testable import Gatehouse
 import FuzzSupport
 import GatehouseHTTP
+import GatehouseProxy
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzUpstreamResponseParser; FuzzReplayTests replays the seeds through it).
 public func fuzzUpstreamResponseParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GatehouseProxy
 
 /// Every fuzz target's seeds, and every saved regression (an input that once crashed a target, kept in
 /// Fuzz/<target>/regressions/ after its fix), run through the target as ordinary tests: the targets

@@ -10,6 +10,7 @@ import GatehouseConfig
 import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
 
 /// deploy/docker/Dockerfile built (scripts/image.sh: podman, the Dockerfile's own runtime stage given the binary built
 /// here, where no registry is reachable) and run as a user runs it (issue 43): non-root, read-only root file system,

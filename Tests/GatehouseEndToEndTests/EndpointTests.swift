@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseProxy
 
 /// `/.gatehouse/*` on the client port: userinfo, sign-out (memory store), the decision endpoint.
 @Suite(.serialized, .timeLimit(.minutes(2)))

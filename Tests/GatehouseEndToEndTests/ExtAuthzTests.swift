@@ -8,6 +8,8 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// Gatehouse as the authorizer Envoy calls (`[ext_authz]`): raw Check calls with Envoy's own API classes
 /// (Resources/extauthz/check_client.py: PyPI xds-protos and grpcio), answered by the same request core as the

@@ -5,6 +5,8 @@ import Testing
 import GatehouseConfig
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// The proxy itself, on a public route: streaming, keep-alive, hop-by-hop hygiene, timeouts.
 @Suite(.serialized, .timeLimit(.minutes(2)))

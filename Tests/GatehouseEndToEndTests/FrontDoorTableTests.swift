@@ -10,6 +10,7 @@ import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
 
 /// One table of requests, each run four ways: through the request core alone (`ExchangeStateMachine`
 /// driven with events, no socket), through the HTTP/1.1 door, through the HTTP/2 door (real sockets),

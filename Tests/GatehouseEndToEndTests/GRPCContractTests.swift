@@ -4,6 +4,7 @@ import NIOHTTP1
 import Testing
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseExtAuthz
 
 /// docs/reference.md §6, "gRPC refusals": every local answer to a gRPC call is HTTP 200 with a
 /// trailers-only response whose `grpc-status` and `grpc-message` follow the table — for the answers

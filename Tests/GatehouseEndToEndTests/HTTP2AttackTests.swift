@@ -6,6 +6,7 @@ import Foundation
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+import GatehouseProxy
 
 /// The HTTP/2 flood attacks, with raw frames (Resources/h2, Python, `h2`'s HPACK for the
 /// encoding): each attack is cut (GOAWAY with its code, then the socket closed, or the stream

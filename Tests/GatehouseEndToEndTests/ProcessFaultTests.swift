@@ -5,6 +5,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
+import GatehouseProxy
 
 /// Faults only a process meets, through the real `gatehouse serve` binary: a full descriptor table
 /// (`prlimit --nofile`), a failure log on a full disk (`/dev/full`) or one that fills mid-line

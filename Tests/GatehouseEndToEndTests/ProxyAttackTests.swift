@@ -8,6 +8,8 @@ import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// docs/security.md, the P rows (reverse-proxy cases), end to end through the real listener, judged by what the echo upstream received:
 /// identity headers only Gatehouse can set, one canonical path for decision and forward, malformed

@@ -9,6 +9,8 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTelemetry
 import GatehouseExchange
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// How upstream responses reach the client, byte for byte: pipelining, re-framing, refused upstream
 /// framings, and the upstream connections that must not be reused. The upstream here answers with

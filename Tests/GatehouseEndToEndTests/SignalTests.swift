@@ -6,6 +6,7 @@ import Foundation
 import NIOCore
 import NIOSSL
 import Testing
+import GatehouseProxy
 
 /// docs/reference.md §2 "Signals" and §10: real signals sent to the real `gatehouse serve` binary
 /// (not `hangUp()` / `stop()` called in-process), with the configuration file rewritten underneath it.

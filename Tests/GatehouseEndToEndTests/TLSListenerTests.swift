@@ -9,6 +9,7 @@ import NIOSSL
 import Testing
 import GatehouseConfig
 import GatehouseTelemetry
+import GatehouseExtAuthz
 
 /// `[listen] tls_cert` / `tls_key`: the client port speaks TLS, with a certificate made for the test.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -4,6 +4,8 @@ import Glibc
 import Foundation
 @testable import Gatehouse
 import Testing
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// `gatehouse serve` as an unprivileged user (`nobody`), as systemd's unit and the image run it. Found by the image
 /// test (issue 43): every listener and upstream pool set TCP_NODELAY at the socket level, which is SO_DEBUG; as root

@@ -6,6 +6,8 @@ import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// The admin port: `/healthz`, `/readyz`, `/metrics`, `/.well-known/jwks.json` (docs/reference.md §7.2, §9, §15).
 /// Never on the client port.

@@ -4,6 +4,8 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 public import GatehouseSyntax
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// A tiny identity provider for `gatehouse demo`: an ES256 key of its own, its JWKS on loopback,
 /// and tokens minted on request. Not for production: it signs whatever it is asked to.

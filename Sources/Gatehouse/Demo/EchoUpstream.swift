@@ -2,6 +2,8 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import GatehouseSyntax
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// The demo's upstream: answers every request with JSON describing what it received
 /// (method, URI, headers), so a newcomer sees exactly what Gatehouse forwards.

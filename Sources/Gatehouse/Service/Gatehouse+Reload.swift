@@ -7,6 +7,7 @@ import UnixSignals
 public import GatehouseConfig
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseProxy
 
 /// SIGHUP: the failure log reopened, the configuration re-read and applied to new requests.
 extension Gatehouse {

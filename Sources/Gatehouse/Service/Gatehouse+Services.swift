@@ -8,6 +8,7 @@ import GatehouseConfig
 import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
 
 /// What every request is judged and forwarded with, built from one configuration: the key store, the services of a
 /// configuration (verifier, gatekeeper, the head sent upstream), the DPoP nonce secret, the failure log's alarm.

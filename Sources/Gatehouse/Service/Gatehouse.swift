@@ -12,6 +12,8 @@ public import GatehouseConfig
 public import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// A running Gatehouse: the client listener, the admin listener, the key refresher.
 ///

@@ -20,7 +20,10 @@ package final class TokenReviewer: Sendable {
     private let settings: IntrospectionSettings
     private let verdicts: IssuerVerdicts
 
-    package init(providerIndex: Int, provider: Provider, api: KubernetesAPI, client: HTTPClient, timeout: Duration, metrics: GatehouseMetrics) {
+    package init(
+        providerIndex: Int, provider: Provider, api: KubernetesAPI, client: HTTPClient, timeout: Duration,
+        metrics: GatehouseMetrics
+    ) {
         self.providerIndex = providerIndex
         self.api = api
         self.audiences = provider.audiences.sorted()

@@ -51,7 +51,10 @@ package struct Gatekeeper: Sendable {
     /// Provider names by index (a missing token's challenge depends on the route's providers).
     package let providerNames: [String]
 
-    package init(routes: RouteTable, verifier: TokenVerifier, verification: VerificationSettings, userinfo: UserinfoEnricher?, revocations: RevocationList, senderConstraints: SenderConstraints, providerNames: [String]) {
+    package init(
+        routes: RouteTable, verifier: TokenVerifier, verification: VerificationSettings, userinfo: UserinfoEnricher?,
+        revocations: RevocationList, senderConstraints: SenderConstraints, providerNames: [String]
+    ) {
         self.routes = routes
         self.verifier = verifier
         self.verification = verification

@@ -89,7 +89,10 @@ extension RouteTable {
         package let methods: Set<String>
         package let rule: RouteRule
 
-        package init(matcher: Matcher, hosts: RouteHosts?, context: [(key: String, value: String)], methods: Set<String>, rule: RouteRule) {
+        package init(
+            matcher: Matcher, hosts: RouteHosts?, context: [(key: String, value: String)], methods: Set<String>,
+            rule: RouteRule
+        ) {
             self.matcher = matcher
             self.hosts = hosts
             self.context = context

@@ -33,7 +33,11 @@ package struct SenderConstraints: Sendable {
     /// `[listen] client_cert_header`: the certificate a trusted proxy in front checked.
     package let forwardedCertificate: ForwardedClientCertificate?
 
-    package init(providerModes: [DPoPMode], proofLifetime: Int64, leeway: Int64, externalOrigin: String?, listenerScheme: String, proofMaxBytes: Int, nonces: DPoPNonces?, replay: DPoPReplayCache, sharedReplay: (@Sendable (DPoPReplayCache.Key, _ expiresAt: Int64, any EventLoop) -> EventLoopFuture<Bool>)?, forwardedCertificate: ForwardedClientCertificate?) {
+    package init(
+        providerModes: [DPoPMode], proofLifetime: Int64, leeway: Int64, externalOrigin: String?,
+        listenerScheme: String, proofMaxBytes: Int, nonces: DPoPNonces?, replay: DPoPReplayCache,
+        sharedReplay: (@Sendable (DPoPReplayCache.Key, _ expiresAt: Int64, any EventLoop) -> EventLoopFuture<Bool>)?, forwardedCertificate: ForwardedClientCertificate?
+    ) {
         self.providerModes = providerModes
         self.proofLifetime = proofLifetime
         self.leeway = leeway

@@ -23,7 +23,11 @@ package struct UpstreamRequestHead {
     /// `[assertion]`: the JWT signed for the upstream, sent with every verified identity's fields.
     package var assertion: AssertionSigner? = nil
 
-    package init(identityHeaderNames: IdentityHeaderNames, headerMappings: [[HeaderMapping]], forwardClaimsJSON: Bool, forwardToken: Bool, tokenHeaderName: String?, forwardedCertificate: ForwardedClientCertificate? = nil, assertion: AssertionSigner? = nil) {
+    package init(
+        identityHeaderNames: IdentityHeaderNames, headerMappings: [[HeaderMapping]], forwardClaimsJSON: Bool,
+        forwardToken: Bool, tokenHeaderName: String?, forwardedCertificate: ForwardedClientCertificate? = nil,
+        assertion: AssertionSigner? = nil
+    ) {
         self.identityHeaderNames = identityHeaderNames
         self.headerMappings = headerMappings
         self.forwardClaimsJSON = forwardClaimsJSON

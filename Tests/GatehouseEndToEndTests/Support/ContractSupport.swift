@@ -6,6 +6,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+import GatehouseExtAuthz
 
 /// Helpers of the contract tests (docs/reference.md, issue 24.6): waiting on a condition, the real
 /// `gatehouse` binary run with a configuration file the test controls (SIGHUP, SIGTERM, exit code),

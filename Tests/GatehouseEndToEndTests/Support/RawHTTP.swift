@@ -1,4 +1,5 @@
 import Foundation
+import GatehouseProxy
 
 /// Sends bytes over a plain TCP connection and returns everything received until the peer
 /// closes or `timeout` passes: for requests no well-behaved client would send.

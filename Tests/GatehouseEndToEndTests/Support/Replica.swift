@@ -1,6 +1,7 @@
 @testable import Gatehouse
 import Logging
 import GatehouseTelemetry
+import GatehouseExtAuthz
 
 extension TestEnvironment {
     /// A second Gatehouse with this one's configuration (its own ports, same upstream, JWKS and

@@ -13,6 +13,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTelemetry
 import GatehouseAuth
+import GatehouseExtAuthz
 
 /// A real Gatehouse on loopback port 0, in front of a real upstream, verifying against a real
 /// JWKS server, with its failure log captured line by line.

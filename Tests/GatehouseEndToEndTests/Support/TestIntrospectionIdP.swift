@@ -5,6 +5,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import GatehouseSyntax
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// A scripted RFC 7662 endpoint on loopback for the faults a real IdP rarely shows on demand: each
 /// `POST /introspect` is answered by `answer(token)` (status, body, delay). It counts calls, the most

@@ -3,6 +3,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// A scriptable JWKS (and OIDC discovery) server on loopback that counts its fetches.
 final class TestJWKSServer: Sendable {

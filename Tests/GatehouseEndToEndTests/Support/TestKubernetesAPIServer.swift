@@ -4,6 +4,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// A Kubernetes API server's OIDC key endpoint on loopback over TLS: `GET /openid/v1/jwks` answers the key
 /// set only to `Authorization: Bearer <expected token>` (401 otherwise), and records what it was asked with.

@@ -7,6 +7,8 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import GatehouseSyntax
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// The unmodified upstream of the tests: records every request it receives and answers by path.
 ///

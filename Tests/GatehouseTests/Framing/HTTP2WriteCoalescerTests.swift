@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 import Testing
 import GatehouseHTTP
+import GatehouseProxy
 
 /// What NIO's HTTP/2 handler writes between two flushes leaves as one buffer, in order; what must not be copied
 /// or waited on passes as it is, after what was gathered before it.

@@ -2,6 +2,7 @@
 import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
+import GatehouseProxy
 
 /// `HTTP1RequestParser` as a pipeline decoder, for the request-smuggling corpus, which compares it with NIO's llhttp
 /// decoder through the same `ByteToMessageHandler`. The HTTP/1.1 door runs the parser inside

@@ -6,6 +6,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseProxy
 
 /// A differential test of Gatehouse's request parser against NIO's llhttp decoder (the parser it replaced):
 /// thousands of generated inputs, valid and broken the ways smugglers break them, each cut into random reads.

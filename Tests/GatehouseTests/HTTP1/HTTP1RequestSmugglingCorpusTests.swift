@@ -6,6 +6,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseProxy
 
 // MARK: - Harness (shared with HTTP1RequestParserDifferentialTests)
 

@@ -7,6 +7,7 @@ import GatehouseHTTP
 import GatehouseConfig
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseExtAuthz
 
 /// The HTTP/2 request head read by Gatehouse's rules (docs/security.md H11-H15) and request trailers
 /// as forwarded (P53), without a socket; HTTP2IntakeTests shows the same end to end.

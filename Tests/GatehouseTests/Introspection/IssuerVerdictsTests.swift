@@ -4,6 +4,7 @@ import Testing
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
 
 /// The call budget of `IssuerVerdicts`: a second's worth of calls, refilled at the rate.
 struct IssuerVerdictsTests {

@@ -1,6 +1,7 @@
 import Testing
 @testable import Gatehouse
 import GatehouseSyntax
+import GatehouseProxy
 
 /// The one list of hop-by-hop fields (issue 45): every spelling of each, and nothing that merely resembles one.
 struct HopByHopFieldsTests {

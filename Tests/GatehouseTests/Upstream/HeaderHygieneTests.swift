@@ -5,6 +5,7 @@ import Testing
 import GatehouseConfig
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
 
 struct HeaderHygieneTests {
     private let defaultNames = IdentityHeaderNames(mappings: HeaderSettings.defaultMappings)

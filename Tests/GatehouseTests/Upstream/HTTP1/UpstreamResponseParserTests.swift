@@ -7,6 +7,8 @@ import GatehouseHTTP
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseProxy
+import GatehouseExtAuthz
 
 /// The strict parser of upstream responses (RFC 9112 §4-7): every input is fed in one piece, in
 /// odd-sized pieces and byte by byte, and all three must give the same heads, bodies and ends.

@@ -1,0 +1,119 @@
+package import NIOCore
+package import NIOHTTP1
+package import GatehouseHTTP
+import GatehouseExchange
+
+/// The HTTP/1.1 door as its current request's `StreamTransport`: the driver's answers framed as HTTP/1.1 bytes
+/// for the client's version. A body without a length goes chunked to an HTTP/1.1 client; an HTTP/1.0 client
+/// cannot take chunks, so its body ends at close. Response trailers are dropped (reference §5).
+extension ClientConnectionHandler: StreamTransport {
+    package var allocator: ByteBufferAllocator { context?.channel.allocator ?? ByteBufferAllocator() }
+    package var isWritable: Bool { context?.channel.isWritable ?? false }
+    package var clientVersion: HTTPVersion? { currentRequest?.head.version ?? .http1_1 }
+
+    private var currentRequest: ExchangeRequest? {
+        guard case .exchanging(let driver) = state else { return nil }
+        return driver.core.inHand
+    }
+
+    package func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
+        guard let context, let request = currentRequest else { return }
+        let version = request.head.version
+        let clientTakesChunks = version.major == 1 && version.minor >= 1
+        response.started = true
+        response.chunked = false
+        var framed = true
+        if head.mayHaveBody(endStream: endStream, isHEAD: request.isHEAD) {
+            response.chunked = clientTakesChunks
+            framed = clientTakesChunks
+        }
+        response.keepAlive = !closesConnection && framed && request.head.clientKeepAlive && !isQuiescing
+        var extra: HTTPHeadWriter.RelayedFields = response.chunked ? [.chunked] : []
+        if !response.keepAlive {
+            extra.insert(.connectionClose)
+        } else if !clientTakesChunks {
+            extra.insert(.connectionKeepAlive)
+        }
+        write(HTTPHeadWriter.clientResponseHead(head, version: version, extraFields: extra, allocator: context.channel.allocator), context: context)
+    }
+
+    package func writeInformational(_ head: ClientResponseHead) {
+        guard let context, let request = currentRequest else { return }
+        write(HTTPHeadWriter.clientResponseHead(head, version: request.head.version, extraFields: [], allocator: context.channel.allocator), context: context)
+    }
+
+    package func writeBody(_ buffer: ByteBuffer) {
+        guard let context else { return }
+        if response.chunked {
+            ChunkedFraming.writeChunk(buffer, to: { self.write($0, context: context) }, allocator: context.channel.allocator)
+        } else {
+            write(buffer, context: context)
+        }
+    }
+
+    package func writeEnd(trailers: HTTPHeaders?) {
+        guard let context, response.chunked else { return }
+        write(ChunkedFraming.lastChunk(context.channel.allocator), context: context)
+    }
+
+    package func flush() {
+        flushWrites()
+    }
+
+    private func write(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(bytes), promise: nil)
+        response.unflushed = true
+    }
+
+    /// Flushes what was written since the last flush (the driver's and the door's flush of one answer are one).
+    package func flushWrites() {
+        guard response.unflushed, let context else { return }
+        response.unflushed = false
+        context.flush()
+    }
+
+    package func readRequest() {
+        context?.read()
+    }
+
+    package func wake(at deadline: NIODeadline) {
+        guard let context else { return }
+        armWatchdog(for: deadline, context: context)
+    }
+
+    /// The answer is written: the next request, or the connection closes (the answer or the client said so,
+    /// the request was not read whole, the exchange was given up).
+    package func finish(completed: Bool) {
+        guard let context, case .exchanging = state else { return }
+        finishResponse(keepAlive: completed && response.keepAlive, context: context)
+    }
+}
+
+extension ClientResponseHead {
+    /// Whether a body follows that the head does not frame with a length.
+    package func mayHaveBody(endStream: Bool, isHEAD: Bool) -> Bool {
+        switch self {
+        case .relayed(let head, _):
+            switch head.framing {
+            case .none, .contentLength: return false
+            case .chunked, .untilClose: return true
+            }
+        case .fields(let head):
+            let code = head.status.code
+            if endStream || isHEAD || code < 200 || code == 204 || code == 304 { return false }
+            return !head.headers.contains(name: "content-length")
+        }
+    }
+}
+
+/// How the HTTP/1.1 door writes its current answer, chosen with its head.
+package struct HTTP1ResponseFraming {
+    /// A response head is on the wire: an error answer can no longer take its place.
+    package var started = false
+    /// The body goes chunked (an HTTP/1.1 client, a body without a length).
+    package var chunked = false
+    /// The connection stays open after it.
+    package var keepAlive = false
+    /// Bytes were written and not flushed yet: the driver's flush and the door's of one answer are one.
+    package var unflushed = false
+}

@@ -1,0 +1,129 @@
+package import NIOCore
+package import GatehouseHTTP
+
+/// What an upstream connection reports to the client connection currently using it.
+/// Both live on the same event loop, so these are plain calls.
+package protocol UpstreamConnectionDelegate: AnyObject {
+    func upstreamReceived(_ part: UpstreamResponseParser.Part)
+    func upstreamReadComplete()
+    func upstreamWritabilityChanged(isWritable: Bool)
+    /// The connection closed, or its response was malformed (then it is closed too).
+    func upstreamClosed()
+}
+
+/// One keep-alive connection to the upstream: the only handler of its pipeline (after TLS). It
+/// writes request heads it is given as bytes, frames request bodies, and parses responses itself.
+package final class UpstreamConnection: ChannelInboundHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+
+    package let channel: any Channel
+    /// Whether this connection served a request before (a failure on it may be a stale keep-alive).
+    package var isReused = false
+    /// Whether any byte of the current request's response arrived: only a connection that said
+    /// nothing may be retried (the upstream may have acted on the request otherwise).
+    private(set) var answered = false
+    /// False once the upstream sent more than the response to the request: the framing cannot be
+    /// trusted, so the pool closes the connection instead of keeping it.
+    private(set) var isReusable = true
+    package weak var delegate: (any UpstreamConnectionDelegate)?
+    /// The connection's upstream leg, made once and used for each request it serves; let go when the
+    /// connection's pipeline goes (the two refer to each other until then).
+    package var leg: HTTP1UpstreamLeg?
+    /// Set by the pool while the connection idles in it, told when the upstream closes it.
+    package weak var idleIn: UpstreamConnectionPool?
+    private var parser = UpstreamResponseParser()
+    /// Why the connection was closed, when the upstream's bytes were not an HTTP/1.x response.
+    private(set) var protocolError: UpstreamResponseParser.Malformed?
+    private var chunkedRequestBody = false
+    private var context: ChannelHandlerContext?
+
+    package init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    /// Removed for a tunnel: what arrived after the 101 goes on to the next handler.
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        if let rest = parser.takeBuffered() { context.fireChannelRead(wrapInboundOut(rest)) }
+        self.context = nil
+        leg = nil
+    }
+
+    // MARK: Requests
+
+    /// Writes a request head (not flushed); `chunkedBody` says the body is sent chunked.
+    package func startRequest(head: ByteBuffer, chunkedBody: Bool, isHEAD: Bool) {
+        answered = false
+        chunkedRequestBody = chunkedBody
+        parser.requestWasHEAD = isHEAD
+        channel.write(head, promise: nil)
+    }
+
+    package func writeBody(_ buffer: ByteBuffer) {
+        if chunkedRequestBody {
+            ChunkedFraming.writeChunk(buffer, to: { self.channel.write($0, promise: nil) }, allocator: channel.allocator)
+        } else {
+            channel.write(buffer, promise: nil)
+        }
+    }
+
+    /// Ends the request body (not flushed).
+    package func writeEnd() {
+        if chunkedRequestBody { channel.write(ChunkedFraming.lastChunk(channel.allocator), promise: nil) }
+    }
+
+    // MARK: Responses
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard delegate != nil else {
+            // Bytes on an idle connection: the upstream broke the protocol; never reuse it.
+            context.close(promise: nil)
+            return
+        }
+        answered = true
+        parser.append(unwrapInboundIn(data))
+        do {
+            while let part = try parser.next() {
+                guard case .end = part else {
+                    delegate?.upstreamReceived(part)
+                    continue
+                }
+                // One request, one response: anything more means the framing cannot be trusted.
+                // Decided before the end is delivered, as delivering it may hand this connection on.
+                if !parser.isUpgraded && parser.bufferedBytes > 0 { isReusable = false }
+                delegate?.upstreamReceived(part)
+                if !isReusable { context.close(promise: nil) }
+                return
+            }
+        } catch {
+            protocolError = error as? UpstreamResponseParser.Malformed
+            context.close(promise: nil)  // channelInactive tells the delegate
+        }
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        delegate?.upstreamReadComplete()
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        delegate?.upstreamWritabilityChanged(isWritable: context.channel.isWritable)
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        idleIn?.idleConnectionClosed(self)
+        if delegate != nil, let part = try? parser.connectionClosed() {
+            delegate?.upstreamReceived(part)  // the end of a body delimited by the close
+        }
+        delegate?.upstreamClosed()
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+extension UpstreamConnection: RemovableChannelHandler {}
