@@ -19,12 +19,12 @@ package final class ExtAuthzHTTP2Handler: ChannelInboundHandler {
 
     /// A stream whose request has not ended yet.
     private struct Gathering {
-        package var headers: HPACKHeaders
+        var headers: HPACKHeaders
         /// The HEADERS frame ended the stream (a request without a body).
-        package var headersEndedStream: Bool
-        package var body = CheckRequestBody()
-        package var window = InboundFlowWindow(target: HTTP2ServerSetup.targetWindow)
-        package let startedAt: NIODeadline
+        var headersEndedStream: Bool
+        var body = CheckRequestBody()
+        var window = InboundFlowWindow(target: HTTP2ServerSetup.targetWindow)
+        let startedAt: NIODeadline
     }
 
     private let responder: ExtAuthzResponder

@@ -20,12 +20,12 @@ public enum FailureLogDestination: Sendable {
 /// cost is bounded, and a line is never lost to a crash after the response.
 public final class FailureLog: Sendable {
     private struct State {
-        package var second: Int64 = 0
-        package var linesThisSecond = 0
-        package var suppressed = 0
-        package var fileDescriptor: Int32 = -1
+        var second: Int64 = 0
+        var linesThisSecond = 0
+        var suppressed = 0
+        var fileDescriptor: Int32 = -1
         /// A line was cut short and could not be taken back: the next one starts on a fresh line.
-        package var lineTorn = false
+        var lineTorn = false
     }
 
     private let destination: FailureLogDestination

@@ -94,8 +94,8 @@ public struct GatehouseMetrics: Sendable {
 
     /// One `gatehouse_auth_failures_total` series: found again without building its label list.
     private struct FailureSeries: Hashable {
-        package var reason: FailureReason
-        package var provider: String
+        var reason: FailureReason
+        var provider: String
     }
 
     package func acceptError(listener: String) {

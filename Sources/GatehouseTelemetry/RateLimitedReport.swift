@@ -7,8 +7,8 @@ package import NIOCore
 /// gets at most one line per `interval`, saying how many occurrences it stands for.
 package final class RateLimitedReport: Sendable {
     private struct State {
-        package var lastLogged: NIODeadline?
-        package var unlogged = 0
+        var lastLogged: NIODeadline?
+        var unlogged = 0
     }
 
     private let interval: TimeAmount

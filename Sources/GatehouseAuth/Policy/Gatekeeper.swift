@@ -107,16 +107,16 @@ package struct Gatekeeper: Sendable {
 
     /// What the steps after verification need of the request.
     private struct Judged {
-        package let head: HTTPRequestHead
+        let head: HTTPRequestHead
         /// The normalized path and the host the route was matched by (a `when` rule reads them).
-        package let path: String
-        package let host: String?
-        package let token: Substring
-        package let evidence: SenderEvidence
-        package let rule: RouteRule
-        package let now: Int64
+        let path: String
+        let host: String?
+        let token: Substring
+        let evidence: SenderEvidence
+        let rule: RouteRule
+        let now: Int64
         /// A sign-out may present an already signed-out token (its retry after a 503 is idempotent).
-        package let acceptingRevoked: Bool
+        let acceptingRevoked: Bool
     }
 
     /// Revocation, then the sender constraint (DPoP proof, certificate binding), then enrichment and the route.

@@ -42,8 +42,8 @@ public enum PathNormalizer {
 
     /// Where the path ends, and the canonical path when the original one is not already canonical.
     private struct ScanResult {
-        package var pathEnd: Int
-        package var rewrittenPath: String?
+        var pathEnd: Int
+        var rewrittenPath: String?
     }
 
     private static func scanAndRewrite(_ bytes: UnsafeBufferPointer<UInt8>) -> ScanResult? {
@@ -128,29 +128,29 @@ public enum PathNormalizer {
 
 /// Writes canonical segments into the output buffer, each as `/` + content.
 private struct SegmentWriter {
-    package let out: UnsafeMutableBufferPointer<UInt8>
-    package var count = 0
-    package var segmentStart = 0
-    package var segmentHasEncodedSlash = false
+    let out: UnsafeMutableBufferPointer<UInt8>
+    var count = 0
+    var segmentStart = 0
+    var segmentHasEncodedSlash = false
 
-    package init(out: UnsafeMutableBufferPointer<UInt8>) {
+    init(out: UnsafeMutableBufferPointer<UInt8>) {
         self.out = out
     }
 
-    package mutating func beginSegment() {
+    mutating func beginSegment() {
         segmentStart = count
         segmentHasEncodedSlash = false
         append(ASCIIByte.slash)
     }
 
-    package mutating func append(_ byte: UInt8) {
+    mutating func append(_ byte: UInt8) {
         out[count] = byte
         count += 1
     }
 
     /// Decodes an unreserved character, keeps any other escape in upper case; false for a broken escape,
     /// `%00` or `%5C`.
-    package mutating func appendEscape(high: UInt8, low: UInt8) -> Bool {
+    mutating func appendEscape(high: UInt8, low: UInt8) -> Bool {
         guard let highValue = ASCIIByte.hexValue(high), let lowValue = ASCIIByte.hexValue(low) else { return false }
         let decoded = highValue << 4 | lowValue
         if decoded == 0 || decoded == ASCIIByte.backslash { return false }
@@ -166,7 +166,7 @@ private struct SegmentWriter {
     }
 
     /// Applies RFC 3986 §5.2.4 to the segment just written; false when the segment is ambiguous.
-    package mutating func endSegment(isLast: Bool) -> Bool {
+    mutating func endSegment(isLast: Bool) -> Bool {
         let content = UnsafeBufferPointer(rebasing: out[(segmentStart + 1)..<count])
         switch DotSegment.classify(content) {
         case .empty:
@@ -190,7 +190,7 @@ private struct SegmentWriter {
         return true
     }
 
-    package mutating func finish() -> Int {
+    mutating func finish() -> Int {
         if count == 0 { append(ASCIIByte.slash) }
         return count
     }
@@ -200,7 +200,7 @@ private struct SegmentWriter {
 private enum DotSegment {
     case empty, current, parent, withParameters, other
 
-    package static func classify(_ content: UnsafeBufferPointer<UInt8>) -> DotSegment {
+    static func classify(_ content: UnsafeBufferPointer<UInt8>) -> DotSegment {
         guard let first = content.first else { return .empty }
         guard first == ASCIIByte.dot else { return .other }
         if content.count == 1 { return .current }
@@ -218,7 +218,7 @@ private enum DotSegment {
     }
 
     /// Whether splitting the segment at `%2F` would yield a `.` or `..` piece (with or without parameters).
-    package static func hasDotPieceAroundEncodedSlash(_ content: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func hasDotPieceAroundEncodedSlash(_ content: UnsafeBufferPointer<UInt8>) -> Bool {
         var pieceStart = 0
         var index = 0
         while index <= content.count {

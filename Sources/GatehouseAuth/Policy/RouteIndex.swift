@@ -54,7 +54,7 @@ private struct HostIndex: Sendable {
     /// `*.shop.example.com` under `.shop.example.com`.
     private var wildcardHosts: [Substring: PathTree] = [:]
 
-    package mutating func file(_ route: Int, at path: String, hosts: RouteHosts?) {
+    mutating func file(_ route: Int, at path: String, hosts: RouteHosts?) {
         guard let hosts else {
             anyHost.file(route, at: path)
             return
@@ -63,7 +63,7 @@ private struct HostIndex: Sendable {
         for suffix in hosts.suffixes { wildcardHosts[suffix[...], default: PathTree()].file(route, at: path) }
     }
 
-    package func forEachCandidate(path: Substring, host: Substring?, _ visit: (Int) -> Void) {
+    func forEachCandidate(path: Substring, host: Substring?, _ visit: (Int) -> Void) {
         anyHost.forEachRoute(along: path, visit)
         guard let host, !exactHosts.isEmpty || !wildcardHosts.isEmpty else { return }
         let given = RouteHosts.name(of: host)
@@ -81,13 +81,13 @@ private struct HostIndex: Sendable {
 /// Routes filed by the segments of their paths.
 private struct PathTree: Sendable {
     private struct Node: Sendable {
-        package var routes: [Int] = []
-        package var children: [Substring: Int] = [:]
+        var routes: [Int] = []
+        var children: [Substring: Int] = [:]
     }
 
     private var nodes = [Node()]
 
-    package mutating func file(_ route: Int, at path: String) {
+    mutating func file(_ route: Int, at path: String) {
         var node = 0
         Self.forEachSegment(of: path[...]) { segment in
             if let child = nodes[node].children[segment] {
@@ -102,7 +102,7 @@ private struct PathTree: Sendable {
         nodes[node].routes.append(route)
     }
 
-    package func forEachRoute(along path: Substring, _ visit: (Int) -> Void) {
+    func forEachRoute(along path: Substring, _ visit: (Int) -> Void) {
         var node = 0
         for route in nodes[0].routes { visit(route) }
         Self.forEachSegment(of: path) { segment in

@@ -81,15 +81,15 @@ public struct RouteTable: Sendable {
 extension RouteTable {
     /// A class: the index hands candidates by position, and reading one is a single retain, not a copy of each field.
     private final class Entry: Sendable {
-        package let matcher: Matcher
+        let matcher: Matcher
         /// nil: every host.
-        package let hosts: RouteHosts?
+        let hosts: RouteHosts?
         /// Every pair must be in the Check's context; empty: any request.
-        package let context: [(key: String, value: String)]
-        package let methods: Set<String>
-        package let rule: RouteRule
+        let context: [(key: String, value: String)]
+        let methods: Set<String>
+        let rule: RouteRule
 
-        package init(
+        init(
             matcher: Matcher, hosts: RouteHosts?, context: [(key: String, value: String)], methods: Set<String>,
             rule: RouteRule
         ) {
@@ -100,13 +100,13 @@ extension RouteTable {
             self.rule = rule
         }
 
-        package func accepts(host: Substring?) -> Bool { hosts?.matches(host) ?? true }
+        func accepts(host: Substring?) -> Bool { hosts?.matches(host) ?? true }
 
-        package func accepts(context given: [String: String]) -> Bool {
+        func accepts(context given: [String: String]) -> Bool {
             context.allSatisfy { given[$0.key] == $0.value }
         }
 
-        package func accepts(method: String) -> Bool {
+        func accepts(method: String) -> Bool {
             methods.isEmpty || methods.contains(method) || (method == "HEAD" && methods.contains("GET"))
         }
     }
@@ -120,7 +120,7 @@ extension RouteTable {
         /// An exact path, without trailing slash (except the root).
         case exact(String)
 
-        package init(_ match: RouteSettings.Match) {
+        init(_ match: RouteSettings.Match) {
             switch match {
             case .prefix(let prefix):
                 let canonical = Self.canonical(prefix)
@@ -144,7 +144,7 @@ extension RouteTable {
         }
 
         /// Where `RouteIndex` files the route: its canonical path (a prefix ending in `/` without it).
-        package var filedPath: String {
+        var filedPath: String {
             switch self {
             case .everything: "/"
             case .segmentPrefix(let path), .directoryPrefix(let path), .exact(let path): path
@@ -155,7 +155,7 @@ extension RouteTable {
             path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         }
 
-        package func matches(_ path: Substring.UTF8View) -> Bool {
+        func matches(_ path: Substring.UTF8View) -> Bool {
             switch self {
             case .everything:
                 return true

@@ -21,9 +21,9 @@ package final class UserinfoEnricher: Sendable {
     }
 
     private struct State {
-        package var cache: TokenKeyedGenerations<(attributes: [String: JSONValue], expiry: Int64)>
-        package var inFlight: [TokenKey: EventLoopFuture<[String: JSONValue]>] = [:]
-        package var lastFailureLogged: NIODeadline?
+        var cache: TokenKeyedGenerations<(attributes: [String: JSONValue], expiry: Int64)>
+        var inFlight: [TokenKey: EventLoopFuture<[String: JSONValue]>] = [:]
+        var lastFailureLogged: NIODeadline?
     }
 
     package static let maxDocumentBytes = 64 << 10

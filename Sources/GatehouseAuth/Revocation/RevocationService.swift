@@ -36,13 +36,13 @@ package final class RevocationService: Sendable {
     }
 
     private struct PendingWrite: Sendable {
-        package var revocation: Revocation
-        package var promise: EventLoopPromise<Void>
+        var revocation: Revocation
+        var promise: EventLoopPromise<Void>
     }
 
     private struct PendingProof: Sendable {
-        package var claim: ProofClaim
-        package var promise: EventLoopPromise<Bool>
+        var claim: ProofClaim
+        var promise: EventLoopPromise<Bool>
     }
 
     /// Whether DPoP proofs are recorded in the store (it is shared: SQLite or PostgreSQL).

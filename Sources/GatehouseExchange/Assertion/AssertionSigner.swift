@@ -101,16 +101,16 @@ package final class AssertionSigner: Sendable {
 private struct AssertionPayload {
     private var bytes: [UInt8] = [UInt8(ascii: "{")]
 
-    package init() {
+    init() {
         bytes.reserveCapacity(512)
     }
 
-    package mutating func add(_ name: String, _ value: JSONValue) {
+    mutating func add(_ name: String, _ value: JSONValue) {
         if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
         JSONValue.string(name).appendCompactJSON(to: &bytes)
         bytes.append(UInt8(ascii: ":"))
         value.appendCompactJSON(to: &bytes)
     }
 
-    package func finished() -> [UInt8] { bytes + [UInt8(ascii: "}")] }
+    func finished() -> [UInt8] { bytes + [UInt8(ascii: "}")] }
 }

@@ -312,20 +312,20 @@ private protocol UpstreamFieldSink {
 
 /// HTTP/1.1 bytes, written straight into the head's buffer.
 private struct BufferSink: UpstreamFieldSink {
-    package var buffer: ByteBuffer
+    var buffer: ByteBuffer
 
-    package mutating func add(_ name: String, _ value: String) {
+    mutating func add(_ name: String, _ value: String) {
         HTTPHeadWriter.writeField(name, value, into: &buffer)
     }
 
-    package mutating func addWebSocketUpgrade() {
+    mutating func addWebSocketUpgrade() {
         buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n")
     }
 
     /// TE is hop-by-hop in HTTP/1.1 and nothing Gatehouse's HTTP/1.1 upstreams need.
-    package mutating func addTrailersAcceptance() {}
+    mutating func addTrailersAcceptance() {}
 
-    package mutating func addForwardedFor(previous: [Substring], clientIP: String) {
+    mutating func addForwardedFor(previous: [Substring], clientIP: String) {
         buffer.writeStaticString("X-Forwarded-For: ")
         if !previous.isEmpty {
             buffer.writeString(previous.joined(separator: ", "))
@@ -339,9 +339,9 @@ private struct BufferSink: UpstreamFieldSink {
 /// An HTTP/2 header block (HTTP/2 upstreams): names in lower case; Host is `:authority` and HTTP/2
 /// frames bodies itself (RFC 9113 §8.2.2, §8.3.1).
 private struct HPACKSink: UpstreamFieldSink {
-    package var headers = HPACKHeaders()
+    var headers = HPACKHeaders()
 
-    package mutating func add(_ name: String, _ value: String) {
+    mutating func add(_ name: String, _ value: String) {
         let lowered = Self.lowercased(name)
         if lowered == "host" || lowered == "transfer-encoding" { return }
         // A request id (and a traceparent) is new on every request: kept out of the HPACK table, so that it does not
@@ -360,14 +360,14 @@ private struct HPACKSink: UpstreamFieldSink {
     }
 
     /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
-    package mutating func addWebSocketUpgrade() {}
+    mutating func addWebSocketUpgrade() {}
 
     /// The one TE value HTTP/2 allows (RFC 9113 §8.2.2).
-    package mutating func addTrailersAcceptance() {
+    mutating func addTrailersAcceptance() {
         headers.add(name: "te", value: "trailers")
     }
 
-    package mutating func addForwardedFor(previous: [Substring], clientIP: String) {
+    mutating func addForwardedFor(previous: [Substring], clientIP: String) {
         headers.add(name: "x-forwarded-for", value: previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP)
     }
 }

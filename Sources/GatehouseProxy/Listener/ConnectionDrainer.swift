@@ -70,16 +70,16 @@ package final class ConnectionDrainer: Sendable {
     }
 
     private final class AcceptTracker: ChannelInboundHandler {
-        package typealias InboundIn = any Channel
-        package let drainer: ConnectionDrainer
+        typealias InboundIn = any Channel
+        let drainer: ConnectionDrainer
 
-        package init(drainer: ConnectionDrainer) { self.drainer = drainer }
+        init(drainer: ConnectionDrainer) { self.drainer = drainer }
 
-        package func handlerAdded(context: ChannelHandlerContext) {
+        func handlerAdded(context: ChannelHandlerContext) {
             drainer.serverActive(context.channel)
         }
 
-        package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             drainer.accepted(unwrapInboundIn(data))
             context.fireChannelRead(data)
         }

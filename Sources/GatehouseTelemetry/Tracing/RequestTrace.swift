@@ -36,10 +36,10 @@ public final class RequestTrace: @unchecked Sendable {
 
     /// The upstream call: the client span.
     private struct UpstreamCall {
-        package let start: NIODeadline
-        package let method: String
-        package let path: String
-        package var end: (at: NIODeadline, status: Int?, error: String?)?
+        let start: NIODeadline
+        let method: String
+        let path: String
+        var end: (at: NIODeadline, status: Int?, error: String?)?
     }
 
     package init(context: TraceContext, serverSpanID: UInt64, upstreamSpanID: UInt64, tracer: Tracer, request: ServerSpanRequest,

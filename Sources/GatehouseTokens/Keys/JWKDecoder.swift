@@ -39,8 +39,8 @@ package enum JWKDecoder {
     }
 
     private struct Rejection: Error {
-        package let reason: String
-        package init(_ reason: String) { self.reason = reason }
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
     }
 
     private static func decodeKey(

@@ -242,13 +242,13 @@ extension JWSAlgorithm {
 
 /// The unverified header/payload fields a failure may carry for diagnosis (docs/reference.md §8).
 private struct Diagnostics {
-    package static let fieldLimit = 256
+    static let fieldLimit = 256
 
-    package var algorithm: String?
-    package var keyID: String?
-    package var issuer: String?
+    var algorithm: String?
+    var keyID: String?
+    var issuer: String?
 
-    package func failure(_ reason: FailureReason, _ detail: String) -> AuthFailure {
+    func failure(_ reason: FailureReason, _ detail: String) -> AuthFailure {
         var failure = AuthFailure(reason, detail)
         failure.algorithm = algorithm.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
         failure.keyID = keyID.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
