@@ -16,8 +16,9 @@ extension ExchangeStateMachine {
         case decide(ExchangeRequest, recent: VerifiedIdentity?, generation: Int)
         /// Apply a sign-out (`ProxyServices.signOut`) with the body read; report its answer through `answered(_:generation:)`.
         case signOut(OwnEndpoint, VerifiedIdentity, ExchangeRequest, body: [UInt8], generation: Int)
-        /// Go on reading the request body (a sign-out's): it must arrive within `idle_timeout`.
-        case readBody
+        /// Go on reading the request body (a sign-out's), and look again at `until` (`watch(now:legTakesMore:)`): it
+        /// must arrive within `idle_timeout`.
+        case readBody(until: NIODeadline)
         /// Write this answer (already in gRPC form for a gRPC call). If the request has not ended,
         /// its body is left unread: close the connection or reset the stream after it.
         case send(LocalResponse)

@@ -9,8 +9,8 @@ extension ExchangeStateMachine {
         /// Waiting on the gatekeeper (a JWKS refetch, userinfo) or on a sign-out's store and provider; the body that
         /// arrives meanwhile is kept for the upstream leg.
         case waiting(HeldBody)
-        /// A sign-out reading its small body, which may carry a refresh token for the provider.
-        case readingSignOut(OwnEndpoint, VerifiedIdentity, HeldBody)
+        /// A sign-out reading its small body, which may carry a refresh token for the provider, until `bodyDeadline`.
+        case readingSignOut(OwnEndpoint, VerifiedIdentity, HeldBody, bodyDeadline: NIODeadline)
         /// Admitted: handed to the upstream leg once the read that carried the head is over (`forwardsAtReadEnd`).
         case admitted(Gatekeeper.Admission, HeldBody)
         /// Answered here: sent once the request has ended or the read is over (then with its body unread, so the door
@@ -34,7 +34,7 @@ extension ExchangeStateMachine {
         }
     }
 
-    /// A request the upstream leg has: what its deadlines are counted from (`upstreamWatch`). Plain values only: it
+    /// A request the upstream leg has: what its deadlines are counted from (`watch(now:legTakesMore:)`). Plain values only: it
     /// changes with every read and every response chunk, in place, with no reference to count (who the request goes
     /// as is `ExchangeRequest.admission`).
     package struct Forwarding {

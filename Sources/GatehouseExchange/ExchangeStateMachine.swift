@@ -133,10 +133,10 @@ package struct ExchangeStateMachine {
             state = .modifying
             held.append(buffer)
             state = .admitted(admission, held)
-        case .readingSignOut(let endpoint, let identity, var held):
+        case .readingSignOut(let endpoint, let identity, var held, let bodyDeadline):
             state = .modifying
             held.append(buffer)
-            state = .readingSignOut(endpoint, identity, held)
+            state = .readingSignOut(endpoint, identity, held, bodyDeadline: bodyDeadline)
             if held.bytes > SignOutRequest.maxBodyBytes {
                 var response = LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}")
                 response.closeConnection = true
@@ -153,7 +153,7 @@ package struct ExchangeStateMachine {
     package mutating func receivedEnd() -> Action {
         requestEnded = true
         switch state {
-        case .readingSignOut(let endpoint, let identity, let held):
+        case .readingSignOut(let endpoint, let identity, let held, _):
             return signOut(endpoint, identity, held)
         case .answering(let response):
             return send(response)
@@ -171,7 +171,7 @@ package struct ExchangeStateMachine {
         if inHand.rule.auth != .public { records.authNanoseconds = (now - inHand.startedAt).nanoseconds }
         switch verdict {
         case .admit(let admission):
-            if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand, held, wallClock: wallClock) }
+            if let endpoint = inHand.endpoint { return answerEndpoint(endpoint, admission, inHand, held, now: now, wallClock: wallClock) }
             if isInRead && forwardsAtReadEnd {
                 state = .admitted(admission, held)
                 return .none
@@ -213,7 +213,8 @@ package struct ExchangeStateMachine {
     /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a
     /// rejection was counted (and logged) like any other.
     private mutating func answerEndpoint(
-        _ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest, _ held: HeldBody, wallClock: Int64
+        _ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest, _ held: HeldBody, now: NIODeadline,
+        wallClock: Int64
     ) -> Action {
         records.outcome = ("none", .endpoint)
         switch (endpoint, admission) {
@@ -228,8 +229,9 @@ package struct ExchangeStateMachine {
             return answer(LocalResponse.json(.ok, OwnEndpoint.userinfoJSON(identity)))
         case (.signout, .verified(let identity)), (.signoutEverywhere, .verified(let identity)):
             if requestEnded { return signOut(endpoint, identity, held) }
-            state = .readingSignOut(endpoint, identity, held)
-            return .readBody
+            let bodyDeadline = now + inHand.settings.idleTimeout
+            state = .readingSignOut(endpoint, identity, held, bodyDeadline: bodyDeadline)
+            return .readBody(until: bodyDeadline)
         case (.userinfo, _), (.signout, _), (.signoutEverywhere, _):
             // Their rule is `required`: only a verified identity gets here.
             return answer(LocalResponse.json(.unauthorized, "{\"error\":\"invalid_token\"}"))
@@ -288,7 +290,7 @@ package struct ExchangeStateMachine {
 
     /// An upstream leg has the request: its response head must come by the deadline returned, `[upstream] timeout`
     /// after the first leg started. A retry's leg keeps the first one's: the client waits for one answer, not one per
-    /// attempt. (From the head on, the response runs as long as its bytes move: `upstreamWatch`.)
+    /// attempt. (From the head on, the response runs as long as its bytes move: `watch(now:legTakesMore:)`.)
     @discardableResult
     package mutating func upstreamLegStarted(now: NIODeadline) -> NIODeadline? {
         guard let inHand, case .forwarding(var forwarding) = state else { return nil }
@@ -298,7 +300,7 @@ package struct ExchangeStateMachine {
         return deadline
     }
 
-    /// Time for `upstreamWatch`: what moved, when (request bytes: `readBegan(now:)`).
+    /// Time for `watch(now:legTakesMore:)`: what moved, when (request bytes: `readBegan(now:)`).
     package mutating func progressed(_ progress: Progress, now: NIODeadline) {
         guard case .forwarding(var forwarding) = state else { return }
         switch progress {
@@ -309,11 +311,15 @@ package struct ExchangeStateMachine {
     }
 
     /// The upstream's response head was relayed at `now`.
-    package mutating func upstreamResponseStarted(now: NIODeadline) {
-        guard case .forwarding(var forwarding) = state else { return }
+    /// The upstream's response head came: from here the response may run for minutes (gRPC streaming), bounded by
+    /// idle time, not length. Returns when to look again (`watch(now:legTakesMore:)`).
+    @discardableResult
+    package mutating func upstreamResponseStarted(now: NIODeadline) -> NIODeadline? {
+        guard let inHand, case .forwarding(var forwarding) = state else { return nil }
         forwarding.responseStarted = true
         forwarding.lastProgress = now
         state = .forwarding(forwarding)
+        return now + inHand.settings.idleTimeout
     }
 
     /// Whether an interim (1xx) head from the upstream is relayed: to an HTTP/1.1 client, which may wait for

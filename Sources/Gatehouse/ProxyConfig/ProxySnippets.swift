@@ -2,7 +2,6 @@ import Foundation
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
-import GatehouseAuth
 import GatehouseExchange
 import GatehouseExtAuthz
 

@@ -207,24 +207,3 @@ package struct Gatekeeper: Sendable {
             && head.headers.contains(name: "origin") && head.headers.contains(name: "access-control-request-method")
     }
 }
-
-extension FailureReason {
-    /// The refusals of the sender-constraint step (their answer carries the `DPoP` challenge).
-    package var isSenderConstraint: Bool {
-        switch self {
-        case .invalidDPoPProof, .dpopReplay, .useDPoPNonce, .dpopBindingMismatch, .bearerDowngrade, .dpopRequired, .dpopUnavailable: true
-        default: false
-        }
-    }
-}
-
-extension AuthFailure {
-    /// The HTTP status this failure is answered with (docs/reference.md §4).
-    package var status: HTTPResponseStatus {
-        switch reason {
-        case .insufficientScope, .forbidden: .forbidden
-        case .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy: .serviceUnavailable
-        default: .unauthorized
-        }
-    }
-}

@@ -16,7 +16,7 @@ extension StreamDriver: UpstreamLegDelegate {
         let now = NIODeadline.now()
         core.upstreamLegStarted(now: now)
         if let request { trace?.upstreamStarted(at: now, method: request.head.method.rawValue, path: request.target.path) }
-        if case .ahead(let next) = core.upstreamWatch(now: now, legTakesMore: nil) { armWatchdog(at: next) }
+        if case .ahead(let next) = core.watch(now: now, legTakesMore: nil) { armWatchdog(at: next) }
         if let leg = connection.upstream.openIdle(on: transport.eventLoop) { return begin(leg, admission: admission) }
         connection.upstream.open(on: transport.eventLoop) { result in
             guard case .connecting = self.state else {
@@ -69,10 +69,7 @@ extension StreamDriver: UpstreamLegDelegate {
     package func upstreamLegReceivedHead(_ head: ClientResponseHead) {
         guard case .forwarding = state else { return }
         responseStatus = head.statusCode
-        let now = NIODeadline.now()
-        core.upstreamResponseStarted(now: now)
-        // From here the response may run for minutes (gRPC streaming): bounded by idle time, not length.
-        armWatchdog(at: now + services.exchange.idleTimeout)
+        if let next = core.upstreamResponseStarted(now: .now()) { armWatchdog(at: next) }
         transport.writeHead(head, endStream: false, closesConnection: false)
     }
 

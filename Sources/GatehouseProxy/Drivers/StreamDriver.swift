@@ -48,9 +48,9 @@ package final class StreamDriver: ExchangeDriving {
     package var trace: RequestTrace?
     /// The status the client got (its answer's, or the upstream's), for the server span.
     package var responseStatus: Int?
-    /// When to look again: the core's upstream deadlines (`upstreamWatch`: the response head's, idle time once it
-    /// flows, a stalled body) or a sign-out body's. No timer of its own: the transport wakes it
-    /// (`deadlinePassed(now:)`), one timer per connection.
+    /// When to look again, as the core said (`watch(now:legTakesMore:)`: the response head's deadline, idle time once it
+    /// flows, a stalled body, a sign-out's body). No timer of its own: the transport wakes it (`deadlinePassed(now:)`),
+    /// one timer per connection.
     package var deadline: NIODeadline?
 
     package init(connection: Connection, transport: any StreamTransport) {
@@ -192,15 +192,14 @@ package final class StreamDriver: ExchangeDriving {
             endTrace(error: why)
         case .decide, .signOut:
             performDecisionAction(action)
-        case .readBody:
-            // The body must arrive within the same time a request head must (slowloris).
-            armWatchdog(in: services.exchange.idleTimeout)
+        case .readBody(let until):
+            armWatchdog(at: until)
             transport.readRequest()
         case .send(let response):
             send(response)
         case .retry(let admission):
-            // The same request on a new upstream leg (the core's rule said it may go again).
-            if case .forwarding = state, isReplayable { connect(admission) }
+            // The same request on a new upstream leg (the core's rule, told whether it can be replayed, said it may go again).
+            if case .forwarding = state { connect(admission) }
         case .forward(let admission, let body):
             bufferedBody = body
             connect(admission)
@@ -238,11 +237,7 @@ package final class StreamDriver: ExchangeDriving {
 
     // MARK: - Watchdog
 
-    /// Sets the exchange's next deadline; the transport's timer wakes it then.
-    package func armWatchdog(in delay: TimeAmount) {
-        armWatchdog(at: NIODeadline.now() + delay)
-    }
-
+    /// Sets the exchange's next deadline (the core's); the transport's timer wakes it then.
     package func armWatchdog(at next: NIODeadline) {
         deadline = next
         transport.wake(at: next)
@@ -258,23 +253,12 @@ package final class StreamDriver: ExchangeDriving {
     }
 
     private func watchdogFired() {
-        switch state {
-        case .core:
-            // A sign-out body that stopped coming (slowloris).
-            if core.isReadingBody {
-                state = .done
-                transport.finish(completed: false)
-                endTrace(error: "the request body stopped")
-            }
-        case .connecting, .forwarding:
-            switch core.upstreamWatch(now: .now(), legTakesMore: legTakesMore) {
-            case .responseHeadLate: upstreamFailed(.gatewayTimeout)
-            case .stalled: giveUp()
-            case .ahead(let next): armWatchdog(at: next)
-            case .nothing: break
-            }
-        case .done:
-            break
+        switch core.watch(now: .now(), legTakesMore: legTakesMore) {
+        case .responseHeadLate: upstreamFailed(.gatewayTimeout)
+        case .stalled: giveUp("the upstream stalled")
+        case .bodyStopped: giveUp("the request body stopped")
+        case .ahead(let next): armWatchdog(at: next)
+        case .nothing: break
         }
     }
 
@@ -285,11 +269,11 @@ package final class StreamDriver: ExchangeDriving {
     }
 
     /// Cuts the exchange: the leg is given up, the stream reset or the connection closed.
-    private func giveUp() {
+    private func giveUp(_ why: String) {
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
         state = .done
         deadline = nil
         transport.finish(completed: false)
-        endTrace(error: "the upstream stalled")
+        endTrace(error: why)
     }
 }

@@ -4,7 +4,6 @@ package import NIOHTTP1
 package import NIOHTTP2
 import GatehouseSyntax
 package import GatehouseHTTP
-import GatehouseExchange
 
 /// One client stream of a frame-level HTTP/2 connection (`HTTP2ServerConnectionHandler`): its request
 /// frames read by Gatehouse's rules (`HTTP2RequestHeadReader`) into its exchange, its answer written as

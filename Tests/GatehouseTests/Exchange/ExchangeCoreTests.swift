@@ -123,10 +123,15 @@ struct ExchangeCoreTests {
 
         var streamed = Self.core()
         let reading = testbed.run(&streamed, method: .POST, path: "/.gatehouse/signout-everywhere", token: "t", headers: form, ended: false)
-        guard case .readBody = reading.action else {
+        guard case .readBody(let until) = reading.action else {
             Issue.record("the body is read: \(reading.action)")
             return
         }
+        // The body must arrive within the time a head must (slowloris): the core says when to look, and what it finds.
+        let idle = testbed.settings.idleTimeout
+        #expect(until == testbed.now + idle)
+        #expect(streamed.watch(now: testbed.now, legTakesMore: nil) == .ahead(testbed.now + idle))
+        #expect(streamed.watch(now: testbed.now + idle, legTakesMore: nil) == .bodyStopped)
         #expect(streamed.isReadingBody)
         #expect(streamed.receivedBody(ByteBuffer(string: "a=b")).isNone)
         guard case .signOut(.signoutEverywhere, _, _, let read, _) = streamed.receivedEnd() else {

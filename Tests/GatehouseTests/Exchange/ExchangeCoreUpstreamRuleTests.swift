@@ -110,7 +110,7 @@ struct ExchangeCoreUpstreamRuleTests {
         }
     }
 
-    /// The upstream's deadlines are the core's (`upstreamWatch`), on a fake clock: the response head within
+    /// The upstream's deadlines are the core's (`watch(now:legTakesMore:)`), on a fake clock: the response head within
     /// `[upstream] timeout` (then 504); once the head is relayed, `idle_timeout` without a byte either way cuts the
     /// exchange; a request body that stops for `idle_timeout` is cut only while the upstream could take more of it
     /// (a full upstream is Gatehouse's backpressure, not the client's stall: looked at again a second later).
@@ -120,7 +120,7 @@ struct ExchangeCoreUpstreamRuleTests {
         let idle = testbed.settings.idleTimeout
         let timeout = testbed.settings.responseTimeout
         #expect(timeout < idle, "the defaults this test is written for")
-        #expect(ExchangeCoreTests.core().upstreamWatch(now: testbed.now, legTakesMore: true) == .nothing, "no request in hand")
+        #expect(ExchangeCoreTests.core().watch(now: testbed.now, legTakesMore: true) == .nothing, "no request in hand")
 
         // A GET sent whole: only the head's deadline, then idle time.
         var get = ExchangeCoreTests.core()
@@ -130,14 +130,14 @@ struct ExchangeCoreUpstreamRuleTests {
         get.readBegan(now: started)
         #expect(get.readEnded().isNone)
         get.upstreamLegStarted(now: started)
-        #expect(get.upstreamWatch(now: started, legTakesMore: true) == .ahead(started + timeout))
-        #expect(get.upstreamWatch(now: started + timeout, legTakesMore: true) == .responseHeadLate)
+        #expect(get.watch(now: started, legTakesMore: true) == .ahead(started + timeout))
+        #expect(get.watch(now: started + timeout, legTakesMore: true) == .responseHeadLate)
         get.upstreamResponseStarted(now: started + .seconds(1))
-        #expect(get.upstreamWatch(now: started + timeout, legTakesMore: true) == .ahead(started + .seconds(1) + idle),
+        #expect(get.watch(now: started + timeout, legTakesMore: true) == .ahead(started + .seconds(1) + idle),
                 "a response that flows is bounded by idle time, not the timeout")
         get.progressed(.responseBytes, now: started + .seconds(2))
-        #expect(get.upstreamWatch(now: started + .seconds(1) + idle, legTakesMore: true) == .ahead(started + .seconds(2) + idle))
-        #expect(get.upstreamWatch(now: started + .seconds(2) + idle, legTakesMore: true) == .stalled)
+        #expect(get.watch(now: started + .seconds(1) + idle, legTakesMore: true) == .ahead(started + .seconds(2) + idle))
+        #expect(get.watch(now: started + .seconds(2) + idle, legTakesMore: true) == .stalled)
 
         // A body still coming while the response flows (a streaming call): the client's stall is cut.
         var upload = ExchangeCoreTests.core()
@@ -150,12 +150,12 @@ struct ExchangeCoreUpstreamRuleTests {
         upload.upstreamResponseStarted(now: started)
         upload.progressed(.responseBytes, now: started + idle - .seconds(1))
         let stalledAt = started + idle
-        #expect(upload.upstreamWatch(now: started, legTakesMore: true) == .ahead(stalledAt))
-        #expect(upload.upstreamWatch(now: stalledAt, legTakesMore: true) == .stalled)
-        #expect(upload.upstreamWatch(now: stalledAt, legTakesMore: false) == .ahead(stalledAt + .seconds(1)), "the upstream is full")
-        #expect(upload.upstreamWatch(now: stalledAt, legTakesMore: nil) == .ahead(stalledAt + .seconds(1)), "the leg is opening")
+        #expect(upload.watch(now: started, legTakesMore: true) == .ahead(stalledAt))
+        #expect(upload.watch(now: stalledAt, legTakesMore: true) == .stalled)
+        #expect(upload.watch(now: stalledAt, legTakesMore: false) == .ahead(stalledAt + .seconds(1)), "the upstream is full")
+        #expect(upload.watch(now: stalledAt, legTakesMore: nil) == .ahead(stalledAt + .seconds(1)), "the leg is opening")
         upload.progressed(.upstreamTakesMore, now: stalledAt)
-        #expect(upload.upstreamWatch(now: stalledAt, legTakesMore: true) == .ahead(stalledAt + idle - .seconds(1)),
+        #expect(upload.watch(now: stalledAt, legTakesMore: true) == .ahead(stalledAt + idle - .seconds(1)),
                 "the stall clock restarts when the upstream takes more")
     }
 

@@ -1,15 +1,15 @@
-package import NIOHPACK
-package import NIOHTTP1
-import GatehouseSyntax
+public import NIOHPACK
+public import NIOHTTP1
+public import GatehouseSyntax
 
 /// The head of an answer a client gets, on every path (an HTTP/1.1 or HTTP/2 upstream, either door, an ext_authz
 /// answer): an upstream's hop-by-hop fields never reach the client (`HopByHopFields`, the one list; an HTTP/1.1
 /// upstream's head is read by it in `UpstreamResponseHeadParser`, which also drops what its `Connection` names), and
 /// every answer carries Gatehouse's request id, never the upstream's.
-package enum ResponseFields {
+public enum ResponseFields {
     /// An HTTP/2 upstream's response fields as relayed: its pseudo-header fields are not fields, its hop-by-hop ones
     /// and its request id are dropped, Gatehouse's request id is added.
-    package static func relayed(_ block: HPACKHeaders, requestID: String) -> HTTPHeaders {
+    public static func relayed(_ block: HPACKHeaders, requestID: String) -> HTTPHeaders {
         var fields: [(String, String)] = []
         fields.reserveCapacity(block.count + 1)
         for (name, value, _) in block where name.utf8.first != ASCIIByte.colon && name != RequestIDField.name {
@@ -21,7 +21,7 @@ package enum ResponseFields {
 
     /// Whether a field (its name in lower case) is written on an HTTP/2 answer: the HTTP/2 doors' last guard, by
     /// the same list (RFC 9113 §8.2.2's connection-specific fields are among them).
-    package static func isWrittenOnHTTP2(_ lowercasedName: String) -> Bool {
+    @inlinable public static func isWrittenOnHTTP2(_ lowercasedName: String) -> Bool {
         !HopByHopFields.contains(lowercasedName.utf8)
     }
 }

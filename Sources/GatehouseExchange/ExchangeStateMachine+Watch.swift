@@ -1,15 +1,17 @@
 package import NIOCore
 
-/// The deadlines of a request the upstream has: the core's rule, the driver's one timer. The response head must
-/// come within `[upstream] timeout` (504 after); once it has, the response runs as long as bytes move either way and
-/// is cut after `idle_timeout` without any (a zero-window stall, a dead peer); a request body that stops coming for
-/// `idle_timeout` while the upstream could take more is cut too (slowloris), on every door.
+/// The deadlines of a request: the core's rule, the driver's one timer. The response head must come within
+/// `[upstream] timeout` (504 after); once it has, the response runs as long as bytes move either way and is cut after
+/// `idle_timeout` without any (a zero-window stall, a dead peer); a request body that stops coming for `idle_timeout`
+/// while the upstream could take more is cut too (slowloris), on every door, and so is a sign-out's body.
 extension ExchangeStateMachine {
-    package enum UpstreamWatch: Equatable {
+    package enum Watch: Equatable {
         /// No response head within `[upstream] timeout`: answer `upstreamFailed(.gatewayTimeout)`.
         case responseHeadLate
         /// Nothing moved for `idle_timeout`: give the exchange up (reset the stream, close the connection).
         case stalled
+        /// A sign-out's body stopped coming for `idle_timeout` (slowloris): end the exchange incomplete.
+        case bodyStopped
         /// Look again then.
         case ahead(NIODeadline)
         case nothing
@@ -25,7 +27,8 @@ extension ExchangeStateMachine {
 
     /// What the watchdog finds at `now`. `legTakesMore`: whether the upstream leg takes more of the request body
     /// now (nil while it is opening).
-    package func upstreamWatch(now: NIODeadline, legTakesMore: Bool?) -> UpstreamWatch {
+    package func watch(now: NIODeadline, legTakesMore: Bool?) -> Watch {
+        if case .readingSignOut(_, _, _, let bodyDeadline) = state { return bodyDeadline <= now ? .bodyStopped : .ahead(bodyDeadline) }
         guard let inHand, case .forwarding(let forwarding) = state else { return .nothing }
         let idleTimeout = inHand.settings.idleTimeout
         var next: NIODeadline?

@@ -1,4 +1,6 @@
-/// What a refusal says of its reason: the error code of the challenge and the message of the body.
+package import NIOHTTP1
+
+/// What a refusal says of its reason: the status, the error code of the challenge and the message of the body.
 extension FailureReason {
     /// The RFC 6750 §3.1 (or RFC 9449 §7.1) error code a challenge names.
     package var errorCode: String {
@@ -42,6 +44,27 @@ extension FailureReason {
         case .tokenInactive: "The access token is not active."
         case .introspectionUnavailable: "The token issuer cannot be asked about the token now. Please try again."
         case .introspectionBusy: "Too many tokens are being checked with the issuer. Please try again."
+        }
+    }
+}
+
+extension FailureReason {
+    /// The refusals of the sender-constraint step (their answer carries the `DPoP` challenge).
+    package var isSenderConstraint: Bool {
+        switch self {
+        case .invalidDPoPProof, .dpopReplay, .useDPoPNonce, .dpopBindingMismatch, .bearerDowngrade, .dpopRequired, .dpopUnavailable: true
+        default: false
+        }
+    }
+}
+
+extension AuthFailure {
+    /// The HTTP status this failure is answered with (docs/reference.md §4).
+    package var status: HTTPResponseStatus {
+        switch reason {
+        case .insufficientScope, .forbidden: .forbidden
+        case .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy: .serviceUnavailable
+        default: .unauthorized
         }
     }
 }
