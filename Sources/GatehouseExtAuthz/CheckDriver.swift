@@ -84,12 +84,6 @@ package final class CheckDriver: ExchangeDriving {
             performCoreAction(core.receivedMalformedHead(malformed.reason, status: status))
             return
         }
-        // Gatehouse's own endpoints answer on the doors only: a Check for one is refused as an unknown path.
-        if let target = PathNormalizer.normalize(head.uri), OwnEndpoint.isOwn(target.path) {
-            services.metrics.request(routeAuth: "none", outcome: .endpoint)
-            finish(.deny(LocalResponse.json(.notFound, "{\"error\":\"not_found\"}")))
-            return
-        }
         if let deadline {
             self.deadline = coreEventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.deadlinePassed() }
         }

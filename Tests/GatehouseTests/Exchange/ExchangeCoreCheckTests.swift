@@ -48,4 +48,19 @@ struct ExchangeCoreCheckTests {
         #expect(core.decided(.admit(.anonymous), generation: generation, now: testbed.now, wallClock: 0).ignored == .lateReport, "too late")
         #expect(core.callerDeadlinePassed().ignored == .alreadyDecided, "answered once")
     }
+
+    /// Gatehouse's own endpoints answer on the doors only: a Check for one is refused as an unknown path, before any
+    /// token is looked at; the same path through a door is the endpoint.
+    @Test func aCheckForAnOwnEndpointIsAnUnknownPath() throws {
+        var testbed = CoreTestbed()
+        for path in ["/.gatehouse/userinfo", "/.gatehouse/check", "/.gatehouse/jwks", "/.gatehouse/nothing"] {
+            var check = Self.checkCore()
+            let refused = testbed.run(&check, path: path, token: "t")
+            #expect(refused.response?.status == .notFound && refused.outcomes == [.endpoint], "\(path): \(refused.action)")
+            #expect(refused.response?.body == "{\"error\":\"not_found\"}", "\(path)")
+        }
+        var door = ExchangeCoreTests.core()
+        let userinfo = testbed.run(&door, path: "/.gatehouse/userinfo", token: "t")
+        #expect(userinfo.response?.status != .notFound, "a door's request is the endpoint: \(userinfo.action)")
+    }
 }
