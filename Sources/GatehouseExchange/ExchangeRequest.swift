@@ -28,7 +28,7 @@ package final class ExchangeRequest {
     package let settings: ExchangeSettings
     package let startedAt: NIODeadline
     /// Who the request was forwarded as, once admitted: a retry goes as the same.
-    package var admission: Gatekeeper.Admission?
+    var admission: Gatekeeper.Admission?
     /// The client presented the same token as its connection's last verified request.
     package var presentsRecentToken = false
     /// The host routes matched (Host, `:authority`, the decision endpoint's `X-Forwarded-Host`), which a `when` rule
@@ -52,7 +52,7 @@ package final class ExchangeRequest {
 
     package var head: HTTPRequestHead { request.head }
     package var requestID: String { request.requestID }
-    package var routeAuth: String { rule.auth.rawValue }
+    var routeAuth: String { rule.auth.rawValue }
     package var presentedToken: Substring? { token.presentedToken }
 }
 

@@ -42,7 +42,7 @@ package final class Introspector: Sendable {
         settings.tokenPrefix.map { token.hasPrefix($0) } ?? true
     }
 
-    package var hasTokenPrefix: Bool { settings.tokenPrefix != nil }
+    var hasTokenPrefix: Bool { settings.tokenPrefix != nil }
 
     package func introspect(_ token: Substring, now: Int64, on eventLoop: any EventLoop) -> TokenVerifier.Verdict {
         verdicts.judge(token, now: now, on: eventLoop) { [self] key in

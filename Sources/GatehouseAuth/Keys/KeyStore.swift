@@ -81,7 +81,7 @@ public final class KeyStore: Sendable {
     }
 
     package var minRefresh: Duration { settings.minRefresh }
-    package var isRetired: Bool { retiredFlag.load(ordering: .relaxed) }
+    var isRetired: Bool { retiredFlag.load(ordering: .relaxed) }
     package func retire() { retiredFlag.store(true, ordering: .relaxed) }
 
     /// Whether the provider has a key set (of any age): a refresher started for a carried-over

@@ -35,23 +35,23 @@ package final class StreamDriver: ExchangeDriving {
     package let transport: any StreamTransport
     /// The configuration when the driver was made, as its request's head arrived: a reload applies to the next one.
     package let services: ProxyServices
-    package var state = State.core
+    var state = State.core
     package var core: ExchangeStateMachine
     /// Body that arrived while the upstream leg was opening.
-    package var bufferedBody: [ByteBuffer] = []
-    package var requestTrailers: HTTPHeaders?
-    package var bodyForwarded = false
+    var bufferedBody: [ByteBuffer] = []
+    var requestTrailers: HTTPHeaders?
+    var bodyForwarded = false
     /// Whether Gatehouse can send the whole request again: it ended and none of its body went upstream
     /// (a streamed body cannot be replayed).
-    package var isReplayable: Bool { requestEnded && !bodyForwarded }
+    var isReplayable: Bool { requestEnded && !bodyForwarded }
     /// `[tracing]`: this request's spans; nil when tracing is off.
     package var trace: RequestTrace?
     /// The status the client got (its answer's, or the upstream's), for the server span.
-    package var responseStatus: Int?
+    var responseStatus: Int?
     /// When to look again, as the core said (`watch(now:legTakesMore:)`: the response head's deadline, idle time once it
     /// flows, a stalled body, a sign-out's body). No timer of its own: the transport wakes it (`deadlinePassed(now:)`),
     /// one timer per connection.
-    package var deadline: NIODeadline?
+    var deadline: NIODeadline?
 
     package init(connection: Connection, transport: any StreamTransport) {
         self.connection = connection
@@ -64,15 +64,15 @@ package final class StreamDriver: ExchangeDriving {
         self.core = ExchangeStateMachine(speaksGRPC: isHTTP2, forwardsAtReadEnd: isHTTP2)
     }
 
-    package var request: UpstreamRequestHead.Request? { core.inHand?.request }
-    package var requestEnded: Bool { core.requestEnded }
+    var request: UpstreamRequestHead.Request? { core.inHand?.request }
+    var requestEnded: Bool { core.requestEnded }
     package var isDone: Bool {
         if case .done = state { return true }
         return false
     }
 
     /// The response version: HTTP/2 streams ignore it; an HTTP/1.x client gets its own.
-    package var responseVersion: HTTPVersion { transport.clientVersion ?? .http2 }
+    var responseVersion: HTTPVersion { transport.clientVersion ?? .http2 }
 
     /// For an HTTP/2 request, whether a body follows: it did not end before it is forwarded (at the end of the read
     /// that carried its head) or its body is buffered. Nil for an HTTP/1.x request, whose head frames its body.

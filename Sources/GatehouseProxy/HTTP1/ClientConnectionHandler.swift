@@ -32,14 +32,14 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
     /// Who the connection's requests are judged and forwarded for (its peer, its last verified token).
     package let connection: StreamDriver.Connection
     package let eventLoop: any EventLoop
-    package var state = State.awaitingHead
-    package var context: ChannelHandlerContext?
+    var state = State.awaitingHead
+    var context: ChannelHandlerContext?
     /// A keep-alive connection must send its next request head by then (slowloris); a closing one
     /// must have taken its last response by then (a client that stops reading is let go).
-    package var headDeadline: NIODeadline?
+    var headDeadline: NIODeadline?
     /// One timer per connection for the head deadline and the driver's, re-armed lazily when it
     /// fires: a request costs no timer scheduling or cancelling.
-    package var watchdog = WakeTimer()
+    var watchdog = WakeTimer()
     /// Between a read and its read-complete: a local answer may wait for the request's end until then.
     private var isInReadBurst = false
     /// The client shut its sending side: finish the request in flight, then close.
@@ -56,11 +56,11 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
     private var refusedAfterPending: HTTPResponseStatus?
     private var parser: HTTP1RequestParser
     /// Bytes read but not yet parsed: a head still arriving, or what follows a protocol switch.
-    package var unparsed = ByteBuffer()
+    var unparsed = ByteBuffer()
     /// The parser refused the client's bytes: nothing more is parsed on this connection.
     private var parserFailed = false
     /// How the current answer is written (`ClientConnectionHandler+Transport`).
-    package var response = HTTP1ResponseFraming()
+    var response = HTTP1ResponseFraming()
 
     package init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection
@@ -68,7 +68,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
         self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
     }
 
-    package var idleTimeout: TimeAmount { connection.handle.services.exchange.idleTimeout }
+    var idleTimeout: TimeAmount { connection.handle.services.exchange.idleTimeout }
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context

@@ -45,7 +45,7 @@ package final class HTTP2ServerConnectionHandler: ChannelInboundHandler {
         self.driverConnection = driverConnection
     }
 
-    package var isWritable: Bool { context?.channel.isWritable ?? false }
+    var isWritable: Bool { context?.channel.isWritable ?? false }
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context

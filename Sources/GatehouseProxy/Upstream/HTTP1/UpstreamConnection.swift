@@ -19,7 +19,7 @@ package final class UpstreamConnection: ChannelInboundHandler {
 
     package let channel: any Channel
     /// Whether this connection served a request before (a failure on it may be a stale keep-alive).
-    package var isReused = false
+    var isReused = false
     /// Whether any byte of the current request's response arrived: only a connection that said
     /// nothing may be retried (the upstream may have acted on the request otherwise).
     private(set) var answered = false
@@ -29,7 +29,7 @@ package final class UpstreamConnection: ChannelInboundHandler {
     package weak var delegate: (any UpstreamConnectionDelegate)?
     /// The connection's upstream leg, made once and used for each request it serves; let go when the
     /// connection's pipeline goes (the two refer to each other until then).
-    package var leg: HTTP1UpstreamLeg?
+    var leg: HTTP1UpstreamLeg?
     /// Set by the pool while the connection idles in it, told when the upstream closes it.
     package weak var idleIn: UpstreamConnectionPool?
     private var parser = UpstreamResponseParser()

@@ -39,9 +39,9 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler {
         self.output = HTTP2FrameOutput(eventLoop: channel.eventLoop, targetWindow: Self.targetWindow)
     }
 
-    package var eventLoop: any EventLoop { channel.eventLoop }
-    package var allocator: ByteBufferAllocator { channel.allocator }
-    package var isWritable: Bool { channel.isWritable }
+    var eventLoop: any EventLoop { channel.eventLoop }
+    var allocator: ByteBufferAllocator { channel.allocator }
+    var isWritable: Bool { channel.isWritable }
     package var hasRoom: Bool {
         channel.isActive && !isGoingAway && legs.count < maxConcurrentStreams && nextStreamID <= Self.lastStreamID
     }
