@@ -17,6 +17,32 @@ let buildRevision: String = {
     return kept.isEmpty ? "unknown" : String(kept.prefix(64))
 }()
 
+/// The products of the dependencies, by the names targets list them under.
+extension Target.Dependency {
+    static let nioHTTP1: Self = .product(name: "NIOHTTP1", package: "swift-nio")
+    static let nioCore: Self = .product(name: "NIOCore", package: "swift-nio")
+    static let nioHTTP2: Self = .product(name: "NIOHTTP2", package: "swift-nio-http2")
+    static let nioHPACK: Self = .product(name: "NIOHPACK", package: "swift-nio-http2")
+    static let crypto: Self = .product(name: "Crypto", package: "swift-crypto")
+    static let cryptoExtras: Self = .product(name: "_CryptoExtras", package: "swift-crypto")
+    static let tomlKit: Self = .product(name: "TOMLKit", package: "TOMLKit")
+    static let nioConcurrencyHelpers: Self = .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
+    static let logging: Self = .product(name: "Logging", package: "swift-log")
+    static let metrics: Self = .product(name: "Metrics", package: "swift-metrics")
+    static let prometheus: Self = .product(name: "Prometheus", package: "swift-prometheus")
+    static let atomics: Self = .product(name: "Atomics", package: "swift-atomics")
+    static let asyncHTTPClient: Self = .product(name: "AsyncHTTPClient", package: "async-http-client")
+    static let nioPosix: Self = .product(name: "NIOPosix", package: "swift-nio")
+    static let nioSSL: Self = .product(name: "NIOSSL", package: "swift-nio-ssl")
+    static let postgresNIO: Self = .product(name: "PostgresNIO", package: "postgres-nio")
+    static let sqliteNIO: Self = .product(name: "SQLiteNIO", package: "sqlite-nio")
+    static let nioTLS: Self = .product(name: "NIOTLS", package: "swift-nio")
+    static let serviceLifecycle: Self = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+    static let unixSignals: Self = .product(name: "UnixSignals", package: "swift-service-lifecycle")
+    static let argumentParser: Self = .product(name: "ArgumentParser", package: "swift-argument-parser")
+    static let nioEmbedded: Self = .product(name: "NIOEmbedded", package: "swift-nio")
+}
+
 let package = Package(
     name: "gatehouse",
     platforms: [.macOS(.v14)],
@@ -51,7 +77,7 @@ let package = Package(
         // one.
         .target(
             name: "GatehouseSyntax",
-            dependencies: [.product(name: "NIOHTTP1", package: "swift-nio")],
+            dependencies: [.nioHTTP1],
             swiftSettings: upcomingFeatures
         ),
         // Rules: Gatehouse's CEL (parser, checker, cost bound, evaluator) and its linear-time RE2 matcher. Pure
@@ -70,10 +96,10 @@ let package = Package(
             name: "GatehouseHTTP",
             dependencies: [
                 "GatehouseSyntax",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .nioCore,
+                .nioHTTP1,
+                .nioHTTP2,
+                .nioHPACK,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -85,9 +111,9 @@ let package = Package(
             dependencies: [
                 "GatehouseSyntax",
                 "GatehouseRules",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
+                .crypto,
+                .cryptoExtras,
+                .tomlKit,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -99,11 +125,11 @@ let package = Package(
             dependencies: [
                 "GatehouseSyntax",
                 "GatehouseConfig",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .nioCore,
+                .nioHTTP1,
+                .nioConcurrencyHelpers,
+                .crypto,
+                .cryptoExtras,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -117,15 +143,15 @@ let package = Package(
                 "GatehouseConfig",
                 "GatehouseTokens",
                 "CGatehouseBuildInfo",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .nioCore,
+                .nioConcurrencyHelpers,
+                .crypto,
+                .logging,
+                .metrics,
+                .prometheus,
+                .nioHTTP1,
+                .atomics,
+                .asyncHTTPClient,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -141,20 +167,20 @@ let package = Package(
                 "GatehouseConfig",
                 "GatehouseTokens",
                 "GatehouseTelemetry",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .nioCore,
+                .nioPosix,
+                .nioHTTP1,
+                .nioConcurrencyHelpers,
+                .nioSSL,
+                .atomics,
+                .crypto,
+                .cryptoExtras,
+                .logging,
+                .metrics,
+                .prometheus,
+                .asyncHTTPClient,
+                .postgresNIO,
+                .sqliteNIO,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -172,11 +198,11 @@ let package = Package(
                 "GatehouseTokens",
                 "GatehouseTelemetry",
                 "GatehouseAuth",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .nioCore,
+                .nioHTTP1,
+                .nioHPACK,
+                .atomics,
+                .crypto,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -193,18 +219,18 @@ let package = Package(
                 "GatehouseTelemetry",
                 "GatehouseAuth",
                 "GatehouseExchange",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .nioCore,
+                .nioPosix,
+                .nioHTTP1,
+                .nioConcurrencyHelpers,
+                .nioSSL,
+                .nioTLS,
+                .nioHTTP2,
+                .nioHPACK,
+                .atomics,
+                .crypto,
+                .logging,
+                .prometheus,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -219,13 +245,13 @@ let package = Package(
                 "GatehouseAuth",
                 "GatehouseExchange",
                 "GatehouseProxy",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .nioCore,
+                .nioPosix,
+                .nioHTTP1,
+                .nioSSL,
+                .nioHTTP2,
+                .nioHPACK,
+                .prometheus,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -244,23 +270,23 @@ let package = Package(
                 "GatehouseExchange",
                 "GatehouseProxy",
                 "GatehouseExtAuthz",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .nioCore,
+                .nioPosix,
+                .nioHTTP1,
+                .nioConcurrencyHelpers,
+                .nioSSL,
+                .atomics,
+                .crypto,
+                .cryptoExtras,
+                .logging,
+                .metrics,
+                .asyncHTTPClient,
+                .prometheus,
+                .serviceLifecycle,
+                .unixSignals,
+                .tomlKit,
+                .postgresNIO,
+                .sqliteNIO,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -275,11 +301,11 @@ let package = Package(
                 "GatehouseAuth",
                 "GatehouseConfig",
                 "GatehouseTelemetry",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .argumentParser,
+                .logging,
+                .nioPosix,
+                .serviceLifecycle,
+                .unixSignals,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -297,13 +323,13 @@ let package = Package(
                 "GatehouseSyntax",
                 "GatehouseRules",
                 "GatehouseHTTP",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .nioCore,
+                .nioEmbedded,
+                .nioHTTP1,
+                .nioHPACK,
+                .nioConcurrencyHelpers,
+                .crypto,
+                .cryptoExtras,
             ],
             resources: [.copy("Resources/wycheproof"), .copy("Resources/cel")],
             swiftSettings: upcomingFeatures
@@ -322,16 +348,16 @@ let package = Package(
                 "GatehouseSyntax",
                 "GatehouseRules",
                 "GatehouseHTTP",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .asyncHTTPClient,
+                .nioHTTP2,
+                .nioCore,
+                .nioPosix,
+                .nioHTTP1,
+                .nioConcurrencyHelpers,
+                .nioSSL,
+                .crypto,
+                .cryptoExtras,
+                .logging,
             ],
             resources: [.copy("Resources/assertion"), .copy("Resources/dpop"), .copy("Resources/extauthz"), .copy("Resources/grpc"), .copy("Resources/h2"), .copy("Resources/introspection"), .copy("Resources/tracing")],
             swiftSettings: upcomingFeatures
@@ -362,9 +388,9 @@ let fuzzDependencies: [Target.Dependency] = [
     "GatehouseTokens",
     "GatehouseTelemetry",
     "FuzzSupport",
-    .product(name: "NIOCore", package: "swift-nio"),
-    .product(name: "NIOHTTP1", package: "swift-nio"),
-    .product(name: "NIOHPACK", package: "swift-nio-http2"),
+    .nioCore,
+    .nioHTTP1,
+    .nioHPACK,
 ]
 package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
 if Context.environment["GATEHOUSE_FUZZ"] != nil {

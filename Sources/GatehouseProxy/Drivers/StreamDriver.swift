@@ -10,8 +10,9 @@ package import GatehouseExchange
 /// then forwarded over an upstream leg (`UpstreamLeg`, HTTP/1.1 or HTTP/2) with the identity headers, and
 /// the upstream's answer relayed. It frames nothing itself: its transport (`StreamTransport`: an HTTP/2
 /// stream, or the HTTP/1.1 door for the connection's current request) writes the core's answers and the
-/// upstream's response. Connecting, retrying, the upstream's deadlines and local answers live here, once.
-/// A stream's failure never touches the other streams of its connection.
+/// upstream's response. It executes the core's actions, once for both doors: it opens the leg (again for a retry),
+/// arms the one timer at the instant the core names and does what the core finds then, frames a local answer. A
+/// stream's failure never touches the other streams of its connection.
 package final class StreamDriver: ExchangeDriving {
     package enum State {
         /// The core has the request: intake, decision, a local answer or a sign-out.
