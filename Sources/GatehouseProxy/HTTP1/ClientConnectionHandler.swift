@@ -2,7 +2,7 @@ import Foundation
 import Prometheus
 package import NIOCore
 import NIOHTTP1
-package import GatehouseHTTP
+import GatehouseHTTP
 import GatehouseAuth
 import GatehouseExchange
 
