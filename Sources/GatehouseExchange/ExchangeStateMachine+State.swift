@@ -34,9 +34,9 @@ extension ExchangeStateMachine {
         }
     }
 
-    /// A request the upstream leg has: what its deadlines are counted from (`watch(now:legTakesMore:)`). Plain values only: it
-    /// changes with every read and every response chunk, in place, with no reference to count (who the request goes
-    /// as is `ExchangeRequest.admission`).
+    /// A request the upstream leg has: what its deadlines are counted from (`watch(now:legTakesMore:)`). Plain values
+    /// only: it changes with every read and every response chunk, in place, with no reference to count (who the request
+    /// goes as is `ExchangeRequest.admission`).
     package struct Forwarding {
         /// When the upstream's response head must have come (`upstreamLegStarted`); a retry's leg keeps it.
         package var responseDeadline: NIODeadline?

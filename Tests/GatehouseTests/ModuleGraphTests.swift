@@ -41,7 +41,7 @@ struct ModuleGraphTests {
             "Foundation", "NIOCore", "NIOHTTP1", "NIOHPACK", "Atomics", "Crypto", "GatehouseSyntax", "GatehouseRules",
             "GatehouseHTTP", "GatehouseConfig", "GatehouseTokens", "GatehouseTelemetry", "GatehouseAuth",
         ]
-        let forbidden = /\b(?:EventLoop\w*|NIODeadline\.now|Date\(\)|DispatchTime|DispatchQueue|ContinuousClock|Task)\b/
+        let forbidden = /\b(?:EventLoop\w*|NIODeadline\.now\b|Date\(\)|DispatchTime\b|DispatchQueue\b|ContinuousClock\b|Task\b)/
         let root = Self.repository.appendingPathComponent("Sources/GatehouseExchange")
         let files = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
             .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }

@@ -22,7 +22,8 @@ package struct ForwardedClientCertificate: Sendable {
     /// The listener's `client_certificate_header`, believed from its `trusted_proxies`; nil when none is configured.
     package init?(_ listen: ListenSettings) {
         guard let headerName = listen.clientCertificateHeader else { return nil }
-        self.init(headerName: headerName, format: listen.clientCertificateHeaderFormat, trustedProxies: listen.trustedProxies)
+        self.init(
+            headerName: headerName, format: listen.clientCertificateHeaderFormat, trustedProxies: listen.trustedProxies)
     }
 
     package func trusts(_ ip: String) -> Bool {

@@ -36,7 +36,8 @@ package struct SenderConstraints: Sendable {
     package init(
         providerModes: [DPoPMode], proofLifetime: Int64, leeway: Int64, externalOrigin: String?,
         listenerScheme: String, proofMaxBytes: Int, nonces: DPoPNonces?, replay: DPoPReplayCache,
-        sharedReplay: (@Sendable (DPoPReplayCache.Key, _ expiresAt: Int64, any EventLoop) -> EventLoopFuture<Bool>)?, forwardedCertificate: ForwardedClientCertificate?
+        sharedReplay: (@Sendable (DPoPReplayCache.Key, _ expiresAt: Int64, any EventLoop) -> EventLoopFuture<Bool>)?,
+        forwardedCertificate: ForwardedClientCertificate?
     ) {
         self.providerModes = providerModes
         self.proofLifetime = proofLifetime

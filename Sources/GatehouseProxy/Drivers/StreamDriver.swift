@@ -199,7 +199,7 @@ package final class StreamDriver: ExchangeDriving {
         case .send(let response):
             send(response)
         case .retry(let admission):
-            // The same request on a new upstream leg (the core's rule, told whether it can be replayed, said it may go again).
+            // The same request on a new upstream leg: the core's rule, told whether it can be replayed, said it may go again.
             if case .forwarding = state { connect(admission) }
         case .forward(let admission, let body):
             bufferedBody = body

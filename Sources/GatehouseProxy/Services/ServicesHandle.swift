@@ -4,8 +4,8 @@ import GatehouseAuth
 /// The `ProxyServices` new requests start with. A reload swaps in new ones atomically; each
 /// request reads them once, at its head, and keeps them to its end.
 package final class ServicesHandle: Sendable {
-    package final class Box: AtomicReference, Sendable {
-        package let services: ProxyServices
+    final class Box: AtomicReference, Sendable {
+        let services: ProxyServices
         package init(_ services: ProxyServices) { self.services = services }
     }
 
