@@ -70,6 +70,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", .upToNextMinor(from: "1.13.2")),
     ],
     targets: [
+        // nghttp2 (Debian's libnghttp2-dev): the HTTP/2 codec.
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // The wire syntaxes Gatehouse reads and writes, below everything else: ASCII, HTTP field names and values,
         // JSON, base64url, form encoding, protobuf. No I/O. Its API is `public` and what the parsers call per byte
         // `@inlinable`: Swift 6.3 does not inline an `@inlinable package` declaration into another module (seen in
@@ -96,6 +98,7 @@ let package = Package(
             name: "GatehouseHTTP",
             dependencies: [
                 "GatehouseSyntax",
+                "CNGHTTP2",
                 .nioCore,
                 .nioHTTP1,
                 .nioHTTP2,

@@ -152,10 +152,19 @@ public enum HTTP2RequestHeadReader {
     /// A request trailer section, within what its head left of `max_header_bytes`: no pseudo-header, and
     /// the names and values of a head. Any fault resets the stream (its head may be forwarded already).
     public static func readTrailers(_ block: HPACKHeaders, maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
+        readTrailers(fields: block.lazy.map { ($0.name, $0.value) }, count: block.count, maxBytes: maxBytes)
+    }
+
+    /// A trailer section as name-value pairs in the order they came.
+    public static func readTrailers(fields block: [(String, String)], maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
+        readTrailers(fields: block, count: block.count, maxBytes: maxBytes)
+    }
+
+    static func readTrailers<Fields: Sequence<(String, String)>>(fields block: Fields, count: Int, maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
         var fields: [(String, String)] = []
-        fields.reserveCapacity(block.count)
+        fields.reserveCapacity(count)
         var sectionBytes = 0
-        for (name, value, _) in block {
+        for (name, value) in block {
             sectionBytes += name.utf8.count + value.utf8.count + 4
             guard sectionBytes <= maxBytes else { return .failure(.reset("trailer section over max_header_bytes")) }
             guard HTTP2FieldName.isLowerCaseToken(name), !HTTP2FieldName.isConnectionSpecific(name), checkValue(value, of: name) == nil else {

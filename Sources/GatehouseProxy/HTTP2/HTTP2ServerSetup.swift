@@ -5,10 +5,9 @@ package import NIOHTTP2
 import GatehouseHTTP
 import GatehouseExchange
 
-/// The pipeline of a client connection that speaks HTTP/2: NIO's frame codec with its flood
-/// defences (no stream multiplexer), a connection manager for graceful stops and idle connections, a
-/// guard that closes the connections NIO gives up on, and Gatehouse's frame-level connection handler,
-/// which drives the request core per stream (`HTTP2ServerConnectionHandler`, `StreamDriver`).
+/// The pipeline of a client connection that speaks HTTP/2: one handler, `HTTP2ServerConnection` (nghttp2 with
+/// NIO's flood rules, idle and graceful-stop GOAWAYs), which drives the request core per stream (`StreamDriver`).
+/// The settings the ext_authz port's NIO codec shares are here too.
 package struct HTTP2ServerSetup {
     /// Streams a client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
     package static let maxConcurrentStreams = 100
@@ -49,43 +48,17 @@ package struct HTTP2ServerSetup {
     }
 
     package func configure(_ channel: any Channel) throws {
-        let sync = channel.pipeline.syncOperations
-        let manager = Self.connectionManager(channel, idleTimeout: idleTimeout, drainTimeout: drainTimeout)
-        var connection = Self.connectionConfiguration(maxHeaderBytes: maxHeaderBytes)
-        // Gatehouse reads every request block by its own rules, in one place (HTTP2RequestHeadReader): NIO's
-        // would reset `te: Trailers`, and judge names and values a second time. NIO still checks the DATA
-        // against content-length.
-        connection.headerBlockValidation = .disabled
-        // NIO's defaults already bound what the 2023-2024 flood CVEs abuse: RST_STREAM rate
-        // (rapid reset), sequential CONTINUATION frames, buffered control frames (PING/SETTINGS
-        // floods), empty DATA frames; they are kept, with stream errors counted as glitches.
-        // (HTTP2AttackTests attacks each of them with raw frames.)
-        var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = Self.targetWindow
         let handle = self.handle
         let upstream = self.upstream
-        // Between the socket and NIO's handler: NIO only *says* GOAWAY when it gives up on a
-        // connection, and never closes it (see HTTP2ConnectionGuard).
-        let connectionGuard = HTTP2ConnectionGuard(drainTimeout: drainTimeout)
         let tokenMemory = ConnectionTokenMemory()
-        try sync.addHandler(connectionGuard)
-        try sync.addHandler(HTTP2WriteCoalescer())
-        try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream))
-        // Before the manager: it hears of streams through its delegate, for the streams NIO reported open.
-        try sync.addHandler(HTTP2ServerConnectionHandler(
-            eventLoop: channel.eventLoop, connectionGuard: connectionGuard, manager: manager.http2StreamDelegate,
-            targetWindow: Self.targetWindow, idleTimeout: idleTimeout, maxHeaderBytes: maxHeaderBytes
-        ) { peer in
+        let settings = HTTP2ServerConnection.Settings(
+            targetWindow: Self.targetWindow, idleTimeout: idleTimeout, drainTimeout: drainTimeout, maxHeaderBytes: maxHeaderBytes,
+            maxConcurrentStreams: Self.maxConcurrentStreams, headerListCeiling: Self.headerListCeiling(maxHeaderBytes: maxHeaderBytes))
+        try channel.pipeline.syncOperations.addHandler(HTTP2ServerConnection(eventLoop: channel.eventLoop, settings: settings) { peer in
             StreamDriver.Connection(handle: handle, upstream: upstream, peer: peer, tokenMemory: tokenMemory)
         })
-        try sync.addHandler(manager)
-        // The connection is already active: NIO's handler, added now, considers itself activated
-        // and swallows the channelActive the protocol selector fires next, so the manager would
-        // never start its idle timer (a connection that never opens a stream would be kept for
-        // ever). It gets its channelActive from here, once.
-        try sync.context(handlerType: NIOHTTP2Handler.self).fireChannelActive()
-        // HTTP/2 flow control is per stream (streams read by hand, their windows bound what waits);
-        // the connection itself must always be read, or SETTINGS, PING and new streams would stall.
+        // HTTP/2 flow control is per stream (streams read by hand, their windows bound what waits); the
+        // connection itself must always be read, or SETTINGS, PING and new streams would stall.
         try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
     }
 }

@@ -1,25 +1,24 @@
 package import NIOCore
-import NIOHPACK
 package import NIOHTTP1
-package import NIOHTTP2
+import NIOHTTP2
 import GatehouseSyntax
 package import GatehouseHTTP
 
-/// One client stream of a frame-level HTTP/2 connection (`HTTP2ServerConnectionHandler`): its request
-/// frames read by Gatehouse's rules (`HTTP2RequestHeadReader`) into its exchange, its answer written as
-/// frames, with the stream's flow control kept here:
-/// - inbound, frames that arrive while the exchange does not read (deciding, connecting, an upstream
-///   that takes no more) are held, and the stream's window is opened again only as they are handed on;
+/// One client stream of an HTTP/2 connection (`HTTP2ServerConnection`): its header blocks read by Gatehouse's
+/// rules (`HTTP2RequestHeadReader`) into its exchange, its answer handed to the connection's codec, with the
+/// stream's flow control kept here:
+/// - inbound, what arrives while the exchange does not read (deciding, connecting, an upstream that takes no
+///   more) is held, and the stream's window is opened again only as its bytes are handed on (`consumed`);
 /// - outbound, the bytes written and not yet sent make the stream unwritable past `highWatermark`
 ///   (the exchange stops reading the upstream), and a stream whose writes do not move for
 ///   `idle_timeout` is reset (a client that never opens its window).
 package final class HTTP2ServerStream: StreamTransport {
-    package let id: HTTP2StreamID
+    package let id: Int32
     /// Strong: the connection drops the stream from its table once it is closed.
-    private let connection: HTTP2ServerConnectionHandler
+    private let connection: HTTP2ServerConnection
     /// Dropped once the stream is closed (the driver keeps its transport until it is done with it).
     private(set) var driver: StreamDriver?
-    private var flow: HTTP2StreamFlow
+    private var flow: HTTP2StreamFlow<HTTP2StreamPart>
     private var isDelivering = false
     /// The head was refused (400): its body is not handed on.
     private var headRefused = false
@@ -29,13 +28,15 @@ package final class HTTP2ServerStream: StreamTransport {
     /// Writes are pending since then; judged stalled `idle_timeout` after their last progress.
     private var stallWatch = false
     private let idleTimeout: TimeAmount
-    private var heldHead: HPACKHeaders?
+    private var heldHead: [NGHTTP2Session.OutboundField]?
     /// The answer's end, once written (`writeEnd`).
     private var endWritten: EventLoopFuture<Void>?
     /// `[listen] max_header_bytes`: the head's section, then what it leaves for the trailers.
     private var headerBytesLeft: Int
+    /// The head's `content-length`, held against the DATA.
+    private var declaredLength = HTTP2DeclaredLength(declared: nil)
 
-    package init(id: HTTP2StreamID, connection: HTTP2ServerConnectionHandler, driverConnection: StreamDriver.Connection,
+    package init(id: Int32, connection: HTTP2ServerConnection, driverConnection: StreamDriver.Connection,
          targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int) {
         self.id = id
         self.connection = connection
@@ -52,15 +53,10 @@ package final class HTTP2ServerStream: StreamTransport {
 
     // MARK: - Inbound
 
-    /// A frame of this stream, within the connection's read.
-    package func received(_ payload: HTTP2Frame.FramePayload) {
-        guard !isClosed, let payload = flow.arrived(payload) else { return }
-        deliver(payload)
-    }
-
-    /// NIO's report of this stream's inbound window.
-    package func windowChanged(to size: Int) {
-        if let increment = flow.windowChanged(to: size) { connection.sendWindowUpdate(id, increment) }
+    /// A header block or DATA of this stream, within the connection's read.
+    package func received(_ part: HTTP2StreamPart) {
+        guard !isClosed, let part = flow.arrived(part) else { return }
+        deliver(part)
     }
 
     /// The connection's read is over: the exchange reads on only if it asks again.
@@ -75,20 +71,26 @@ package final class HTTP2ServerStream: StreamTransport {
         // Hand on what was held, as one read of its own.
         isDelivering = true
         driver?.readBegan()
-        while !isClosed, let payload = flow.nextHeld() { deliver(payload, readStarted: true) }
+        while !isClosed, let part = flow.nextHeld() { deliver(part, readStarted: true) }
         isDelivering = false
-        if let increment = flow.heldFramesDelivered() { connection.sendWindowUpdate(id, increment) }
+        _ = flow.heldFramesDelivered()  // the window opens as DATA is handed on (`consumed`)
         readComplete()
+        connection.flushSoon()
     }
 
-    private func deliver(_ payload: HTTP2Frame.FramePayload, readStarted: Bool = false) {
+    private func deliver(_ part: HTTP2StreamPart, readStarted: Bool = false) {
         if !readStarted { connection.streamRead(self) }
-        switch payload {
-        case .headers(let headers) where !headRead:
+        switch part {
+        case .fields(let fields, let endStream) where !headRead:
             headRead = true
-            switch HTTP2RequestHeadReader.read(headers.headers, endStream: headers.endStream, maxHeaderBytes: headerBytesLeft) {
+            switch HTTP2RequestHeadReader.read(fields: fields, endStream: endStream, maxHeaderBytes: headerBytesLeft) {
             case .success(let read):
                 headerBytesLeft -= read.sectionBytes
+                declaredLength = HTTP2DeclaredLength(declared: read.head.headers.first(name: "content-length").flatMap { Int($0) })
+                if endStream && !declaredLength.received(0, endStream: true) {
+                    headRefused = true
+                    return malformedBody()
+                }
                 driver?.receivedHead(read.head)
             case .failure(let malformed) where malformed.answer == .reset:
                 headRefused = true
@@ -99,9 +101,10 @@ package final class HTTP2ServerStream: StreamTransport {
                 headRefused = true
                 driver?.receivedMalformedHead(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
             }
-            if headers.endStream { driver?.receivedEnd(trailers: nil) }
-        case .headers(let headers):
-            switch HTTP2RequestHeadReader.readTrailers(headers.headers, maxBytes: headerBytesLeft) {
+            if endStream { driver?.receivedEnd(trailers: nil) }
+        case .fields(let fields, _):
+            guard declaredLength.received(0, endStream: true) else { return malformedBody() }
+            switch HTTP2RequestHeadReader.readTrailers(fields: fields, maxBytes: headerBytesLeft) {
             case .success(let trailers):
                 driver?.receivedEnd(trailers: headRefused ? nil : trailers)
             case .failure:
@@ -109,16 +112,25 @@ package final class HTTP2ServerStream: StreamTransport {
                 driver?.transportClosed()
                 reset(.protocolError)
             }
-        case .data(let data):
-            guard case .byteBuffer(let buffer) = data.data else { return }
-            if buffer.readableBytes > 0 && !headRefused { driver?.receivedBody(buffer) }
-            if data.endStream { driver?.receivedEnd(trailers: nil) }
-        default:
-            break
+        case .data(let buffer, let endStream):
+            guard declaredLength.received(buffer.readableBytes, endStream: endStream) else { return malformedBody() }
+            if buffer.readableBytes > 0 {
+                connection.consumed(id, bytes: buffer.readableBytes)
+                if !headRefused { driver?.receivedBody(buffer) }
+            }
+            if endStream { driver?.receivedEnd(trailers: nil) }
         }
     }
 
-    /// NIO closed the stream (both sides ended, a reset either way, the connection gone).
+    /// DATA that does not add up to the declared `content-length`: malformed, the stream is reset before any of it
+    /// is handed on.
+    private func malformedBody() {
+        driver?.transportClosed()
+        reset(.protocolError)
+        connection.streamErred()
+    }
+
+    /// The stream is closed (both sides ended, a reset either way, the connection gone).
     package func closed() {
         guard !isClosed else { return }
         isClosed = true
@@ -136,17 +148,21 @@ package final class HTTP2ServerStream: StreamTransport {
     /// `closesConnection` is an HTTP/1.1 matter: a stream ends with its answer anyway.
     package func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
         let head = head.asFields
-        var fields = HPACKHeaders()
+        var fields: [NGHTTP2Session.OutboundField] = []
         fields.reserveCapacity(head.headers.count + 1)
-        fields.add(name: ":status", value: String(head.status.code))
+        fields.append((":status", String(head.status.code), true))
         for (name, value) in head.headers {
             let lowered = HTTP2FieldName.lowercased(name)
             if !ResponseFields.isWrittenOnHTTP2(lowered) { continue }  // an upstream's hop-by-hop fields are gone already
             // New on every answer: kept out of the HPACK table (it would only push out what repeats).
-            fields.add(name: lowered, value: value, indexing: lowered == RequestIDField.name ? .nonIndexable : .indexable)
+            fields.append((lowered, value, lowered != RequestIDField.name))
         }
         if endStream {
-            write(.headers(.init(headers: fields, endStream: true)), bytes: 0, promise: nil)
+            // A reset that follows (`finish(completed: false)`) waits for the head: nghttp2 would drop it.
+            let promise = eventLoop.makePromise(of: Void.self)
+            endWritten = promise.futureResult
+            connection.endWhenSent(id, promise: promise)
+            connection.respond(id, fields, hasBody: false)
         } else {
             heldHead = fields
         }
@@ -160,8 +176,9 @@ package final class HTTP2ServerStream: StreamTransport {
     package func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool { false }
 
     package func writeBody(_ buffer: ByteBuffer) {
-        writeHeldHead()
-        write(.data(.init(data: .byteBuffer(buffer))), bytes: buffer.readableBytes, promise: nil)
+        writeHeldHead(hasBody: true)
+        guard !isClosed else { return }
+        connection.queue(id, buffer, promise: track(bytes: buffer.readableBytes, promise: nil))
     }
 
     /// The end is followed to the socket: a reset that follows it (`finish(completed: false)`) waits for it,
@@ -169,27 +186,26 @@ package final class HTTP2ServerStream: StreamTransport {
     package func writeEnd(trailers: HTTPHeaders?) {
         let promise = eventLoop.makePromise(of: Void.self)
         endWritten = promise.futureResult
-        if let trailers {
-            writeHeldHead()
-            write(.headers(.init(headers: HPACKHeaders(httpHeaders: trailers, normalizeHTTPHeaders: true), endStream: true)),
-                  bytes: 0, promise: promise)
-        } else if let head = heldHead {
-            heldHead = nil
-            write(.headers(.init(headers: head, endStream: true)), bytes: 0, promise: promise)
-        } else {
-            write(.data(.init(data: .byteBuffer(allocator.buffer(capacity: 0)), endStream: true)), bytes: 0, promise: promise)
+        guard !isClosed else { return promise.fail(ChannelError.ioOnClosedChannel) }
+        if heldHead != nil && trailers == nil {
+            connection.endWhenSent(id, promise: promise)
+            writeHeldHead(hasBody: false)
+            return
         }
+        writeHeldHead(hasBody: true)
+        let trailerFields = trailers.map { trailers in trailers.map { (HTTP2FieldName.lowercased($0.name), $0.value) } }
+        connection.queueEnd(id, trailers: trailerFields, promise: track(bytes: 0, promise: promise))
     }
 
     package func flush() {
-        writeHeldHead()
+        writeHeldHead(hasBody: true)
         connection.flushSoon()
     }
 
-    private func writeHeldHead() {
+    private func writeHeldHead(hasBody: Bool) {
         guard let head = heldHead else { return }
         heldHead = nil
-        write(.headers(.init(headers: head, endStream: false)), bytes: 0, promise: nil)
+        connection.respond(id, head, hasBody: hasBody)
     }
 
     package func finish(completed: Bool) {
@@ -200,24 +216,18 @@ package final class HTTP2ServerStream: StreamTransport {
 
     /// RST_STREAM: CANCEL when the exchange gave up the stream or the client stopped taking it,
     /// PROTOCOL_ERROR for a malformed request (RFC 9113 §8.1.1).
+    /// The stream is done with at once: nothing more reaches its exchange, whenever the codec sends the reset.
     private func reset(_ code: HTTP2ErrorCode = .cancel) {
         guard !isClosed else { return }
-        connection.write(HTTP2Frame(streamID: id, payload: .rstStream(code)), promise: nil)
+        connection.reset(id, code: UInt32(code.networkCode))
         connection.flushSoon()
+        closed()
     }
 
-    /// Every write that flow control may hold up (DATA, and what is queued behind it) is followed to the
+    /// Every write that flow control may hold up (DATA, and the end queued behind it) is followed to the
     /// socket: its bytes count against the watermarks until then, and writes that do not move for
     /// `idle_timeout` reset the stream. A response head is never held up, so it costs no promise.
-    private func write(_ payload: HTTP2Frame.FramePayload, bytes: Int, promise: EventLoopPromise<Void>?) {
-        guard !isClosed else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        if bytes == 0 && promise == nil {
-            connection.write(HTTP2Frame(streamID: id, payload: payload), promise: nil)
-            return
-        }
+    private func track(bytes: Int, promise: EventLoopPromise<Void>?) -> EventLoopPromise<Void> {
         if flow.pendingWrites == 0 { lastWriteProgress = .now() }
         flow.writing(bytes)
         if !stallWatch {
@@ -226,7 +236,7 @@ package final class HTTP2ServerStream: StreamTransport {
         }
         let written = promise ?? eventLoop.makePromise(of: Void.self)
         written.futureResult.assumeIsolated().whenComplete { _ in self.wrote(bytes) }
-        connection.write(HTTP2Frame(streamID: id, payload: payload), promise: written)
+        return written
     }
 
     private func wrote(_ bytes: Int) {

@@ -17,7 +17,7 @@ struct HTTP2StreamFlowTests {
     }
 
     @Test func framesPassWhileTheReaderReadsAndAreHeldInOrderWhileItDoesNot() {
-        var flow = HTTP2StreamFlow(targetWindow: 1000)
+        var flow = HTTP2StreamFlow<HTTP2Frame.FramePayload>(targetWindow: 1000)
         #expect(Self.size(flow.arrived(Self.data(10))) == 10 && !flow.hasHeldFrames)
         flow.readEnded()
         #expect(flow.arrived(Self.data(1)) == nil && flow.arrived(Self.data(2)) == nil && flow.hasHeldFrames)
@@ -30,7 +30,7 @@ struct HTTP2StreamFlowTests {
     }
 
     @Test func theWindowOpensOnlyAsHeldDataIsHandedOn() {
-        var flow = HTTP2StreamFlow(targetWindow: 1000)
+        var flow = HTTP2StreamFlow<HTTP2Frame.FramePayload>(targetWindow: 1000)
         flow.readEnded()
         #expect(flow.arrived(Self.data(600)) == nil)
         #expect(flow.windowChanged(to: 400) == nil, "600 bytes held still count as sent: the window is not topped up")
@@ -41,7 +41,7 @@ struct HTTP2StreamFlowTests {
     }
 
     @Test func droppedFramesAreGoneAndTheFlowHoldsAgainAfterwards() {
-        var flow = HTTP2StreamFlow(targetWindow: 1000)
+        var flow = HTTP2StreamFlow<HTTP2Frame.FramePayload>(targetWindow: 1000)
         flow.readEnded()
         _ = flow.arrived(Self.data(5))
         flow.dropHeld()

@@ -17,7 +17,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     package var delegate: (any UpstreamLegDelegate)?
     package let id: HTTP2StreamID
     private let connection: HTTP2UpstreamConnection
-    private var flow: HTTP2StreamFlow
+    private var flow: HTTP2StreamFlow<HTTP2Frame.FramePayload>
     private var requestID = ""
     /// The request's END_STREAM went out (with its head, its last DATA or its trailers).
     private var requestEnded = false

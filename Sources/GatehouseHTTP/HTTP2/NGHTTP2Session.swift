@@ -1,0 +1,456 @@
+import CNGHTTP2
+public import NIOCore
+
+/// What an `NGHTTP2Session` tells the connection it serves, from inside `receive` and `send`.
+public protocol NGHTTP2SessionDelegate: AnyObject {
+    /// A frame's header, before its payload: every frame the peer sends passes here first (the flood defences).
+    /// Returns the connection error to end the session with, or nil to go on.
+    func sessionBeginsFrame(_ frame: NGHTTP2Session.FrameHeader) -> HTTP2ConnectionError?
+    /// A header block begins on `stream`: a new stream's first (`opensStream`), or its trailers.
+    func sessionBeginsBlock(of stream: Int32, opensStream: Bool)
+    /// One decoded field of the block being read.
+    func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+    /// The last stream the connection took (its GOAWAY for an error names it, RFC 9113 §6.8).
+    var sessionLastStreamTaken: Int32 { get }
+    /// The block was read whole; a connection error ends the session.
+    func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError?
+    /// DATA bytes (a slice of the input where they lie in it), as they arrive.
+    func sessionReceivedData(of stream: Int32, _ bytes: ByteBuffer)
+    /// A DATA frame was read whole: how many bytes it carried (padding aside), and whether it ended the stream.
+    func sessionEndedData(of stream: Int32, payloadBytes: Int, endStream: Bool) -> HTTP2ConnectionError?
+    /// nghttp2 refused a frame of the peer's at stream level (it resets the stream): a glitch.
+    func sessionRefusedFrame(of stream: Int32) -> HTTP2ConnectionError?
+    func sessionClosed(stream: Int32, errorCode: UInt32)
+    /// A frame that ended `stream` on our side went out.
+    func sessionSentEnd(of stream: Int32)
+    /// How many queued bytes the next DATA frame of `stream` carries (`limit` at most), and whether the answer's
+    /// body ends with them (and with trailers after them).
+    func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn
+    /// The DATA frame's header was written (`sessionWrite`): now `length` queued bytes of `stream`.
+    func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool)
+    /// Serialized frames to write to the socket, in order.
+    func sessionWrite(_ bytes: ByteBuffer)
+}
+
+/// A connection error to end an HTTP/2 session with: GOAWAY with this code and last stream.
+public struct HTTP2ConnectionError: Equatable, Sendable {
+    public var code: UInt32
+    /// Streams up to this one may have been processed; nil: the last one the connection took.
+    public var lastStream: Int32?
+
+    public init(code: UInt32, lastStream: Int32?) {
+        self.code = code
+        self.lastStream = lastStream
+    }
+
+    public static let protocolError: UInt32 = 0x1
+    public static let refusedStream: UInt32 = 0x7
+    public static let compressionError: UInt32 = 0x9
+    public static let enhanceYourCalm: UInt32 = 0xb
+}
+
+/// One HTTP/2 connection's codec: nghttp2 (Debian's libnghttp2) reads the bytes given to `receive` and serializes
+/// what is submitted into `send`, telling its delegate what came and asking it for DATA. HTTP messaging is off
+/// (Gatehouse reads each header block by its own rules, in one place), and so is nghttp2's window update:
+/// the connection says what was consumed (`consume`), so a stream whose reader does not read stays closed.
+public final class NGHTTP2Session {
+    public struct FrameHeader {
+        public var length: Int
+        public var stream: Int32
+        public var type: UInt8
+        public var flags: UInt8
+
+        public init(length: Int, stream: Int32, type: UInt8, flags: UInt8) {
+            self.length = length
+            self.stream = stream
+            self.type = type
+            self.flags = flags
+        }
+
+        public static let data: UInt8 = 0x0
+        public static let headers: UInt8 = 0x1
+        public static let priority: UInt8 = 0x2
+        public static let rstStream: UInt8 = 0x3
+        public static let settings: UInt8 = 0x4
+        public static let ping: UInt8 = 0x6
+        public static let goAway: UInt8 = 0x7
+        public static let continuation: UInt8 = 0x9
+        public static let endStream: UInt8 = 0x1
+        public static let endHeaders: UInt8 = 0x4
+        public static let ack: UInt8 = 0x1
+
+        public var endsStream: Bool { flags & Self.endStream != 0 && (type == Self.data || type == Self.headers) }
+    }
+
+    /// SETTINGS identifiers (RFC 9113 §6.5.2).
+    public enum Setting {
+        public static let maxConcurrentStreams: Int32 = 0x3
+        public static let maxHeaderListSize: Int32 = 0x6
+    }
+
+    public enum DataTurn {
+        /// Nothing queued yet: asked again once `resumeData` is called.
+        case deferred
+        case send(Int, endsBody: Bool, trailers: HTTP2FieldList?)
+    }
+
+    /// A field to send: name, value, and whether it stays out of the HPACK table (new on every answer).
+    public typealias OutboundField = (name: String, value: String, indexed: Bool)
+
+    private var session: OpaquePointer?
+    private unowned(unsafe) let delegate: any NGHTTP2SessionDelegate
+    private let allocator: ByteBufferAllocator
+    /// The input being read: DATA inside it is sliced, not copied.
+    private var input: (base: UnsafeRawPointer, count: Int, buffer: ByteBuffer)?
+    private var output: ByteBuffer?
+    /// What a callback asked to end the session with.
+    private var failure: HTTP2ConnectionError?
+    private var advertisedMaxConcurrentStreams: UInt32?
+
+    public init(server: Bool, delegate: any NGHTTP2SessionDelegate, allocator: ByteBufferAllocator, maxBufferedControlFrames: Int) {
+        self.delegate = delegate
+        self.allocator = allocator
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        defer { nghttp2_option_del(option) }
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_no_http_messaging(option, 1)
+        nghttp2_option_set_max_outbound_ack(option, maxBufferedControlFrames)
+        let callbacks = Self.callbacks
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        if server {
+            nghttp2_session_server_new2(&session, callbacks.pointer, userData, option)
+        } else {
+            nghttp2_session_client_new2(&session, callbacks.pointer, userData, option)
+        }
+    }
+
+    deinit {
+        nghttp2_session_del(session)
+    }
+
+    // MARK: - In
+
+    /// Reads `buffer`; returns the connection error the session ends with, if it must (GOAWAY submitted).
+    public func receive(_ buffer: ByteBuffer) -> HTTP2ConnectionError? {
+        let result = buffer.withUnsafeReadableBytes { bytes -> Int in
+            guard let base = bytes.baseAddress else { return 0 }
+            input = (base, bytes.count, buffer)
+            defer { input = nil }
+            return nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        }
+        guard result < 0 else { return nil }
+        let error = failure ?? Self.connectionError(forReceiveResult: result)
+        failure = nil
+        terminate(error)
+        return error
+    }
+
+    private static func connectionError(forReceiveResult result: Int) -> HTTP2ConnectionError {
+        switch Int32(result) {
+        case NGHTTP2_ERR_FLOODED.rawValue, NGHTTP2_ERR_TOO_MANY_CONTINUATIONS.rawValue:
+            HTTP2ConnectionError(code: HTTP2ConnectionError.enhanceYourCalm, lastStream: 0)
+        case NGHTTP2_ERR_HEADER_COMP.rawValue:
+            HTTP2ConnectionError(code: HTTP2ConnectionError.compressionError, lastStream: nil)
+        default:
+            HTTP2ConnectionError(code: HTTP2ConnectionError.protocolError, lastStream: nil)
+        }
+    }
+
+    /// GOAWAY with the error; the session then wants nothing more (`isDone` once it is sent).
+    public func terminate(_ error: HTTP2ConnectionError) {
+        let last = error.lastStream ?? delegate.sessionLastStreamTaken
+        nghttp2_session_terminate_session2(session, last, error.code)
+    }
+
+    /// The stream's bytes were handed on: its window (and the connection's) may open again.
+    public func consume(_ stream: Int32, bytes: Int) {
+        nghttp2_session_consume_stream(session, stream, bytes)
+    }
+
+    // MARK: - Out
+
+    /// The first SETTINGS. `maxConcurrentStreams` is told the peer but not nghttp2: nghttp2 makes a stream past the
+    /// acknowledged limit a connection error (GOAWAY, the connection closed as soon as it is sent, the streams in
+    /// flight lost with it) where RFC 9113 §5.1.2 asks for a stream error. So nghttp2 is given no limit, the one the
+    /// peer is told is written into the SETTINGS frame on its way out, and the connection refuses the streams past
+    /// it itself (REFUSED_STREAM, `submitReset`).
+    public func submitSettings(_ settings: [(id: Int32, value: UInt32)], maxConcurrentStreams: UInt32) {
+        var entries = settings.map { nghttp2_settings_entry(settings_id: $0.id, value: $0.value) }
+        entries.append(nghttp2_settings_entry(settings_id: Setting.maxConcurrentStreams, value: Self.unlimitedStreams))
+        advertisedMaxConcurrentStreams = maxConcurrentStreams
+        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+    }
+
+    private static let unlimitedStreams = UInt32.max
+
+    /// The first SETTINGS frame's stream limit, as the peer is to read it (`submitSettings`).
+    private func advertiseStreamLimit(in bytes: inout ByteBuffer) {
+        guard let limit = advertisedMaxConcurrentStreams else { return }
+        advertisedMaxConcurrentStreams = nil
+        let start = bytes.readerIndex
+        guard let length = bytes.getInteger(at: start, as: UInt32.self).map({ Int($0 >> 8) }),
+              bytes.getInteger(at: start + 3, as: UInt8.self) == FrameHeader.settings else { return }
+        var entry = start + 9
+        while entry + 6 <= start + 9 + length {
+            if bytes.getInteger(at: entry, as: UInt16.self) == UInt16(Setting.maxConcurrentStreams),
+               bytes.getInteger(at: entry + 2, as: UInt32.self) == Self.unlimitedStreams {
+                bytes.setInteger(limit, at: entry + 2)
+            }
+            entry += 6
+        }
+    }
+
+    /// A response head; with `hasBody`, DATA follows as the delegate queues it (`resumeData`).
+    public func submitResponse(_ stream: Int32, _ fields: [OutboundField], hasBody: Bool) {
+        Self.withNameValues(fields) { nva, count in
+            if hasBody {
+                var provider = nghttp2_data_provider()
+                provider.read_callback = Self.readData
+                nghttp2_submit_response(session, stream, nva, count, &provider)
+            } else {
+                nghttp2_submit_response(session, stream, nva, count, nil)
+            }
+        }
+    }
+
+    public func resumeData(_ stream: Int32) {
+        nghttp2_session_resume_data(session, stream)
+    }
+
+    public func submitReset(_ stream: Int32, code: UInt32) {
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code)
+    }
+
+    /// The first GOAWAY of a graceful close: no stream is refused yet (last stream 2^31-1).
+    public func submitShutdownNotice() {
+        nghttp2_submit_shutdown_notice(session)
+    }
+
+    /// The GOAWAY that names the last stream processed: the session ends once the streams before it are done.
+    public func submitGoAway() {
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session), 0, nil, 0)
+    }
+
+    public func submitPing(_ payload: UInt64) {
+        var opaque = payload.bigEndian
+        _ = withUnsafeBytes(of: &opaque) { nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), $0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
+    }
+
+    /// Serializes everything submitted and flow control lets out, through `sessionWrite` (and DATA payloads
+    /// through `sessionWriteData`).
+    public func send() {
+        while true {
+            var bytes: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &bytes)
+            guard count > 0, let bytes else { break }
+            if output == nil { output = allocator.buffer(capacity: max(count, 512)) }
+            output?.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count))
+        }
+        writeOutput()
+    }
+
+    private func writeOutput() {
+        guard var bytes = output else { return }
+        output = nil
+        advertiseStreamLimit(in: &bytes)
+        nameLastStreamTaken(in: &bytes)
+        delegate.sessionWrite(bytes)
+    }
+
+    /// A GOAWAY names the last stream nghttp2 began to read, though its header block may have been the fault that
+    /// ends the connection: the peer may retry the streams after the last one the connection took (RFC 9113 §6.8),
+    /// so that is the one named. The first GOAWAY of a graceful close (2^31-1, `submitShutdownNotice`) stays.
+    private func nameLastStreamTaken(in bytes: inout ByteBuffer) {
+        var frame = bytes.readerIndex
+        while let word = bytes.getInteger(at: frame, as: UInt32.self) {
+            let length = Int(word >> 8)
+            if bytes.getInteger(at: frame + 3, as: UInt8.self) == FrameHeader.goAway,
+               let named = bytes.getInteger(at: frame + 9, as: UInt32.self).map({ Int32(bitPattern: $0 & 0x7fff_ffff) }),
+               named != Int32.max, named > delegate.sessionLastStreamTaken {
+                bytes.setInteger(UInt32(delegate.sessionLastStreamTaken), at: frame + 9)
+            }
+            frame += 9 + length
+        }
+    }
+
+    /// Nothing more to read or write: every stream is done after a GOAWAY, or the session failed.
+    public var isDone: Bool {
+        nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
+    }
+
+    // MARK: - Callbacks
+
+    fileprivate func beginFrame(_ header: nghttp2_frame_hd) -> Int32 {
+        let frame = FrameHeader(length: header.length, stream: header.stream_id, type: header.type, flags: header.flags)
+        return fail(delegate.sessionBeginsFrame(frame))
+    }
+
+    private func fail(_ error: HTTP2ConnectionError?) -> Int32 {
+        guard let error else { return 0 }
+        failure = error
+        return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
+    }
+
+    fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        let category = frame.pointee.headers.cat
+        delegate.sessionBeginsBlock(of: frame.pointee.hd.stream_id, opensStream: category == NGHTTP2_HCAT_REQUEST || category == NGHTTP2_HCAT_RESPONSE)
+        return 0
+    }
+
+    fileprivate func header(_ frame: UnsafePointer<nghttp2_frame>, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
+        delegate.sessionReceivedField(of: frame.pointee.hd.stream_id, name: name, value: value)
+        return 0
+    }
+
+    fileprivate func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        let header = frame.pointee.hd
+        let endStream = header.flags & FrameHeader.endStream != 0
+        switch header.type {
+        case FrameHeader.headers:
+            return fail(delegate.sessionEndedBlock(of: header.stream_id, endStream: endStream))
+        case FrameHeader.data:
+            let payload = header.length - frame.pointee.data.padlen
+            return fail(delegate.sessionEndedData(of: header.stream_id, payloadBytes: payload, endStream: endStream))
+        default:
+            break
+        }
+        return 0
+    }
+
+    fileprivate func dataChunk(of stream: Int32, _ start: UnsafeRawPointer, count: Int) -> Int32 {
+        nghttp2_session_consume_connection(session, count)
+        var chunk: ByteBuffer
+        if let input, start >= input.base, start + count <= input.base + input.count {
+            chunk = input.buffer.getSlice(at: input.buffer.readerIndex + (start - input.base), length: count)!  // safe: inside the input, just checked
+        } else {
+            chunk = allocator.buffer(capacity: count)
+            chunk.writeBytes(UnsafeRawBufferPointer(start: start, count: count))
+        }
+        delegate.sessionReceivedData(of: stream, chunk)
+        return 0
+    }
+
+    fileprivate func invalidFrame(of stream: Int32) -> Int32 {
+        fail(delegate.sessionRefusedFrame(of: stream))
+    }
+
+    fileprivate func streamClosed(_ stream: Int32, errorCode: UInt32) -> Int32 {
+        delegate.sessionClosed(stream: stream, errorCode: errorCode)
+        return 0
+    }
+
+    fileprivate func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+        let header = frame.pointee.hd
+        let frameHeader = FrameHeader(length: header.length, stream: header.stream_id, type: header.type, flags: header.flags)
+        if frameHeader.endsStream { delegate.sessionSentEnd(of: header.stream_id) }
+        return 0
+    }
+
+    fileprivate func nextData(of stream: Int32, limit: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        switch delegate.sessionNextData(of: stream, limit: limit) {
+        case .deferred:
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        case .send(let count, let endsBody, let trailers):
+            flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue
+            if endsBody {
+                flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+                if let trailers {
+                    flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                    Self.withNameValues(trailers.map { ($0.0, $0.1, true) }) { nva, count in
+                        _ = nghttp2_submit_trailer(session, stream, nva, count)
+                    }
+                }
+            }
+            return count
+        }
+    }
+
+    fileprivate func sendData(_ frame: UnsafeMutablePointer<nghttp2_frame>, header: UnsafePointer<UInt8>, length: Int) -> Int32 {
+        if output == nil { output = allocator.buffer(capacity: 9) }
+        output?.writeBytes(UnsafeRawBufferPointer(start: header, count: 9))
+        writeOutput()
+        let endsStream = frame.pointee.hd.flags & FrameHeader.endStream != 0
+        delegate.sessionWriteData(of: frame.pointee.hd.stream_id, length: length, endsStream: endsStream)
+        return 0
+    }
+
+    // MARK: - nghttp2's C side
+
+    /// Fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps).
+    private static func withNameValues(_ fields: [OutboundField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
+        var storage: [UInt8] = []
+        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
+        for field in fields {
+            storage.append(contentsOf: field.name.utf8)
+            storage.append(contentsOf: field.value.utf8)
+        }
+        storage.withUnsafeMutableBufferPointer { bytes in
+            guard let base = bytes.baseAddress else {
+                var none = nghttp2_nv()
+                return body(&none, 0)
+            }
+            var offset = 0
+            var nva: [nghttp2_nv] = []
+            nva.reserveCapacity(fields.count)
+            for field in fields {
+                let nameCount = field.name.utf8.count
+                let valueCount = field.value.utf8.count
+                let flags = field.indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue
+                nva.append(nghttp2_nv(name: base + offset, value: base + offset + nameCount, namelen: nameCount, valuelen: valueCount, flags: UInt8(flags)))
+                offset += nameCount + valueCount
+            }
+            nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }  // safe: not empty (fields has bytes)
+        }
+    }
+
+    private static let readData: nghttp2_data_source_read_callback = { _, stream, _, limit, flags, _, userData in
+        owningSession(userData).nextData(of: stream, limit: limit, flags: flags!)  // safe: nghttp2 always passes flags
+    }
+
+    /// The callbacks every session shares (nghttp2 copies them into the session).
+    private static let callbacks: CallbackTable = CallbackTable()
+
+    final class CallbackTable: @unchecked Sendable {  // safe: made once, then only read by nghttp2
+        let pointer: OpaquePointer?
+
+        init() {
+            var callbacks: OpaquePointer?
+            nghttp2_session_callbacks_new(&callbacks)
+            nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, userData in
+                owningSession(userData).beginFrame(header!.pointee)
+            }
+            nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+                owningSession(userData).beginHeaders(frame!)
+            }
+            nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
+                owningSession(userData).header(frame!, name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                                         value: UnsafeRawBufferPointer(start: value, count: valueLength))
+            }
+            nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+                owningSession(userData).frameReceived(frame!)
+            }
+            nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, userData in
+                owningSession(userData).dataChunk(of: stream, UnsafeRawPointer(data!), count: length)
+            }
+            nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, _, userData in
+                owningSession(userData).invalidFrame(of: frame!.pointee.hd.stream_id)
+            }
+            nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, userData in
+                owningSession(userData).streamClosed(stream, errorCode: errorCode)
+            }
+            nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+                owningSession(userData).frameSent(frame!)
+            }
+            nghttp2_session_callbacks_set_send_data_callback(callbacks) { _, frame, header, length, _, userData in
+                owningSession(userData).sendData(frame!, header: header!, length: length)
+            }
+            pointer = callbacks
+        }
+    }
+}
+
+/// The session a callback's user data points at (set to it when the session is made).
+private func owningSession(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
+    Unmanaged<NGHTTP2Session>.fromOpaque(userData!).takeUnretainedValue()  // safe: set at creation, never nil
+}

@@ -1,0 +1,368 @@
+package import NIOCore
+package import GatehouseHTTP
+import GatehouseTelemetry
+
+/// The HTTP/2 front door: one client connection, its bytes read and written by nghttp2 (`NGHTTP2Session`), each
+/// stream handed to its `HTTP2ServerStream` (and so to the request core). Around the codec, what Gatehouse adds:
+/// swift-nio-http2's flood rules (`HTTP2FloodDefence`), its idle and graceful-stop GOAWAYs
+/// (`HTTP2ConnectionLifecycle`), the stream windows opened only as their bytes are handed on, and one write and
+/// one flush for everything the streams answered in one read.
+package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2SessionDelegate {
+    package typealias InboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
+
+    /// One stream as the codec sees it: the block being read, the answer's bytes waiting for their DATA frames.
+    final class Slot {
+        let stream: HTTP2ServerStream
+        var fields: HTTP2FieldList = []
+        var queued = CircularBuffer<(bytes: ByteBuffer, promise: EventLoopPromise<Void>?)>(initialCapacity: 2)
+        var queuedBytes = 0
+        var ended = false
+        var trailers: HTTP2FieldList?
+        /// Completed when the frame that ends the stream on our side goes out.
+        var endPromise: EventLoopPromise<Void>?
+
+        init(stream: HTTP2ServerStream) {
+            self.stream = stream
+        }
+    }
+
+    private let settings: Settings
+    private let driverConnection: (ClientPeer) -> StreamDriver.Connection
+    private var session: NGHTTP2Session?
+    private var defence: HTTP2FloodDefence
+    private var lifecycle: HTTP2ConnectionLifecycle?
+    private var slots: [Int32: Slot] = [:]
+    /// Streams that received something in the current read.
+    private var readStreams: [HTTP2ServerStream] = []
+    /// One timer for every stream's deadlines and the connection's own.
+    private var timer = WakeTimer()
+    private var context: ChannelHandlerContext?
+    private var sharedConnection: StreamDriver.Connection?
+    private var isReading = false
+    private var flushPending = false
+    package private(set) var sessionLastStreamTaken: Int32 = 0
+    package let eventLoop: any EventLoop
+    package private(set) var allocator = ByteBufferAllocator()
+
+    package struct Settings {
+        package var targetWindow: Int
+        package var idleTimeout: TimeAmount
+        package var drainTimeout: TimeAmount
+        package var maxHeaderBytes: Int
+        package var maxConcurrentStreams: Int
+        package var headerListCeiling: Int
+    }
+
+    package init(eventLoop: any EventLoop, settings: Settings, driverConnection: @escaping (ClientPeer) -> StreamDriver.Connection) {
+        self.eventLoop = eventLoop
+        self.settings = settings
+        self.defence = HTTP2FloodDefence(headerListCeiling: settings.headerListCeiling)
+        self.driverConnection = driverConnection
+    }
+
+    package var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    package func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        allocator = context.channel.allocator
+        sharedConnection = driverConnection(ClientPeer(channel: context.channel))
+        let session = NGHTTP2Session(server: true, delegate: self, allocator: allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
+        self.session = session
+        session.submitSettings(
+            [(NGHTTP2Session.Setting.maxHeaderListSize, UInt32(settings.headerListCeiling))],
+            maxConcurrentStreams: UInt32(settings.maxConcurrentStreams))
+        lifecycle = HTTP2ConnectionLifecycle(idleTimeout: settings.idleTimeout, drainTimeout: settings.drainTimeout, now: .now())
+        armLifecycle()
+        flushNow()
+    }
+
+    package func handlerRemoved(context: ChannelHandlerContext) {
+        timer.cancel()
+        closeEveryStream()
+        self.context = nil
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        closeEveryStream()
+        context.fireChannelInactive()
+    }
+
+    private func closeEveryStream() {
+        let open = slots.values
+        slots.removeAll()
+        for slot in open { closed(slot) }
+    }
+
+    private func closed(_ slot: Slot) {
+        slot.stream.closed()
+        while let (_, promise) = slot.queued.popFirst() { promise?.fail(ChannelError.ioOnClosedChannel) }
+        slot.endPromise?.fail(ChannelError.ioOnClosedChannel)
+        slot.endPromise = nil
+    }
+
+    // MARK: - Inbound
+
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        isReading = true
+        guard let session else { return }
+        _ = session.receive(unwrapInboundIn(data))
+    }
+
+    /// A stream received something in this read: it hears of the read's end.
+    package func streamRead(_ stream: HTTP2ServerStream) {
+        if !readStreams.contains(where: { $0 === stream }) {
+            readStreams.append(stream)
+            stream.driver?.readBegan()
+        }
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        let read = readStreams
+        readStreams.removeAll(keepingCapacity: true)
+        for stream in read { stream.readComplete() }
+        isReading = false
+        flushNow()
+        context.fireChannelReadComplete()
+    }
+
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            for slot in slots.values { slot.stream.connectionBecameWritable() }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            if let action = lifecycle?.stop(now: .now()) { run(action) }
+        } else if case .inputClosed = event as? ChannelEvent {
+            // HTTP/2 gives a half-closed connection no meaning: closed, not left half-open.
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    // MARK: - The codec's reports
+
+    package func sessionBeginsFrame(_ frame: NGHTTP2Session.FrameHeader) -> HTTP2ConnectionError? {
+        if frame.type == NGHTTP2Session.FrameHeader.ping && frame.flags & NGHTTP2Session.FrameHeader.ack != 0 {
+            if let action = lifecycle?.pingAcknowledged() { run(action) }
+        }
+        return defence.frameBegins(frame, now: NIODeadline.now())
+    }
+
+    package func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {
+        guard opensStream else {
+            slots[stream]?.fields = []
+            return
+        }
+        guard let shared = sharedConnection else { return }
+        guard slots.count < settings.maxConcurrentStreams else {
+            // Past SETTINGS_MAX_CONCURRENT_STREAMS: refused on its own stream, its block decoded for HPACK's sake only.
+            session?.submitReset(stream, code: HTTP2ConnectionError.refusedStream)
+            return
+        }
+        let stream = HTTP2ServerStream(
+            id: stream, connection: self, driverConnection: shared, targetWindow: settings.targetWindow,
+            idleTimeout: settings.idleTimeout, maxHeaderBytes: settings.maxHeaderBytes)
+        slots[stream.id] = Slot(stream: stream)
+        shared.handle.services.metrics.http2StreamOpened()
+        streamsChanged()
+    }
+
+    package func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard defence.fieldDecoded(nameBytes: name.count, valueBytes: value.count) else { return }
+        slots[stream]?.fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+    }
+
+    package func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError? {
+        if let refused = defence.blockEnded() { return refused }
+        guard let slot = slots[stream] else { return nil }
+        let fields = slot.fields
+        slot.fields = []
+        sessionLastStreamTaken = max(sessionLastStreamTaken, stream)
+        slot.stream.received(.fields(fields, endStream: endStream))
+        return nil
+    }
+
+    /// A stream was reset for a fault of the client's (a body that does not match its `content-length`): past
+    /// the flood rules' count, the connection ends.
+    package func streamErred() {
+        if let refused = defence.streamError(now: .now()) { session?.terminate(refused) }
+    }
+
+    package func sessionReceivedData(of stream: Int32, _ bytes: ByteBuffer) {
+        guard let slot = slots[stream] else {
+            session?.consume(stream, bytes: bytes.readableBytes)  // a stream already done: nobody holds its bytes
+            return
+        }
+        slot.stream.received(.data(bytes, endStream: false))
+    }
+
+    package func sessionEndedData(of stream: Int32, payloadBytes: Int, endStream: Bool) -> HTTP2ConnectionError? {
+        if let refused = defence.dataFrameEnded(payloadBytes: payloadBytes, endStream: endStream) { return refused }
+        if endStream { slots[stream]?.stream.received(.data(allocator.buffer(capacity: 0), endStream: true)) }
+        return nil
+    }
+
+    package func sessionRefusedFrame(of stream: Int32) -> HTTP2ConnectionError? {
+        defence.streamError(now: .now())
+    }
+
+    package func sessionClosed(stream: Int32, errorCode: UInt32) {
+        guard let slot = slots.removeValue(forKey: stream) else { return }
+        closed(slot)
+        streamsChanged()
+    }
+
+    package func sessionSentEnd(of stream: Int32) {
+        guard let slot = slots[stream] else { return }
+        slot.endPromise?.succeed()
+        slot.endPromise = nil
+    }
+
+    package func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn {
+        guard let slot = slots[stream] else { return .send(0, endsBody: true, trailers: nil) }
+        let count = min(limit, slot.queuedBytes)
+        if count == 0 && !slot.ended { return .deferred }
+        guard count == slot.queuedBytes && slot.ended else { return .send(count, endsBody: false, trailers: nil) }
+        let trailers = slot.trailers
+        slot.trailers = nil
+        return .send(count, endsBody: true, trailers: trailers)
+    }
+
+    package func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool) {
+        guard let slot = slots[stream], let context else { return }
+        var left = length
+        while left > 0, let (bytes, promise) = slot.queued.popFirst() {
+            if bytes.readableBytes > left {
+                var rest = bytes
+                let part = rest.readSlice(length: left)!  // safe: more than `left` readable
+                slot.queued.prepend((rest, promise))
+                context.write(wrapOutboundOut(part), promise: nil)
+                slot.queuedBytes -= left
+                left = 0
+            } else {
+                left -= bytes.readableBytes
+                slot.queuedBytes -= bytes.readableBytes
+                context.write(wrapOutboundOut(bytes), promise: promise)
+            }
+        }
+        // Empty writes (the end, with no bytes of its own) go with the frame that carries their turn.
+        while let (bytes, promise) = slot.queued.first, bytes.readableBytes == 0, slot.queuedBytes == 0 {
+            _ = slot.queued.popFirst()
+            promise?.succeed()
+        }
+    }
+
+    package func sessionWrite(_ bytes: ByteBuffer) {
+        context?.write(wrapOutboundOut(bytes), promise: nil)
+    }
+
+    // MARK: - What the streams send
+
+    package func respond(_ stream: Int32, _ fields: [NGHTTP2Session.OutboundField], hasBody: Bool) {
+        session?.submitResponse(stream, fields, hasBody: hasBody)
+    }
+
+    /// Completed once the answer's end has gone out (an answer that is one HEADERS frame).
+    package func endWhenSent(_ stream: Int32, promise: EventLoopPromise<Void>) {
+        guard let slot = slots[stream] else { return promise.fail(ChannelError.ioOnClosedChannel) }
+        slot.endPromise = promise
+    }
+
+    package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>) {
+        guard let slot = slots[stream], !slot.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
+        slot.queued.append((bytes, promise))
+        slot.queuedBytes += bytes.readableBytes
+        session?.resumeData(stream)
+    }
+
+    /// The body ends after what is queued, with trailers if any.
+    package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?, promise: EventLoopPromise<Void>) {
+        guard let slot = slots[stream], !slot.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
+        slot.ended = true
+        slot.trailers = trailers
+        slot.queued.append((allocator.buffer(capacity: 0), nil))
+        slot.endPromise = promise
+        session?.resumeData(stream)
+    }
+
+    package func reset(_ stream: Int32, code: UInt32) {
+        session?.submitReset(stream, code: code)
+    }
+
+    /// The stream handed `bytes` of its DATA on: its window opens by them.
+    package func consumed(_ stream: Int32, bytes: Int) {
+        session?.consume(stream, bytes: bytes)
+    }
+
+    /// Sends at the end of the current read, or once at the end of this event-loop turn.
+    package func flushSoon() {
+        guard !flushPending else { return }
+        flushPending = true
+        if !isReading {
+            eventLoop.assumeIsolated().execute {
+                guard self.flushPending else { return }
+                self.flushNow()
+            }
+        }
+    }
+
+    /// What the codec has to send goes out in one write and one flush; a session that is done is closed.
+    private func flushNow() {
+        flushPending = false
+        guard let session, let context else { return }
+        session.send()
+        context.flush()
+        if session.isDone { context.close(promise: nil) }
+    }
+
+    // MARK: - Time
+
+    package func wake(at deadline: NIODeadline) {
+        timer.wake(at: deadline, on: eventLoop, owner: self) { $0.timerFired() }
+    }
+
+    private func timerFired() {
+        timer.fired()
+        let now = NIODeadline.now()
+        var next: NIODeadline?
+        for slot in Array(slots.values) {
+            if let ahead = slot.stream.deadlinePassed(now: now) { next = min(next ?? ahead, ahead) }
+        }
+        if let next { wake(at: next) }
+        if let action = lifecycle?.timePassed(now: now) { run(action) }
+        armLifecycle()
+    }
+
+    private func streamsChanged() {
+        lifecycle?.streamsChanged(open: slots.count, now: .now())
+        armLifecycle()
+    }
+
+    private func armLifecycle() {
+        if let deadline = lifecycle?.nextDeadline { wake(at: deadline) }
+    }
+
+    private func run(_ action: HTTP2ConnectionLifecycle.Action) {
+        switch action {
+        case .announceGoingAway:
+            session?.submitShutdownNotice()
+            session?.submitPing(0x6761_7465_686f_7573)  // "gatehous"
+        case .goAway:
+            session?.submitGoAway()
+        case .close:
+            context?.close(promise: nil)
+            return
+        }
+        armLifecycle()
+        flushSoon()
+    }
+}
