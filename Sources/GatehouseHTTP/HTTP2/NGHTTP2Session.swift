@@ -116,6 +116,10 @@ public final class NGHTTP2Session {
         nghttp2_option_set_no_auto_window_update(option, 1)
         nghttp2_option_set_no_http_messaging(option, 1)
         nghttp2_option_set_max_outbound_ack(option, maxBufferedControlFrames)
+        // Closed streams are dropped at once: nghttp2 1.52 would keep them for RFC 7540's priority tree, up to the
+        // local stream limit, which it is not told (`submitSettings`): without this, every stream a connection
+        // ever had (measured: malloc's time per call up fivefold, 14% of an HTTP/2 GET's throughput).
+        nghttp2_option_set_no_closed_streams(option, 1)
         let callbacks = Self.callbacks
         let userData = Unmanaged.passUnretained(self).toOpaque()
         if server {
@@ -272,6 +276,11 @@ public final class NGHTTP2Session {
             }
             frame += 9 + length
         }
+    }
+
+    /// Whether nghttp2 still holds the stream (open, or kept after it closed).
+    public func holds(stream: Int32) -> Bool {
+        nghttp2_session_find_stream(session, stream) != nil
     }
 
     /// Nothing more to read or write: every stream is done after a GOAWAY, or the session failed.
