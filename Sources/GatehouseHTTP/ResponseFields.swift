@@ -1,4 +1,3 @@
-public import NIOHPACK
 public import NIOHTTP1
 public import GatehouseSyntax
 
@@ -9,10 +8,10 @@ public import GatehouseSyntax
 public enum ResponseFields {
     /// An HTTP/2 upstream's response fields as relayed: its pseudo-header fields are not fields, its hop-by-hop ones
     /// and its request id are dropped, Gatehouse's request id is added.
-    public static func relayed(_ block: HPACKHeaders, requestID: String) -> HTTPHeaders {
+    public static func relayed(_ block: HTTP2FieldList, requestID: String) -> HTTPHeaders {
         var fields: [(String, String)] = []
         fields.reserveCapacity(block.count + 1)
-        for (name, value, _) in block where name.utf8.first != ASCIIByte.colon && name != RequestIDField.name {
+        for (name, value) in block where name.utf8.first != ASCIIByte.colon && name != RequestIDField.name {
             if !HopByHopFields.contains(name.utf8) { fields.append((name, value)) }
         }
         fields.append((RequestIDField.name, requestID))

@@ -1,9 +1,8 @@
 package import NIOCore
-package import NIOHPACK
 package import NIOHTTP1
 import GatehouseSyntax
 import GatehouseRules
-import GatehouseHTTP
+package import GatehouseHTTP
 package import GatehouseConfig
 package import GatehouseTokens
 package import GatehouseTelemetry
@@ -96,13 +95,15 @@ package struct UpstreamRequestHead {
     /// codec turns `Host` into `:authority` and drops what HTTP/2 forbids).
     /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one
     /// Host), then the fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids.
-    package func makeHTTP2Head(_ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, scheme: String) -> HPACKHeaders {
-        var sink = HPACKSink()
+    package func makeHTTP2Head(
+        _ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, scheme: String
+    ) -> [NGHTTP2Session.OutboundField] {
+        var sink = HTTP2FieldSink()
         sink.headers.reserveCapacity(request.head.headers.count + 12)
-        sink.headers.add(name: ":method", value: request.head.method.rawValue)
-        sink.headers.add(name: ":scheme", value: scheme)
-        if let host = request.head.headers.first(name: "host") { sink.headers.add(name: ":authority", value: host) }
-        sink.headers.add(name: ":path", value: request.target.requestURI)
+        sink.headers.append((":method", request.head.method.rawValue, true))
+        sink.headers.append((":scheme", scheme, true))
+        if let host = request.head.headers.first(name: "host") { sink.headers.append((":authority", host, true)) }
+        sink.headers.append((":path", request.target.requestURI, true))
         _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
         writeAdmission(admission, at: now(), into: &sink)
         return sink.headers
@@ -336,10 +337,10 @@ private struct BufferSink: UpstreamFieldSink {
     }
 }
 
-/// An HTTP/2 header block (HTTP/2 upstreams): names in lower case; Host is `:authority` and HTTP/2
-/// frames bodies itself (RFC 9113 §8.2.2, §8.3.1).
-private struct HPACKSink: UpstreamFieldSink {
-    var headers = HPACKHeaders()
+/// An HTTP/2 header block (HTTP/2 upstreams), as the codec takes it: names in lower case; Host is `:authority` and
+/// HTTP/2 frames bodies itself (RFC 9113 §8.2.2, §8.3.1).
+private struct HTTP2FieldSink: UpstreamFieldSink {
+    var headers: [NGHTTP2Session.OutboundField] = []
 
     mutating func add(_ name: String, _ value: String) {
         let lowered = Self.lowercased(name)
@@ -347,7 +348,7 @@ private struct HPACKSink: UpstreamFieldSink {
         // A request id (and a traceparent) is new on every request: kept out of the HPACK table, so that it does not
         // push out the entries that repeat (the token above all, then sent as an index instead of encoded again).
         let unique = lowered == RequestIDField.name || lowered == "traceparent"
-        headers.add(name: lowered, value: value, indexing: unique ? .nonIndexable : .indexable)
+        headers.append((lowered, value, !unique))
     }
 
     /// The names Gatehouse adds on every request, lower-cased once: lower-casing a name over 15 bytes makes a string.
@@ -364,10 +365,10 @@ private struct HPACKSink: UpstreamFieldSink {
 
     /// The one TE value HTTP/2 allows (RFC 9113 §8.2.2).
     mutating func addTrailersAcceptance() {
-        headers.add(name: "te", value: "trailers")
+        headers.append(("te", "trailers", true))
     }
 
     mutating func addForwardedFor(previous: [Substring], clientIP: String) {
-        headers.add(name: "x-forwarded-for", value: previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP)
+        headers.append(("x-forwarded-for", previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP, true))
     }
 }

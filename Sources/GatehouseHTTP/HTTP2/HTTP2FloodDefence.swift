@@ -31,9 +31,13 @@ public struct HTTP2FloodDefence {
     /// The block's fields decoded so far, counted as RFC 7541 §4.1 does (32 bytes more per field).
     private var decodedBytes = 0
 
+    /// Whether RST_STREAM frames count (not from an upstream: it may reset every stream it answered early).
+    private let countsResets: Bool
+
     /// `headerListCeiling`: what one header block may take, encoded or decoded (SETTINGS_MAX_HEADER_LIST_SIZE).
-    public init(headerListCeiling: Int) {
+    public init(headerListCeiling: Int, countsResets: Bool = true) {
         self.headerListCeiling = headerListCeiling
+        self.countsResets = countsResets
     }
 
     private static let calm = HTTP2ConnectionError(code: HTTP2ConnectionError.enhanceYourCalm, lastStream: 0)
@@ -51,7 +55,7 @@ public struct HTTP2FloodDefence {
             blockBytes += frame.length
             if continuations > Self.maxSequentialContinuations { return Self.calm }
         case NGHTTP2Session.FrameHeader.rstStream:
-            if resets.record(now()) { return Self.calm }
+            if countsResets && resets.record(now()) { return Self.calm }
         case NGHTTP2Session.FrameHeader.ping, NGHTTP2Session.FrameHeader.settings, NGHTTP2Session.FrameHeader.priority,
              0xa /* ALTSVC */, 0xc /* ORIGIN */:
             if controlFrames.record(now()) { return Self.calm }

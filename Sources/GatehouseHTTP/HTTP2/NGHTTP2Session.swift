@@ -44,6 +44,7 @@ public struct HTTP2ConnectionError: Equatable, Sendable {
     }
 
     public static let protocolError: UInt32 = 0x1
+    public static let cancel: UInt32 = 0x8
     public static let refusedStream: UInt32 = 0x7
     public static let compressionError: UInt32 = 0x9
     public static let enhanceYourCalm: UInt32 = 0xb
@@ -86,6 +87,7 @@ public final class NGHTTP2Session {
     public enum Setting {
         public static let maxConcurrentStreams: Int32 = 0x3
         public static let maxHeaderListSize: Int32 = 0x6
+        public static let enablePush: Int32 = 0x2
     }
 
     public enum DataTurn {
@@ -179,10 +181,12 @@ public final class NGHTTP2Session {
     /// flight lost with it) where RFC 9113 §5.1.2 asks for a stream error. So nghttp2 is given no limit, the one the
     /// peer is told is written into the SETTINGS frame on its way out, and the connection refuses the streams past
     /// it itself (REFUSED_STREAM, `submitReset`).
-    public func submitSettings(_ settings: [(id: Int32, value: UInt32)], maxConcurrentStreams: UInt32) {
+    public func submitSettings(_ settings: [(id: Int32, value: UInt32)], maxConcurrentStreams: UInt32?) {
         var entries = settings.map { nghttp2_settings_entry(settings_id: $0.id, value: $0.value) }
-        entries.append(nghttp2_settings_entry(settings_id: Setting.maxConcurrentStreams, value: Self.unlimitedStreams))
-        advertisedMaxConcurrentStreams = maxConcurrentStreams
+        if let maxConcurrentStreams {
+            entries.append(nghttp2_settings_entry(settings_id: Setting.maxConcurrentStreams, value: Self.unlimitedStreams))
+            advertisedMaxConcurrentStreams = maxConcurrentStreams
+        }
         nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
     }
 
@@ -216,6 +220,32 @@ public final class NGHTTP2Session {
                 nghttp2_submit_response(session, stream, nva, count, nil)
             }
         }
+    }
+
+    /// A request (client side): its stream id, or nil when no stream may open (the session is ending). With
+    /// `hasBody`, DATA follows as the delegate queues it (`resumeData`).
+    public func submitRequest(_ fields: [OutboundField], hasBody: Bool) -> Int32? {
+        var stream: Int32 = -1
+        Self.withNameValues(fields) { nva, count in
+            if hasBody {
+                var provider = nghttp2_data_provider()
+                provider.read_callback = Self.readData
+                stream = nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+            } else {
+                stream = nghttp2_submit_request(session, nil, nva, count, nil, nil)
+            }
+        }
+        return stream > 0 ? stream : nil
+    }
+
+    /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (100 until its SETTINGS come, nghttp2's default).
+    public var peerMaxConcurrentStreams: Int {
+        Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+    }
+
+    /// The id the next request would get (client side).
+    public var nextStreamID: Int32 {
+        Int32(truncatingIfNeeded: nghttp2_session_get_next_stream_id(session))
     }
 
     public func resumeData(_ stream: Int32) {

@@ -15,10 +15,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     final class Slot {
         let stream: HTTP2ServerStream
         var fields: HTTP2FieldList = []
-        var queued = CircularBuffer<(bytes: ByteBuffer, promise: EventLoopPromise<Void>?)>(initialCapacity: 2)
-        var queuedBytes = 0
-        var ended = false
-        var trailers: HTTP2FieldList?
+        var outbound = HTTP2OutboundQueue()
         /// Completed when the frame that ends the stream on our side goes out.
         var endPromise: EventLoopPromise<Void>?
 
@@ -96,7 +93,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
 
     private func closed(_ slot: Slot) {
         slot.stream.closed()
-        while let (_, promise) = slot.queued.popFirst() { promise?.fail(ChannelError.ioOnClosedChannel) }
+        slot.outbound.fail()
         slot.endPromise?.fail(ChannelError.ioOnClosedChannel)
         slot.endPromise = nil
     }
@@ -229,36 +226,12 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
 
     package func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn {
         guard let slot = slots[stream] else { return .send(0, endsBody: true, trailers: nil) }
-        let count = min(limit, slot.queuedBytes)
-        if count == 0 && !slot.ended { return .deferred }
-        guard count == slot.queuedBytes && slot.ended else { return .send(count, endsBody: false, trailers: nil) }
-        let trailers = slot.trailers
-        slot.trailers = nil
-        return .send(count, endsBody: true, trailers: trailers)
+        return slot.outbound.nextTurn(limit: limit)
     }
 
     package func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool) {
         guard let slot = slots[stream], let context else { return }
-        var left = length
-        while left > 0, let (bytes, promise) = slot.queued.popFirst() {
-            if bytes.readableBytes > left {
-                var rest = bytes
-                let part = rest.readSlice(length: left)!  // safe: more than `left` readable
-                slot.queued.prepend((rest, promise))
-                context.write(wrapOutboundOut(part), promise: nil)
-                slot.queuedBytes -= left
-                left = 0
-            } else {
-                left -= bytes.readableBytes
-                slot.queuedBytes -= bytes.readableBytes
-                context.write(wrapOutboundOut(bytes), promise: promise)
-            }
-        }
-        // Empty writes (the end, with no bytes of its own) go with the frame that carries their turn.
-        while let (bytes, promise) = slot.queued.first, bytes.readableBytes == 0, slot.queuedBytes == 0 {
-            _ = slot.queued.popFirst()
-            promise?.succeed()
-        }
+        slot.outbound.take(length) { bytes, promise in context.write(wrapOutboundOut(bytes), promise: promise) }
     }
 
     package func sessionWrite(_ bytes: ByteBuffer) {
@@ -278,18 +251,15 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     }
 
     package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>) {
-        guard let slot = slots[stream], !slot.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
-        slot.queued.append((bytes, promise))
-        slot.queuedBytes += bytes.readableBytes
+        guard let slot = slots[stream], !slot.outbound.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
+        slot.outbound.append(bytes, promise: promise)
         session?.resumeData(stream)
     }
 
-    /// The body ends after what is queued, with trailers if any.
+    /// The body ends after what is queued, with trailers if any; `promise` completes once the end has gone out.
     package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?, promise: EventLoopPromise<Void>) {
-        guard let slot = slots[stream], !slot.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
-        slot.ended = true
-        slot.trailers = trailers
-        slot.queued.append((allocator.buffer(capacity: 0), nil))
+        guard let slot = slots[stream], !slot.outbound.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
+        slot.outbound.end(trailers: trailers)
         slot.endPromise = promise
         session?.resumeData(stream)
     }

@@ -1,134 +1,128 @@
 package import NIOCore
-package import NIOHTTP2
-import GatehouseHTTP
+package import GatehouseHTTP
 
-/// One multiplexed HTTP/2 connection to the upstream, frame by frame behind NIO's `NIOHTTP2Handler`
-/// (no stream multiplexer): a new leg is a new stream id in Gatehouse's own table, its frames go to
-/// it and its writes to the connection. Watches the upstream's SETTINGS and GOAWAY, counts the
-/// streams open on it, and sends the WINDOW_UPDATEs for what the legs have read.
-package final class HTTP2UpstreamConnection: ChannelInboundHandler {
-    package typealias InboundIn = HTTP2Frame
-    package typealias OutboundOut = HTTP2Frame
+/// One multiplexed HTTP/2 connection to the upstream, its bytes read and written by nghttp2 (`NGHTTP2Session`,
+/// client side): a new leg becomes a stream when it sends its head, its response goes to it, its body to the codec.
+/// Watches the upstream's SETTINGS and GOAWAY, counts the legs on it, and opens each stream's window only as its
+/// leg hands the bytes on (the client's pace reaches the upstream). swift-nio-http2's flood rules apply as on the
+/// client port, but for the RST_STREAM count: an upstream resets every stream it answered before reading its body
+/// (nginx answering a gRPC call), which is not a flood.
+package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2SessionDelegate {
+    package typealias InboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     /// Each stream's and the connection's receive window.
     package static let targetWindow = 65535
+    /// What one response block may take, encoded or decoded.
+    package static let headerListCeiling = 64 << 10
     /// Client stream ids are odd and end at 2^31 - 1: a connection near the end takes no new streams.
-    private static let lastStreamID = Int(Int32.max) - 2
+    private static let lastStreamID = Int32.max - 2
+
+    /// One stream as the codec sees it: the block being read, the request body waiting for its DATA frames.
+    final class Slot {
+        let leg: HTTP2UpstreamLeg
+        var fields: HTTP2FieldList = []
+        var outbound = HTTP2OutboundQueue()
+
+        init(leg: HTTP2UpstreamLeg) {
+            self.leg = leg
+        }
+    }
 
     package let channel: any Channel
     package let scheme: String
     package weak var pool: HTTP2UpstreamPool?
     private var context: ChannelHandlerContext?
-    private var legs: [HTTP2StreamID: HTTP2UpstreamLeg] = [:]
+    private var session: NGHTTP2Session?
+    private var defence = HTTP2FloodDefence(headerListCeiling: HTTP2UpstreamConnection.headerListCeiling, countsResets: false)
+    private var slots: [Int32: Slot] = [:]
+    /// Legs handed out that have not sent their head yet (no stream id until then).
+    private var unstartedLegs = 0
     private var readLegs: [HTTP2UpstreamLeg] = []
-    private let output: HTTP2FrameOutput
-    private var nextStreamID = 1
-    /// Until the upstream's first SETTINGS says otherwise (RFC 9113 §6.5.2: unlimited; 100 is
-    /// what most servers announce).
-    private var maxConcurrentStreams = 100
+    private var isReading = false
+    private var flushPending = false
     private var isGoingAway = false
+    package private(set) var sessionLastStreamTaken: Int32 = 0
 
-    /// Succeeds once the connection is active and NIO has written the preface: no stream may open before. (Bound to
-    /// the connection's loop: the handler is not Sendable, the future's value must be.)
+    /// Succeeds once the connection is active and its preface is written: no stream may open before. (Bound to the
+    /// connection's loop: the handler is not Sendable, the future's value must be.)
     package let activated: EventLoopPromise<NIOLoopBound<HTTP2UpstreamConnection>>
 
     package init(channel: any Channel, isTLS: Bool) {
         self.channel = channel
         self.scheme = isTLS ? "https" : "http"
         self.activated = channel.eventLoop.makePromise()
-        self.output = HTTP2FrameOutput(eventLoop: channel.eventLoop, targetWindow: Self.targetWindow)
     }
 
     var eventLoop: any EventLoop { channel.eventLoop }
     var allocator: ByteBufferAllocator { channel.allocator }
     var isWritable: Bool { channel.isWritable }
     package var hasRoom: Bool {
-        channel.isActive && !isGoingAway && legs.count < maxConcurrentStreams && nextStreamID <= Self.lastStreamID
+        guard channel.isActive, !isGoingAway, let session else { return false }
+        return slots.count + unstartedLegs < session.peerMaxConcurrentStreams && session.nextStreamID <= Self.lastStreamID
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        output.attach(context)
-        if context.channel.isActive { activated.succeed(NIOLoopBound(self, eventLoop: context.eventLoop)) }
+        if context.channel.isActive { start(context) }
     }
 
     package func channelActive(context: ChannelHandlerContext) {
         context.fireChannelActive()
+        start(context)
+    }
+
+    private func start(_ context: ChannelHandlerContext) {
+        guard session == nil else { return }
+        let session = NGHTTP2Session(
+            server: false, delegate: self, allocator: context.channel.allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
+        self.session = session
+        session.submitSettings([(NGHTTP2Session.Setting.enablePush, 0)], maxConcurrentStreams: nil)
+        flushNow()
         activated.succeed(NIOLoopBound(self, eventLoop: context.eventLoop))
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
         activated.fail(ChannelError.ioOnClosedChannel)
         failEveryLeg()
-        output.attach(nil)
         self.context = nil
     }
 
-    /// A leg on a new stream; the stream opens with the leg's first write (its HEADERS).
+    /// A leg for a new stream; the stream opens with the leg's head (`submitRequest`).
     package func openStream(_ completion: HTTP2UpstreamPool.Completion) {
-        let id = HTTP2StreamID(nextStreamID)
-        nextStreamID += 2
-        let leg = HTTP2UpstreamLeg(id: id, connection: self, targetWindow: Self.targetWindow)
-        legs[id] = leg
-        completion(.success(leg))
+        unstartedLegs += 1
+        completion(.success(HTTP2UpstreamLeg(connection: self)))
     }
 
-    /// A leg given up before its first write: its stream id is skipped (RFC 9113 §5.1.1).
+    /// A leg given up before it sent its head.
     package func discard(_ leg: HTTP2UpstreamLeg) {
-        legs.removeValue(forKey: leg.id)
-        if isGoingAway && legs.isEmpty { channel.close(promise: nil) }
+        unstartedLegs -= 1
+        closeIfGoneAway()
+    }
+
+    private func closeIfGoneAway() {
+        if isGoingAway && slots.isEmpty && unstartedLegs == 0 { channel.close(promise: nil) }
     }
 
     // MARK: - Inbound
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        output.readBegan()
-        let frame = unwrapInboundIn(data)
-        if frame.streamID != .rootStream {
-            guard let leg = legs[frame.streamID] else { return }
-            if !readLegs.contains(where: { $0 === leg }) { readLegs.append(leg) }
-            leg.received(frame.payload)
-            return
-        }
-        switch frame.payload {
-        case .settings(.settings(let settings)):
-            for setting in settings where setting.parameter == .maxConcurrentStreams {
-                maxConcurrentStreams = setting.value
-            }
-        case .goAway:
-            // Streams the upstream never processed are refused (and retried by their exchanges);
-            // new ones go to another connection.
-            isGoingAway = true
-            pool?.connectionClosed(self)
-        default:
-            break
-        }
+        isReading = true
+        if session?.receive(unwrapInboundIn(data)) != nil { leave() }
     }
 
     package func channelReadComplete(context: ChannelHandlerContext) {
         let read = readLegs
         readLegs.removeAll(keepingCapacity: true)
         for leg in read { leg.readComplete() }
-        output.readEnded()
+        isReading = false
+        flushNow()
         context.fireChannelReadComplete()
-    }
-
-    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        switch HTTP2StreamEvent(event) {
-        case .closed(let closed):
-            if let leg = legs.removeValue(forKey: closed.streamID) { leg.closed(refused: closed.reason == .refusedStream) }
-            if isGoingAway && legs.isEmpty { context.close(promise: nil) }
-        case .windowUpdated(let window):
-            if let (stream, size) = output.windowUpdated(window) { legs[stream]?.windowChanged(to: size) }
-        case .created, .other:
-            break
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            for leg in legs.values { leg.connectionBecameWritable() }
+            for slot in slots.values { slot.leg.connectionBecameWritable() }
         }
         context.fireChannelWritabilityChanged()
     }
@@ -141,28 +135,157 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler {
     }
 
     package func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A stream error resets that stream only (NIO reports its close); anything else ends the connection.
-        if error is NIOHTTP2Errors.StreamError { return }
         context.close(promise: nil)
     }
 
     private func failEveryLeg() {
-        let open = legs.values
-        legs.removeAll()
-        for leg in open { leg.closed(refused: false) }
+        let open = slots.values
+        slots.removeAll()
+        for slot in open {
+            slot.outbound.fail()
+            slot.leg.closed(refused: false)
+        }
     }
 
-    // MARK: - Outbound
-
-    package func write(_ frame: HTTP2Frame, promise: EventLoopPromise<Void>?) {
-        output.write(frame, promise: promise)
+    /// No new stream goes on this connection: it leaves the pool, and closes once its streams are done.
+    private func leave() {
+        guard !isGoingAway else { return }
+        isGoingAway = true
+        pool?.connectionClosed(self)
     }
 
+    // MARK: - The codec's reports
+
+    package func sessionBeginsFrame(_ frame: NGHTTP2Session.FrameHeader) -> HTTP2ConnectionError? {
+        // Streams the upstream never processed are refused (and retried by their exchanges); new ones go elsewhere.
+        if frame.type == NGHTTP2Session.FrameHeader.goAway { leave() }
+        return defence.frameBegins(frame, now: NIODeadline.now())
+    }
+
+    package func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {
+        slots[stream]?.fields = []
+    }
+
+    package func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard defence.fieldDecoded(nameBytes: name.count, valueBytes: value.count) else { return }
+        slots[stream]?.fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+    }
+
+    package func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError? {
+        if let refused = defence.blockEnded() { return refused }
+        guard let slot = slots[stream] else { return nil }
+        let fields = slot.fields
+        slot.fields = []
+        legRead(slot.leg)
+        slot.leg.received(.fields(fields, endStream: endStream))
+        return nil
+    }
+
+    package func sessionReceivedData(of stream: Int32, _ bytes: ByteBuffer) {
+        guard let slot = slots[stream] else {
+            session?.consume(stream, bytes: bytes.readableBytes)
+            return
+        }
+        legRead(slot.leg)
+        slot.leg.received(.data(bytes, endStream: false))
+    }
+
+    package func sessionEndedData(of stream: Int32, payloadBytes: Int, endStream: Bool) -> HTTP2ConnectionError? {
+        if let refused = defence.dataFrameEnded(payloadBytes: payloadBytes, endStream: endStream) { return refused }
+        if endStream, let slot = slots[stream] {
+            legRead(slot.leg)
+            slot.leg.received(.data(allocator.buffer(capacity: 0), endStream: true))
+        }
+        return nil
+    }
+
+    private func legRead(_ leg: HTTP2UpstreamLeg) {
+        if !readLegs.contains(where: { $0 === leg }) { readLegs.append(leg) }
+    }
+
+    package func sessionRefusedFrame(of stream: Int32) -> HTTP2ConnectionError? {
+        defence.streamError(now: .now())
+    }
+
+    package func sessionClosed(stream: Int32, errorCode: UInt32) {
+        guard let slot = slots.removeValue(forKey: stream) else { return }
+        slot.outbound.fail()
+        slot.leg.closed(refused: errorCode == HTTP2ConnectionError.refusedStream)
+        closeIfGoneAway()
+    }
+
+    package func sessionSentEnd(of stream: Int32) {}
+
+    package func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn {
+        guard let slot = slots[stream] else { return .send(0, endsBody: true, trailers: nil) }
+        return slot.outbound.nextTurn(limit: limit)
+    }
+
+    package func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool) {
+        guard let slot = slots[stream], let context else { return }
+        slot.outbound.take(length) { bytes, promise in context.write(wrapOutboundOut(bytes), promise: promise) }
+    }
+
+    package func sessionWrite(_ bytes: ByteBuffer) {
+        context?.write(wrapOutboundOut(bytes), promise: nil)
+    }
+
+    // MARK: - What the legs send
+
+    /// The leg's head: its stream opens now. Nil when the codec took no stream (the connection is ending).
+    package func submitRequest(_ leg: HTTP2UpstreamLeg, _ fields: [NGHTTP2Session.OutboundField], hasBody: Bool) -> Int32? {
+        unstartedLegs -= 1
+        guard let session, let stream = session.submitRequest(fields, hasBody: hasBody) else {
+            closeIfGoneAway()
+            return nil
+        }
+        slots[stream] = Slot(leg: leg)
+        sessionLastStreamTaken = stream
+        return stream
+    }
+
+    package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard let slot = slots[stream], !slot.outbound.ended else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        slot.outbound.append(bytes, promise: promise)
+        session?.resumeData(stream)
+    }
+
+    package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?) {
+        guard let slot = slots[stream], !slot.outbound.ended else { return }
+        slot.outbound.end(trailers: trailers)
+        session?.resumeData(stream)
+    }
+
+    package func reset(_ stream: Int32, code: UInt32) {
+        session?.submitReset(stream, code: code)
+        flushSoon()
+    }
+
+    /// The leg handed `bytes` of the response on: the stream's window opens by them.
+    package func consumed(_ stream: Int32, bytes: Int) {
+        session?.consume(stream, bytes: bytes)
+    }
+
+    /// Sends at the end of the current read, or once at the end of this event-loop turn.
     package func flushSoon() {
-        output.flushSoon()
+        guard !flushPending else { return }
+        flushPending = true
+        if !isReading {
+            eventLoop.assumeIsolated().execute {
+                guard self.flushPending else { return }
+                self.flushNow()
+            }
+        }
     }
 
-    package func sendWindowUpdate(_ stream: HTTP2StreamID, _ increment: Int) {
-        output.sendWindowUpdate(stream, increment)
+    private func flushNow() {
+        flushPending = false
+        guard let session, let context else { return }
+        session.send()
+        context.flush()
+        if session.isDone { context.close(promise: nil) }
     }
 }

@@ -1,6 +1,4 @@
 package import NIOCore
-import NIOHTTP1
-import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import GatehouseHTTP
@@ -73,20 +71,9 @@ package final class HTTP2UpstreamPool {
                     if let tls = target.tls {
                         try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: target.serverName))
                     }
-                    try sync.addHandler(HTTP2WriteCoalescer())
-                    // Frame by frame, no stream multiplexer: the upstream opens no streams of its own. NIO's header
-                    // validation is off: Gatehouse builds every request it sends from fields its own readers accepted
-                    // (validating them again showed in profiles of HTTP/2 forwards), and reads the responses by its own
-                    // rules (`HTTP2UpstreamLeg.isWellFormed`).
-                    var connection = NIOHTTP2Handler.ConnectionConfiguration()
-                    connection.headerBlockValidation = .disabled
-                    // NIO counts every RST_STREAM against a rapid-reset budget (200 in 30 s) and ends the connection
-                    // past it. An upstream that resets each stream once it has answered (NO_ERROR: nginx answering a
-                    // gRPC call before reading its body) spent it in 200 requests, and the pool reconnected every
-                    // 200 requests. Upstreams are the operator's: only a burst no server sends (200 within 1 ms) counts.
-                    var streams = NIOHTTP2Handler.StreamConfiguration()
-                    streams.streamResetFrameRateLimit.windowLength = .milliseconds(1)
-                    try sync.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: connection, streamConfiguration: streams))
+                    // nghttp2 behind one handler: no stream multiplexer (the upstream opens no streams of its own),
+                    // Gatehouse builds every request it sends from fields its own readers accepted, and reads the
+                    // responses by its own rules (`HTTP2UpstreamLeg.isWellFormed`).
                     try sync.addHandler(HTTP2UpstreamConnection(channel: channel, isTLS: isTLS))
                 }
             }

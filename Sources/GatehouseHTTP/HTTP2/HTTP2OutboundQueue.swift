@@ -1,0 +1,64 @@
+public import NIOCore
+
+/// What one stream of an nghttp2 connection has to send after its HEADERS, waiting for its DATA frames: the body's
+/// buffers with the promises that follow them to the socket, and its end (with trailers, if any). nghttp2 asks how
+/// much the next frame carries (`nextTurn`), then the connection writes that much of it as slices (`take`).
+public struct HTTP2OutboundQueue {
+    @usableFromInline var queued = CircularBuffer<(bytes: ByteBuffer, promise: EventLoopPromise<Void>?)>(initialCapacity: 2)
+    @usableFromInline var queuedBytes = 0
+    public private(set) var ended = false
+    @usableFromInline var trailers: HTTP2FieldList?
+
+    public init() {}
+
+    public mutating func append(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        queued.append((bytes, promise))
+        queuedBytes += bytes.readableBytes
+    }
+
+    /// The body ends after what is queued, with `trailers` if any.
+    public mutating func end(trailers: HTTP2FieldList?) {
+        ended = true
+        self.trailers = trailers
+    }
+
+    /// How much the next DATA frame carries, `limit` at most.
+    public mutating func nextTurn(limit: Int) -> NGHTTP2Session.DataTurn {
+        let count = min(limit, queuedBytes)
+        if count == 0 && !ended { return .deferred }
+        guard count == queuedBytes && ended else { return .send(count, endsBody: false, trailers: nil) }
+        let trailers = self.trailers
+        self.trailers = nil
+        return .send(count, endsBody: true, trailers: trailers)
+    }
+
+    /// `length` bytes off the front, each piece handed to `write` with the promise of a buffer it completes; an empty
+    /// buffer goes with the frame that carries the bytes before it.
+    public mutating func take(_ length: Int, _ write: (ByteBuffer, EventLoopPromise<Void>?) -> Void) {
+        var left = length
+        while left > 0, let (bytes, promise) = queued.popFirst() {
+            if bytes.readableBytes > left {
+                var rest = bytes
+                let part = rest.readSlice(length: left)!  // safe: more than `left` readable
+                queued.prepend((rest, promise))
+                write(part, nil)
+                queuedBytes -= left
+                left = 0
+            } else {
+                left -= bytes.readableBytes
+                queuedBytes -= bytes.readableBytes
+                write(bytes, promise)
+            }
+        }
+        while queuedBytes == 0, let (bytes, promise) = queued.first, bytes.readableBytes == 0 {
+            _ = queued.popFirst()
+            promise?.succeed()
+        }
+    }
+
+    /// The stream is gone: nothing queued will be written.
+    public mutating func fail() {
+        while let (_, promise) = queued.popFirst() { promise?.fail(ChannelError.ioOnClosedChannel) }
+        queuedBytes = 0
+    }
+}
