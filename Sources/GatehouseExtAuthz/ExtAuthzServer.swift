@@ -73,26 +73,19 @@ package struct ExtAuthzServer {
         try sync.addHandler(ExtAuthzHTTP1Handler(context: context))
     }
 
-    /// Frame by frame, as on the client port (`HTTP2ServerSetup`): NIO's codec and flood defences, the guard that
-    /// closes what NIO gives up on, Gatehouse's stream table, and the manager for idle connections and graceful stops.
+    /// As on the client port (`HTTP2ServerSetup`): one `HTTP2ServerConnection` (nghttp2 with NIO's flood rules, idle and
+    /// graceful-stop GOAWAYs), whose streams are Checks (`ExtAuthzHTTP2Stream`).
     private static func configureHTTP2(_ channel: any Channel, context: ExtAuthzContext, idleTimeout: TimeAmount, drainTimeout: TimeAmount) throws {
-        let sync = channel.pipeline.syncOperations
-        let manager = HTTP2ServerSetup.connectionManager(channel, idleTimeout: idleTimeout, drainTimeout: drainTimeout)
-        let connectionGuard = HTTP2ConnectionGuard(drainTimeout: drainTimeout)
-        var stream = NIOHTTP2Handler.StreamConfiguration()
-        stream.targetWindowSize = HTTP2ServerSetup.targetWindow
-        try sync.addHandler(connectionGuard)
-        try sync.addHandler(HTTP2WriteCoalescer())
-        var connection = HTTP2ServerSetup.connectionConfiguration(maxHeaderBytes: context.maxHeaderBytes)
-        // Every request block is read by the client port's reader (`ExtAuthzHTTP2Handler.respond`), as there: NIO would
-        // judge it a second time, and its own answers' too.
-        connection.headerBlockValidation = .disabled
-        try sync.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream))
-        try sync.addHandler(ExtAuthzHTTP2Handler(
-            context: context, eventLoop: channel.eventLoop, idleTimeout: idleTimeout, connectionGuard: connectionGuard,
-            manager: manager.http2StreamDelegate))
-        try sync.addHandler(manager)
-        // As on the client port: NIO's handler swallows the channelActive the protocol selector fires next.
-        try sync.context(handlerType: NIOHTTP2Handler.self).fireChannelActive()
+        let settings = HTTP2ServerConnection.Settings(
+            idleTimeout: idleTimeout, drainTimeout: drainTimeout, maxHeaderBytes: context.maxHeaderBytes,
+            maxConcurrentStreams: HTTP2ServerSetup.maxConcurrentStreams,
+            headerListCeiling: HTTP2ServerSetup.headerListCeiling(maxHeaderBytes: context.maxHeaderBytes))
+        try channel.pipeline.syncOperations.addHandler(HTTP2ServerConnection(eventLoop: channel.eventLoop, settings: settings) { channel in
+            let shared = ExtAuthzHTTP2Stream.Shared(
+                responder: ExtAuthzResponder(context: context), peerIP: channel.remoteAddress?.ipAddress ?? "", idleTimeout: idleTimeout,
+                allocator: channel.allocator)
+            return { connection, id in ExtAuthzHTTP2Stream(id: id, connection: connection, shared: shared) }
+        })
+        try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
     }
 }

@@ -1,9 +1,9 @@
 package import NIOCore
 package import GatehouseHTTP
-import GatehouseTelemetry
 
-/// The HTTP/2 front door: one client connection, its bytes read and written by nghttp2 (`NGHTTP2Session`), each
-/// stream handed to its `HTTP2ServerStream` (and so to the request core). Around the codec, what Gatehouse adds:
+/// One HTTP/2 server connection (the client port's, the ext_authz port's), its bytes read and written by nghttp2
+/// (`NGHTTP2Session`), each stream handed to what its port makes of it (`HTTP2ServerStreamHandling`: the request
+/// core's driver on the client port, a Check on the ext_authz port). Around the codec, what Gatehouse adds:
 /// swift-nio-http2's flood rules (`HTTP2FloodDefence`), its idle and graceful-stop GOAWAYs
 /// (`HTTP2ConnectionLifecycle`), the stream windows opened only as their bytes are handed on, and one write and
 /// one flush for everything the streams answered in one read.
@@ -13,29 +13,30 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
 
     /// One stream as the codec sees it: the block being read, the answer's bytes waiting for their DATA frames.
     final class Slot {
-        let stream: HTTP2ServerStream
+        let stream: any HTTP2ServerStreamHandling
         var fields: HTTP2FieldList = []
         var outbound = HTTP2OutboundQueue()
         /// Completed when the frame that ends the stream on our side goes out.
         var endPromise: EventLoopPromise<Void>?
 
-        init(stream: HTTP2ServerStream) {
+        init(stream: any HTTP2ServerStreamHandling) {
             self.stream = stream
         }
     }
 
     private let settings: Settings
-    private let driverConnection: (ClientPeer) -> StreamDriver.Connection
+    /// Given the channel once the connection is in the pipeline: what makes its streams.
+    private let makeStreamMaker: (any Channel) -> HTTP2StreamMaker
+    private var makeStream: HTTP2StreamMaker?
     private var session: NGHTTP2Session?
     private var defence: HTTP2FloodDefence
     private var lifecycle: HTTP2ConnectionLifecycle?
     private var slots: [Int32: Slot] = [:]
     /// Streams that received something in the current read.
-    private var readStreams: [HTTP2ServerStream] = []
+    private var readStreams: [any HTTP2ServerStreamHandling] = []
     /// One timer for every stream's deadlines and the connection's own.
     private var timer = WakeTimer()
     private var context: ChannelHandlerContext?
-    private var sharedConnection: StreamDriver.Connection?
     private var isReading = false
     private var flushPending = false
     package private(set) var sessionLastStreamTaken: Int32 = 0
@@ -43,19 +44,26 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     package private(set) var allocator = ByteBufferAllocator()
 
     package struct Settings {
-        package var targetWindow: Int
         package var idleTimeout: TimeAmount
         package var drainTimeout: TimeAmount
         package var maxHeaderBytes: Int
         package var maxConcurrentStreams: Int
         package var headerListCeiling: Int
+
+        package init(idleTimeout: TimeAmount, drainTimeout: TimeAmount, maxHeaderBytes: Int, maxConcurrentStreams: Int, headerListCeiling: Int) {
+            self.idleTimeout = idleTimeout
+            self.drainTimeout = drainTimeout
+            self.maxHeaderBytes = maxHeaderBytes
+            self.maxConcurrentStreams = maxConcurrentStreams
+            self.headerListCeiling = headerListCeiling
+        }
     }
 
-    package init(eventLoop: any EventLoop, settings: Settings, driverConnection: @escaping (ClientPeer) -> StreamDriver.Connection) {
+    package init(eventLoop: any EventLoop, settings: Settings, streams: @escaping (any Channel) -> HTTP2StreamMaker) {
         self.eventLoop = eventLoop
         self.settings = settings
         self.defence = HTTP2FloodDefence(headerListCeiling: settings.headerListCeiling)
-        self.driverConnection = driverConnection
+        self.makeStreamMaker = streams
     }
 
     package var isWritable: Bool { context?.channel.isWritable ?? false }
@@ -63,7 +71,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         allocator = context.channel.allocator
-        sharedConnection = driverConnection(ClientPeer(channel: context.channel))
+        makeStream = makeStreamMaker(context.channel)
         let session = NGHTTP2Session(server: true, delegate: self, allocator: allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
         self.session = session
         session.submitSettings(
@@ -107,10 +115,10 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     }
 
     /// A stream received something in this read: it hears of the read's end.
-    package func streamRead(_ stream: HTTP2ServerStream) {
+    package func streamRead(_ stream: any HTTP2ServerStreamHandling) {
         if !readStreams.contains(where: { $0 === stream }) {
             readStreams.append(stream)
-            stream.driver?.readBegan()
+            stream.readBegan()
         }
     }
 
@@ -159,17 +167,13 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
             slots[stream]?.fields = []
             return
         }
-        guard let shared = sharedConnection else { return }
+        guard let makeStream else { return }
         guard slots.count < settings.maxConcurrentStreams else {
             // Past SETTINGS_MAX_CONCURRENT_STREAMS: refused on its own stream, its block decoded for HPACK's sake only.
             session?.submitReset(stream, code: HTTP2ConnectionError.refusedStream)
             return
         }
-        let stream = HTTP2ServerStream(
-            id: stream, connection: self, driverConnection: shared, targetWindow: settings.targetWindow,
-            idleTimeout: settings.idleTimeout, maxHeaderBytes: settings.maxHeaderBytes)
-        slots[stream.id] = Slot(stream: stream)
-        shared.handle.services.metrics.http2StreamOpened()
+        slots[stream] = Slot(stream: makeStream(self, stream))
         streamsChanged()
     }
 
@@ -250,15 +254,21 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
         slot.endPromise = promise
     }
 
-    package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>) {
-        guard let slot = slots[stream], !slot.outbound.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
+    package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard let slot = slots[stream], !slot.outbound.ended else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
         slot.outbound.append(bytes, promise: promise)
         session?.resumeData(stream)
     }
 
     /// The body ends after what is queued, with trailers if any; `promise` completes once the end has gone out.
-    package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?, promise: EventLoopPromise<Void>) {
-        guard let slot = slots[stream], !slot.outbound.ended else { return promise.fail(ChannelError.ioOnClosedChannel) }
+    package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?, promise: EventLoopPromise<Void>?) {
+        guard let slot = slots[stream], !slot.outbound.ended else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
         slot.outbound.end(trailers: trailers)
         slot.endPromise = promise
         session?.resumeData(stream)

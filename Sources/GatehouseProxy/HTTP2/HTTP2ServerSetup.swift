@@ -4,6 +4,7 @@ import NIOHTTP1
 package import NIOHTTP2
 import GatehouseHTTP
 import GatehouseExchange
+import GatehouseTelemetry
 
 /// The pipeline of a client connection that speaks HTTP/2: one handler, `HTTP2ServerConnection` (nghttp2 with
 /// NIO's flood rules, idle and graceful-stop GOAWAYs), which drives the request core per stream (`StreamDriver`).
@@ -52,10 +53,18 @@ package struct HTTP2ServerSetup {
         let upstream = self.upstream
         let tokenMemory = ConnectionTokenMemory()
         let settings = HTTP2ServerConnection.Settings(
-            targetWindow: Self.targetWindow, idleTimeout: idleTimeout, drainTimeout: drainTimeout, maxHeaderBytes: maxHeaderBytes,
+            idleTimeout: idleTimeout, drainTimeout: drainTimeout, maxHeaderBytes: maxHeaderBytes,
             maxConcurrentStreams: Self.maxConcurrentStreams, headerListCeiling: Self.headerListCeiling(maxHeaderBytes: maxHeaderBytes))
-        try channel.pipeline.syncOperations.addHandler(HTTP2ServerConnection(eventLoop: channel.eventLoop, settings: settings) { peer in
-            StreamDriver.Connection(handle: handle, upstream: upstream, peer: peer, tokenMemory: tokenMemory)
+        let idleTimeout = self.idleTimeout
+        let maxHeaderBytes = self.maxHeaderBytes
+        try channel.pipeline.syncOperations.addHandler(HTTP2ServerConnection(eventLoop: channel.eventLoop, settings: settings) { channel in
+            let shared = StreamDriver.Connection(handle: handle, upstream: upstream, peer: ClientPeer(channel: channel), tokenMemory: tokenMemory)
+            return { connection, id in
+                shared.handle.services.metrics.http2StreamOpened()
+                return HTTP2ServerStream(
+                    id: id, connection: connection, driverConnection: shared, targetWindow: Self.targetWindow, idleTimeout: idleTimeout,
+                    maxHeaderBytes: maxHeaderBytes)
+            }
         })
         // HTTP/2 flow control is per stream (streams read by hand, their windows bound what waits); the
         // connection itself must always be read, or SETTINGS, PING and new streams would stall.

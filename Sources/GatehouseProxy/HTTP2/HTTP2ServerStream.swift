@@ -12,7 +12,7 @@ package import GatehouseHTTP
 /// - outbound, the bytes written and not yet sent make the stream unwritable past `highWatermark`
 ///   (the exchange stops reading the upstream), and a stream whose writes do not move for
 ///   `idle_timeout` is reset (a client that never opens its window).
-package final class HTTP2ServerStream: StreamTransport {
+package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     package let id: Int32
     /// Strong: the connection drops the stream from its table once it is closed.
     private let connection: HTTP2ServerConnection
@@ -57,6 +57,10 @@ package final class HTTP2ServerStream: StreamTransport {
     package func received(_ part: HTTP2StreamPart) {
         guard !isClosed, let part = flow.arrived(part) else { return }
         deliver(part)
+    }
+
+    package func readBegan() {
+        driver?.readBegan()
     }
 
     /// The connection's read is over: the exchange reads on only if it asks again.

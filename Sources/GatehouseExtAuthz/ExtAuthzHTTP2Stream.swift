@@ -1,0 +1,136 @@
+import NIOCore
+import NIOHTTP1
+import GatehouseSyntax
+import GatehouseHTTP
+import GatehouseAuth
+import GatehouseExchange
+import GatehouseProxy
+
+/// One stream of the `[ext_authz]` port's HTTP/2 connection (`HTTP2ServerConnection`, as on the client port): its
+/// HEADERS and DATA gathered (a CheckRequest is small: at most `ExtAuthzContext.maxCheckRequestBytes`), handed to
+/// `ExtAuthzResponder` once the stream ends, and its answer written: HEADERS, DATA, trailers. A stream that has not
+/// sent its whole request within `idle_timeout` of its HEADERS is reset (a slow or stalled caller holds no stream).
+final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
+    /// What every stream of one connection shares.
+    struct Shared {
+        let responder: ExtAuthzResponder
+        let tokenMemory = ConnectionTokenMemory()
+        let peerIP: String
+        let idleTimeout: TimeAmount
+        let allocator: ByteBufferAllocator
+    }
+
+    private let id: Int32
+    /// Strong: the connection drops the stream from its table once it is closed.
+    private let connection: HTTP2ServerConnection
+    private let shared: Shared
+    private var fields: HTTP2FieldList?
+    private var headersEndedStream = false
+    private var body = CheckRequestBody()
+    private let startedAt = NIODeadline.now()
+    /// The whole request came (or the stream was reset): no deadline left.
+    private var isComplete = false
+    private var isClosed = false
+
+    /// Every gRPC answer's head, and the trailers of a successful call.
+    private static let grpcHead: [NGHTTP2Session.OutboundField] = [(":status", "200", true), ("content-type", "application/grpc", true)]
+    private static let grpcOK: HTTP2FieldList = [("grpc-status", "0")]
+
+    init(id: Int32, connection: HTTP2ServerConnection, shared: Shared) {
+        self.id = id
+        self.connection = connection
+        self.shared = shared
+    }
+
+    func received(_ part: HTTP2StreamPart) {
+        guard !isComplete else { return }
+        switch part {
+        case .fields(let block, let endStream) where fields == nil:
+            fields = block
+            headersEndedStream = endStream
+            if endStream { respond() } else { connection.wake(at: startedAt + shared.idleTimeout) }
+        case .fields:
+            respond()  // a trailer section ends the request; its fields mean nothing to a Check
+        case .data(var bytes, let endStream):
+            let count = bytes.readableBytes
+            body.append(&bytes)
+            // Past the bound the window stays shut: the caller may send no more than it, the bytes are dropped anyway.
+            if count > 0 && !body.isTooLarge { connection.consumed(id, bytes: count) }
+            if endStream { respond() }
+        }
+    }
+
+    func readBegan() {}
+    func readComplete() {}
+    func connectionBecameWritable() {}
+
+    func closed() {
+        isClosed = true
+        isComplete = true
+    }
+
+    func deadlinePassed(now: NIODeadline) -> NIODeadline? {
+        guard !isComplete else { return nil }
+        let deadline = startedAt + shared.idleTimeout
+        guard deadline <= now else { return deadline }
+        isComplete = true
+        connection.reset(id, code: HTTP2ConnectionError.cancel)
+        connection.flushSoon()
+        return nil
+    }
+
+    /// The request's head is read by the client port's rules (`HTTP2RequestHeadReader`): what RFC 9113 makes malformed
+    /// resets the stream, what the doors refuse is a 400 (431).
+    private func respond() {
+        isComplete = true
+        let head: HTTPRequestHead
+        switch HTTP2RequestHeadReader.read(fields: fields ?? [], endStream: headersEndedStream, maxHeaderBytes: shared.responder.context.maxHeaderBytes) {
+        case .success(let read):
+            head = read.head
+        case .failure(let malformed) where malformed.answer == .reset:
+            connection.reset(id, code: HTTP2ConnectionError.protocolError)
+            connection.flushSoon()
+            return
+        case .failure(let malformed):
+            let refusal = LocalResponse.malformedRequest(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
+            write(.http(status: refusal.status, headers: refusal.headers, body: refusal.body), isHEAD: false)
+            return
+        }
+        let request = ExtAuthzResponder.Request(
+            method: head.method, uri: head.uri, headers: head.headers, body: body.bytes, bodyTooLarge: body.isTooLarge, peerIP: shared.peerIP,
+            startedAt: startedAt, isHTTP2: true)
+        shared.responder.respond(to: request, tokenMemory: shared.tokenMemory, on: connection.eventLoop).whenAnswered { answer in
+            self.write(answer, isHEAD: head.method == .HEAD)
+        }
+    }
+
+    /// - Parameter isHEAD: the answer to a HEAD has no body (its content-length says what a GET's would be).
+    private func write(_ answer: ExtAuthzResponder.Answer, isHEAD: Bool) {
+        guard !isClosed else { return }
+        switch answer {
+        case .grpc(let message, let status, let statusMessage):
+            connection.respond(id, Self.grpcHead, hasBody: true)
+            if let message { connection.queue(id, GRPCMessageFraming.frame(message, allocator: shared.allocator), promise: nil) }
+            let trailers = status == 0
+                ? Self.grpcOK : GRPCMessageFraming.trailers(status: status, message: statusMessage).map { (HTTP2FieldName.lowercased($0.name), $0.value) }
+            connection.queueEnd(id, trailers: trailers, promise: nil)
+        case .http(let status, let headers, let body):
+            var fields: [NGHTTP2Session.OutboundField] = [(":status", String(status.code), true)]
+            fields.reserveCapacity(headers.count + 2)
+            for (name, value) in headers {
+                let lowered = HTTP2FieldName.lowercased(name)
+                if ResponseFields.isWrittenOnHTTP2(lowered), lowered != "content-length" { fields.append((lowered, value, true)) }
+            }
+            fields.append(("content-length", String(body.utf8.count), true))
+            let hasBody = !body.isEmpty && !isHEAD
+            connection.respond(id, fields, hasBody: hasBody)
+            if hasBody {
+                var buffer = shared.allocator.buffer(capacity: body.utf8.count)
+                buffer.writeString(body)
+                connection.queue(id, buffer, promise: nil)
+                connection.queueEnd(id, trailers: nil, promise: nil)
+            }
+        }
+        connection.flushSoon()
+    }
+}
