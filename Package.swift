@@ -22,7 +22,6 @@ extension Target.Dependency {
     static let nioHTTP1: Self = .product(name: "NIOHTTP1", package: "swift-nio")
     static let nioCore: Self = .product(name: "NIOCore", package: "swift-nio")
     static let nioHTTP2: Self = .product(name: "NIOHTTP2", package: "swift-nio-http2")
-    static let nioHPACK: Self = .product(name: "NIOHPACK", package: "swift-nio-http2")
     static let crypto: Self = .product(name: "Crypto", package: "swift-crypto")
     static let cryptoExtras: Self = .product(name: "_CryptoExtras", package: "swift-crypto")
     static let tomlKit: Self = .product(name: "TOMLKit", package: "TOMLKit")
@@ -101,8 +100,6 @@ let package = Package(
                 "CNGHTTP2",
                 .nioCore,
                 .nioHTTP1,
-                .nioHTTP2,
-                .nioHPACK,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -203,7 +200,6 @@ let package = Package(
                 "GatehouseAuth",
                 .nioCore,
                 .nioHTTP1,
-                .nioHPACK,
                 .atomics,
                 .crypto,
             ],
@@ -228,8 +224,6 @@ let package = Package(
                 .nioConcurrencyHelpers,
                 .nioSSL,
                 .nioTLS,
-                .nioHTTP2,
-                .nioHPACK,
                 .atomics,
                 .crypto,
                 .logging,
@@ -252,8 +246,6 @@ let package = Package(
                 .nioPosix,
                 .nioHTTP1,
                 .nioSSL,
-                .nioHTTP2,
-                .nioHPACK,
                 .prometheus,
             ],
             swiftSettings: upcomingFeatures
@@ -329,7 +321,6 @@ let package = Package(
                 .nioCore,
                 .nioEmbedded,
                 .nioHTTP1,
-                .nioHPACK,
                 .nioConcurrencyHelpers,
                 .crypto,
                 .cryptoExtras,
@@ -372,7 +363,7 @@ let package = Package(
 // replays every seed and saved regression through them (FuzzReplayTests), so they compile and their
 // invariants run on every CI. With GATEHOUSE_FUZZ set (scripts/fuzz.sh) they become a library instead, linked
 // into one libFuzzer executable per target (Fuzz/Entry/<target>, `--sanitize=fuzzer`); plain builds never see those.
-let fuzzTargets = ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON", "FuzzCheckRequest", "FuzzCELExpression"]
+let fuzzTargets = ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON", "FuzzCheckRequest", "FuzzCELExpression", "FuzzHTTP2Codec"]
 // A target's regressions folder exists once libFuzzer has found something for it (git keeps no empty folder):
 // excluded only when present, so SwiftPM has no missing path to warn about.
 let fuzzNotSources = fuzzTargets.flatMap { target in
@@ -393,7 +384,6 @@ let fuzzDependencies: [Target.Dependency] = [
     "FuzzSupport",
     .nioCore,
     .nioHTTP1,
-    .nioHPACK,
 ]
 package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))
 if Context.environment["GATEHOUSE_FUZZ"] != nil {

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets in Fuzz/ and runs each for FUZZ_SECONDS (Fuzz/README.md).
 #
 #   FUZZ_SECONDS=600      how long each target runs (libFuzzer -max_total_time)
-#   FUZZ_TARGETS="A B"    a subset of the targets (default: all five)
+#   FUZZ_TARGETS="A B"    a subset of the targets (default: all)
 #   FUZZ_JOBS=1           how many targets run at the same time
 #   FUZZ_ASAN=1           0 builds without AddressSanitizer (libFuzzer's coverage and signal handling only)
 #   FUZZ_BUILD=1          0 skips the build (reuses .build-fuzz)
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(FuzzHTTP1RequestParser FuzzUpstreamResponseParser FuzzCompactJWS FuzzStrictJSON FuzzCheckRequest FuzzCELExpression)
+all_targets=(FuzzHTTP1RequestParser FuzzUpstreamResponseParser FuzzCompactJWS FuzzStrictJSON FuzzCheckRequest FuzzCELExpression FuzzHTTP2Codec)
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
 seconds=${FUZZ_SECONDS:-600}
 jobs=${FUZZ_JOBS:-1}
@@ -25,6 +25,7 @@ max_len() {
   case $1 in
     FuzzHTTP1RequestParser) echo 16384 ;;      # past the 8192-byte head limit
     FuzzUpstreamResponseParser) echo 16384 ;;  # past the 16 KiB trailer limit
+    FuzzHTTP2Codec) echo 131072 ;;             # past the 64 KiB header-list ceiling
     *) echo 4096 ;;
   esac
 }

@@ -11,7 +11,6 @@
 @testable import Gatehouse
 import FuzzSupport
 import NIOCore
-import NIOHPACK
 import GatehouseSyntax
 import GatehouseHTTP
 import GatehouseExtAuthz

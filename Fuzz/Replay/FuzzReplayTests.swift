@@ -16,6 +16,7 @@ struct FuzzReplayTests {
         ("FuzzStrictJSON", fuzzStrictJSON),
         ("FuzzCELExpression", fuzzCELExpression),
         ("FuzzCheckRequest", fuzzCheckRequest),
+        ("FuzzHTTP2Codec", fuzzHTTP2Codec),
     ]
 
     /// This repository's Fuzz/ folder.

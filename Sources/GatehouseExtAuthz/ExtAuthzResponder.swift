@@ -5,7 +5,7 @@ import GatehouseAuth
 package import GatehouseExchange
 import GatehouseProxy
 
-/// One request on the `[ext_authz]` port, whichever HTTP it came by (`ExtAuthzHTTP1Handler`, `ExtAuthzHTTP2Handler`):
+/// One request on the `[ext_authz]` port, whichever HTTP it came by (`ExtAuthzHTTP1Handler`, `ExtAuthzHTTP2Stream`):
 /// gRPC `envoy.service.auth.v3.Authorization/Check` and `grpc.health.v1.Health/Check`, or the HTTP protocol (Envoy's
 /// `http_service`) for any other request. The decision is the core's (`CheckDriver`); this reads the call and puts
 /// the verdict in the protocol's form.

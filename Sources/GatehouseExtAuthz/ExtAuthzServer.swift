@@ -1,13 +1,12 @@
 package import NIOCore
 import NIOHTTP1
-import NIOHTTP2
 import NIOPosix
 package import NIOSSL
 import GatehouseHTTP
 package import GatehouseProxy
 
 /// The `[ext_authz]` listener: HTTP/2 (gRPC, and Envoy's HTTP protocol over an h2 cluster) when a connection
-/// opens with the preface or ALPN chose `h2` (`ExtAuthzHTTP2Handler`), HTTP/1.1 otherwise (`ExtAuthzHTTP1Handler`,
+/// opens with the preface or ALPN chose `h2` (`ExtAuthzHTTP2Stream` on an `HTTP2ServerConnection`), HTTP/1.1 otherwise (`ExtAuthzHTTP1Handler`,
 /// Envoy's HTTP protocol); both answer through `ExtAuthzResponder`. Its connections drain like the client port's.
 package struct ExtAuthzServer {
     package let context: ExtAuthzContext

@@ -13,10 +13,10 @@ import GatehouseProxy
 /// refused), another client is served normally while and after it happens, and where the attack
 /// is about memory this process (Gatehouse runs in it) stays within a generous bound.
 ///
-/// What answers each attack is NIO's `NIOHTTP2Handler` (its DoS heuristics and limits) and, in
-/// HTTP2ServerSetup.swift, `HTTP2ConnectionGuard` (a connection NIO gave up on, an idle one whose
-/// client ignores the GOAWAY's PING, a half-closed one: closed) and `HTTP2ServerStream` (a
-/// stream whose writes stalled for `idle_timeout`: reset). The scripts are bounded in frames and
+/// What answers each attack is `HTTP2ServerConnection`: nghttp2 with swift-nio-http2's DoS rules carried over
+/// (`HTTP2FloodDefence`), the GOAWAY lifecycle (`HTTP2ConnectionLifecycle`: an idle connection whose client
+/// ignores the GOAWAY's PING is closed, as is a half-closed one), and `HTTP2ServerStream` (a stream whose writes
+/// stalled for `idle_timeout`: reset). (The comments on each test name NIO's numbers, which these rules keep.) The scripts are bounded in frames and
 /// seconds and talk to 127.0.0.1 only.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct HTTP2AttackTests {

@@ -1,10 +1,9 @@
-public import NIOHPACK
 public import NIOHTTP1
 import GatehouseSyntax
 
 /// An HTTP/2 request's header block read into the request head the rest of Gatehouse judges, by the
 /// same rules an HTTP/1.1 request head must follow (docs/reference.md §4.9, §6; docs/security.md H11-H15,
-/// H18-H21). NIO's own header-block validation is off (`HTTP2ServerSetup`): this is the one place the
+/// H18-H21). nghttp2's own HTTP checks are off (`NGHTTP2Session`): this is the one place the
 /// block is judged, in one pass.
 ///
 /// What RFC 9113 makes a malformed message (§8.1.1, §8.2, §8.3) resets the stream (PROTOCOL_ERROR), as
@@ -17,7 +16,7 @@ import GatehouseSyntax
 /// - a field value with a control byte (other than HTAB) or DEL, starting or ending with SP or HTAB
 ///   (RFC 9113 §8.2.1), or whose bytes above 0x7F are not UTF-8 (`FieldValueUTF8`);
 /// - a `content-length` that is not one field of 1-18 digits (`+5`, `5, 5`, two fields: RFC 9110 §8.6);
-///   the one that passes is sent on as plain digits (NIO has checked the DATA against it);
+///   the one that passes is sent on as plain digits (the DATA is held against it: `HTTP2DeclaredLength`);
 /// - no `:authority` and no `host`; a `host` that differs from `:authority`; more than one `host`
 ///   (RFC 9113 §8.3.1). The request carries one `host`, `:authority`'s value when it came.
 /// A section over `max_header_bytes` (each field counted as `name: value` and CRLF, as on HTTP/1.1) is
@@ -49,10 +48,6 @@ public enum HTTP2RequestHeadReader {
     public struct Head {
         public var head: HTTPRequestHead
         public var sectionBytes: Int
-    }
-
-    public static func read(_ block: HPACKHeaders, endStream: Bool, maxHeaderBytes: Int) -> Result<Head, Malformed> {
-        read(fields: block.lazy.map { ($0.name, $0.value) }, count: block.count, endStream: endStream, maxHeaderBytes: maxHeaderBytes)
     }
 
     /// A block as name-value pairs in the order they came (a block made of an ext_authz CheckRequest). Not generic,
@@ -151,10 +146,6 @@ public enum HTTP2RequestHeadReader {
 
     /// A request trailer section, within what its head left of `max_header_bytes`: no pseudo-header, and
     /// the names and values of a head. Any fault resets the stream (its head may be forwarded already).
-    public static func readTrailers(_ block: HPACKHeaders, maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
-        readTrailers(fields: block.lazy.map { ($0.name, $0.value) }, count: block.count, maxBytes: maxBytes)
-    }
-
     /// A trailer section as name-value pairs in the order they came.
     public static func readTrailers(fields block: [(String, String)], maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
         readTrailers(fields: block, count: block.count, maxBytes: maxBytes)

@@ -5,11 +5,7 @@ public typealias HTTP2FieldList = [(String, String)]
 
 /// What one stream of an nghttp2 connection hands its reader: a header block (the head, or the trailers) or
 /// DATA bytes, each with whether the peer ended the stream with it.
-public enum HTTP2StreamPart: HTTP2FlowControlledPart {
+public enum HTTP2StreamPart {
     case fields(HTTP2FieldList, endStream: Bool)
     case data(ByteBuffer, endStream: Bool)
-
-    @inlinable public var flowControlledBytes: Int {
-        if case .data(let bytes, _) = self { bytes.readableBytes } else { 0 }
-    }
 }

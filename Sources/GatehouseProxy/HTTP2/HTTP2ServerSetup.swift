@@ -1,7 +1,4 @@
 package import NIOCore
-import NIOHPACK
-import NIOHTTP1
-package import NIOHTTP2
 import GatehouseHTTP
 import GatehouseExchange
 import GatehouseTelemetry
@@ -12,8 +9,6 @@ import GatehouseTelemetry
 package struct HTTP2ServerSetup {
     /// Streams a client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`).
     package static let maxConcurrentStreams = 100
-    /// Each stream's and the connection's receive window (RFC 9113's initial size).
-    package static let targetWindow = 65535
 
     package let handle: ServicesHandle
     package let upstream: UpstreamLegFactory
@@ -30,24 +25,6 @@ package struct HTTP2ServerSetup {
         max(4 * maxHeaderBytes, 64 << 10)
     }
 
-    /// Gatehouse's HTTP/2 settings, for every HTTP/2 listener (the client port, the ext_authz port).
-    package static func connectionConfiguration(maxHeaderBytes: Int) -> NIOHTTP2Handler.ConnectionConfiguration {
-        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: headerListCeiling(maxHeaderBytes: maxHeaderBytes)),
-        ]
-        return connection
-    }
-
-    /// Closes connections idle for `idleTimeout`, and answers a graceful stop with GOAWAY (`drainTimeout` at most).
-    package static func connectionManager(_ channel: any Channel, idleTimeout: TimeAmount, drainTimeout: TimeAmount)
-        -> NIOHTTP2ServerConnectionManagementHandler
-    {
-        NIOHTTP2ServerConnectionManagementHandler(
-            eventLoop: channel.eventLoop, configuration: .init(maxIdleTime: idleTimeout, maxAge: nil, maxGraceTime: drainTimeout, keepalive: nil))
-    }
-
     package func configure(_ channel: any Channel) throws {
         let handle = self.handle
         let upstream = self.upstream
@@ -62,7 +39,7 @@ package struct HTTP2ServerSetup {
             return { connection, id in
                 shared.handle.services.metrics.http2StreamOpened()
                 return HTTP2ServerStream(
-                    id: id, connection: connection, driverConnection: shared, targetWindow: Self.targetWindow, idleTimeout: idleTimeout,
+                    id: id, connection: connection, driverConnection: shared, idleTimeout: idleTimeout,
                     maxHeaderBytes: maxHeaderBytes)
             }
         })

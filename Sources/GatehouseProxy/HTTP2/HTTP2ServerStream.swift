@@ -1,6 +1,5 @@
 package import NIOCore
 package import NIOHTTP1
-import NIOHTTP2
 import GatehouseSyntax
 package import GatehouseHTTP
 
@@ -18,7 +17,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
     private let connection: HTTP2ServerConnection
     /// Dropped once the stream is closed (the driver keeps its transport until it is done with it).
     private(set) var driver: StreamDriver?
-    private var flow: HTTP2StreamFlow<HTTP2StreamPart>
+    private var flow = HTTP2StreamFlow<HTTP2StreamPart>()
     private var isDelivering = false
     /// The head was refused (400): its body is not handed on.
     private var headRefused = false
@@ -37,10 +36,9 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
     private var declaredLength = HTTP2DeclaredLength(declared: nil)
 
     package init(id: Int32, connection: HTTP2ServerConnection, driverConnection: StreamDriver.Connection,
-         targetWindow: Int, idleTimeout: TimeAmount, maxHeaderBytes: Int) {
+         idleTimeout: TimeAmount, maxHeaderBytes: Int) {
         self.id = id
         self.connection = connection
-        self.flow = HTTP2StreamFlow(targetWindow: targetWindow)
         self.idleTimeout = idleTimeout
         self.headerBytesLeft = maxHeaderBytes
         self.driver = StreamDriver(connection: driverConnection, transport: self)
@@ -77,7 +75,6 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
         driver?.readBegan()
         while !isClosed, let part = flow.nextHeld() { deliver(part, readStarted: true) }
         isDelivering = false
-        _ = flow.heldFramesDelivered()  // the window opens as DATA is handed on (`consumed`)
         readComplete()
         connection.flushSoon()
     }
@@ -99,7 +96,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
             case .failure(let malformed) where malformed.answer == .reset:
                 headRefused = true
                 driver?.transportClosed()
-                reset(.protocolError)
+                reset(HTTP2ConnectionError.protocolError)
                 return
             case .failure(let malformed):
                 headRefused = true
@@ -114,7 +111,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
             case .failure:
                 // Its head was judged and may be forwarded already: the stream is reset.
                 driver?.transportClosed()
-                reset(.protocolError)
+                reset(HTTP2ConnectionError.protocolError)
             }
         case .data(let buffer, let endStream):
             guard declaredLength.received(buffer.readableBytes, endStream: endStream) else { return malformedBody() }
@@ -130,7 +127,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
     /// is handed on.
     private func malformedBody() {
         driver?.transportClosed()
-        reset(.protocolError)
+        reset(HTTP2ConnectionError.protocolError)
         connection.streamErred()
     }
 
@@ -221,9 +218,9 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
     /// RST_STREAM: CANCEL when the exchange gave up the stream or the client stopped taking it,
     /// PROTOCOL_ERROR for a malformed request (RFC 9113 §8.1.1).
     /// The stream is done with at once: nothing more reaches its exchange, whenever the codec sends the reset.
-    private func reset(_ code: HTTP2ErrorCode = .cancel) {
+    private func reset(_ code: UInt32 = HTTP2ConnectionError.cancel) {
         guard !isClosed else { return }
-        connection.reset(id, code: UInt32(code.networkCode))
+        connection.reset(id, code: code)
         connection.flushSoon()
         closed()
     }

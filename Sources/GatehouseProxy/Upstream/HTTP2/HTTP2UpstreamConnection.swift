@@ -11,8 +11,6 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     package typealias InboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
-    /// Each stream's and the connection's receive window.
-    package static let targetWindow = 65535
     /// What one response block may take, encoded or decoded.
     package static let headerListCeiling = 64 << 10
     /// Client stream ids are odd and end at 2^31 - 1: a connection near the end takes no new streams.

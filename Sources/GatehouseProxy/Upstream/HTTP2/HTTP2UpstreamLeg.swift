@@ -16,7 +16,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     /// The stream, once the head went out.
     package private(set) var id: Int32 = 0
     private let connection: HTTP2UpstreamConnection
-    private var flow = HTTP2StreamFlow<HTTP2StreamPart>(targetWindow: HTTP2UpstreamConnection.targetWindow)
+    private var flow = HTTP2StreamFlow<HTTP2StreamPart>()
     private var requestID = ""
     /// The request's END_STREAM went out (with its head, its last DATA or its trailers).
     private var requestEnded = false
@@ -78,7 +78,6 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
         isDelivering = true
         while !isClosed, let part = flow.nextHeld() { deliver(part) }
         isDelivering = false
-        _ = flow.heldFramesDelivered()  // the window opens as DATA is handed on (`consumed`)
         readComplete()
         connection.flushSoon()
     }
