@@ -383,6 +383,7 @@ let fuzzDependencies: [Target.Dependency] = [
     "GatehouseTelemetry",
     "FuzzSupport",
     .nioCore,
+    .nioEmbedded,
     .nioHTTP1,
 ]
 package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"))

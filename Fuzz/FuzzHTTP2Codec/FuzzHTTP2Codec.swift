@@ -12,13 +12,15 @@
 @testable import Gatehouse
 import FuzzSupport
 import NIOCore
+import NIOEmbedded
 import GatehouseHTTP
 
 public func fuzzHTTP2Codec(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     var split = SplitPattern(input.first ?? 0)
     let connection = FuzzedHTTP2Connection(answersWithBody: split.flag)
-    let session = NGHTTP2Session(server: true, delegate: connection, allocator: ByteBufferAllocator(), maxBufferedControlFrames: 10_000)
+    let session = NGHTTP2Session(
+        server: true, delegate: connection, eventLoop: EmbeddedEventLoop(), allocator: ByteBufferAllocator(), maxBufferedControlFrames: 10_000)
     connection.session = session
     session.submitSettings([(NGHTTP2Session.Setting.maxHeaderListSize, UInt32(FuzzedHTTP2Connection.ceiling))], maxConcurrentStreams: 100)
     var bytes = ByteBuffer(bytes: Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + input.dropFirst())
@@ -47,7 +49,6 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
     var heads: [Int32: HTTP2DeclaredLength] = [:]
     var ended: [Int32] = []
     var answered: Set<Int32> = []
-    var outbound: [Int32: HTTP2OutboundQueue] = [:]
     var keptBytes = 0
     var sessionLastStreamTaken: Int32 = 0
 
@@ -59,11 +60,8 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
         for stream in ended where !answered.contains(stream) {
             answered.insert(stream)
             session?.submitResponse(stream, [(":status", "200", true), ("x-request-id", "fuzz", false)], hasBody: true)
-            var queue = HTTP2OutboundQueue()
-            if answersWithBody { queue.append(ByteBuffer(string: "ok\n"), promise: nil) }
-            queue.end(trailers: [("grpc-status", "0")])
-            outbound[stream] = queue
-            session?.resumeData(stream)
+            if answersWithBody { session?.queue(stream, ByteBuffer(string: "ok\n"), promise: nil) }
+            session?.endBody(stream, trailers: [("grpc-status", "0")])
         }
         ended.removeAll()
     }
@@ -121,22 +119,14 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
     }
 
     func sessionClosed(stream: Int32, errorCode: UInt32) {
-        outbound[stream]?.fail()
-        outbound[stream] = nil
         heads[stream] = nil
     }
 
     func sessionSentEnd(of stream: Int32) {}
 
-    func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn {
-        outbound[stream]?.nextTurn(limit: limit) ?? .send(0, endsBody: true, trailers: nil)
+    func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        promise?.succeed()
     }
 
-    func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool) {
-        var written = 0
-        outbound[stream]?.take(length) { bytes, _ in written += bytes.readableBytes }
-        require(written == length, "DATA of \(length) bytes, \(written) written")
-    }
-
-    func sessionWrite(_ bytes: ByteBuffer) {}
+    func sessionFlush() {}
 }

@@ -23,13 +23,11 @@ public protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionClosed(stream: Int32, errorCode: UInt32)
     /// A frame that ended `stream` on our side went out.
     func sessionSentEnd(of stream: Int32)
-    /// How many queued bytes the next DATA frame of `stream` carries (`limit` at most), and whether the answer's
-    /// body ends with them (and with trailers after them).
-    func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn
-    /// The DATA frame's header was written (`sessionWrite`): now `length` queued bytes of `stream`.
-    func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool)
-    /// Serialized frames to write to the socket, in order.
-    func sessionWrite(_ bytes: ByteBuffer)
+    /// Bytes to write to the socket, in order: serialized frames, or a queued body's slice with the promise of the
+    /// buffer it completes.
+    func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?)
+    /// What was sent is to be flushed now (`sendNow`, the end of a read, or a `sendSoon`).
+    func sessionFlush()
 }
 
 /// A connection error to end an HTTP/2 session with: GOAWAY with this code and last stream.
@@ -108,9 +106,18 @@ public final class NGHTTP2Session {
     /// What a callback asked to end the session with.
     private var failure: HTTP2ConnectionError?
     private var advertisedMaxConcurrentStreams: UInt32?
+    /// Each stream's body waiting for its DATA frames (a stream whose head said a body follows).
+    private var outbound: [Int32: HTTP2OutboundQueue] = [:]
+    private let eventLoop: any EventLoop
+    /// Inside `receive` (sends wait for the read's end), and a send asked for that has not happened yet.
+    private var isReading = false
+    private var sendPending = false
 
-    public init(server: Bool, delegate: any NGHTTP2SessionDelegate, allocator: ByteBufferAllocator, maxBufferedControlFrames: Int) {
+    public init(
+        server: Bool, delegate: any NGHTTP2SessionDelegate, eventLoop: any EventLoop, allocator: ByteBufferAllocator, maxBufferedControlFrames: Int
+    ) {
         self.delegate = delegate
+        self.eventLoop = eventLoop
         self.allocator = allocator
         var option: OpaquePointer?
         nghttp2_option_new(&option)
@@ -139,6 +146,7 @@ public final class NGHTTP2Session {
 
     /// Reads `buffer`; returns the connection error the session ends with, if it must (GOAWAY submitted).
     public func receive(_ buffer: ByteBuffer) -> HTTP2ConnectionError? {
+        isReading = true
         let result = buffer.withUnsafeReadableBytes { bytes -> Int in
             guard let base = bytes.baseAddress else { return 0 }
             input = (base, bytes.count, buffer)
@@ -211,6 +219,7 @@ public final class NGHTTP2Session {
 
     /// A response head; with `hasBody`, DATA follows as the delegate queues it (`resumeData`).
     public func submitResponse(_ stream: Int32, _ fields: [OutboundField], hasBody: Bool) {
+        if hasBody { outbound[stream] = HTTP2OutboundQueue() }
         Self.withNameValues(fields) { nva, count in
             if hasBody {
                 var provider = nghttp2_data_provider()
@@ -235,7 +244,9 @@ public final class NGHTTP2Session {
                 stream = nghttp2_submit_request(session, nil, nva, count, nil, nil)
             }
         }
-        return stream > 0 ? stream : nil
+        guard stream > 0 else { return nil }
+        if hasBody { outbound[stream] = HTTP2OutboundQueue() }
+        return stream
     }
 
     /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (100 until its SETTINGS come, nghttp2's default).
@@ -248,8 +259,28 @@ public final class NGHTTP2Session {
         Int32(truncatingIfNeeded: nghttp2_session_get_next_stream_id(session))
     }
 
-    public func resumeData(_ stream: Int32) {
+    /// Body bytes of `stream`, after its head (`hasBody`); `promise` completes once they are handed to the socket.
+    public func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard outbound[stream]?.ended == false else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        outbound[stream]?.append(bytes, promise: promise)
         nghttp2_session_resume_data(session, stream)
+    }
+
+    /// The body of `stream` ends after what is queued, with `trailers` if any.
+    public func endBody(_ stream: Int32, trailers: HTTP2FieldList?) {
+        guard outbound[stream]?.ended == false else { return }
+        outbound[stream]?.end(trailers: trailers)
+        nghttp2_session_resume_data(session, stream)
+    }
+
+    /// The connection is gone: what the streams queued will not be written.
+    public func dropQueuedBodies() {
+        let queues = outbound
+        outbound.removeAll()
+        for var queue in queues.values { queue.fail() }
     }
 
     public func submitReset(_ stream: Int32, code: UInt32) {
@@ -271,8 +302,32 @@ public final class NGHTTP2Session {
         _ = withUnsafeBytes(of: &opaque) { nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), $0.baseAddress?.assumingMemoryBound(to: UInt8.self)) }
     }
 
-    /// Serializes everything submitted and flow control lets out, through `sessionWrite` (and DATA payloads
-    /// through `sessionWriteData`).
+    /// Sends at the end of the current read, or once at the end of this event-loop turn.
+    public func sendSoon() {
+        guard !sendPending else { return }
+        sendPending = true
+        guard !isReading else { return }
+        eventLoop.assumeIsolated().execute {
+            guard self.sendPending else { return }
+            self.sendNow()
+        }
+    }
+
+    /// The connection's read is over: what it made the streams send goes out, in one write and one flush.
+    public func readEnded() {
+        isReading = false
+        sendNow()
+    }
+
+    /// Everything submitted goes out now, then the delegate flushes.
+    public func sendNow() {
+        sendPending = false
+        send()
+        delegate.sessionFlush()
+    }
+
+    /// Serializes everything submitted and flow control lets out, through `sessionWrite`, DATA payloads as slices
+    /// of the queued buffers.
     public func send() {
         while true {
             var bytes: UnsafePointer<UInt8>?
@@ -289,7 +344,7 @@ public final class NGHTTP2Session {
         output = nil
         advertiseStreamLimit(in: &bytes)
         nameLastStreamTaken(in: &bytes)
-        delegate.sessionWrite(bytes)
+        delegate.sessionWrite(bytes, promise: nil)
     }
 
     /// A GOAWAY names the last stream nghttp2 began to read, though its header block may have been the fault that
@@ -375,6 +430,7 @@ public final class NGHTTP2Session {
     }
 
     fileprivate func streamClosed(_ stream: Int32, errorCode: UInt32) -> Int32 {
+        if var queue = outbound.removeValue(forKey: stream) { queue.fail() }
         delegate.sessionClosed(stream: stream, errorCode: errorCode)
         return 0
     }
@@ -387,7 +443,7 @@ public final class NGHTTP2Session {
     }
 
     fileprivate func nextData(of stream: Int32, limit: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        switch delegate.sessionNextData(of: stream, limit: limit) {
+        switch outbound[stream]?.nextTurn(limit: limit) ?? .send(0, endsBody: true, trailers: nil) {
         case .deferred:
             return Int(NGHTTP2_ERR_DEFERRED.rawValue)
         case .send(let count, let endsBody, let trailers):
@@ -409,8 +465,7 @@ public final class NGHTTP2Session {
         if output == nil { output = allocator.buffer(capacity: 9) }
         output?.writeBytes(UnsafeRawBufferPointer(start: header, count: 9))
         writeOutput()
-        let endsStream = frame.pointee.hd.flags & FrameHeader.endStream != 0
-        delegate.sessionWriteData(of: frame.pointee.hd.stream_id, length: length, endsStream: endsStream)
+        outbound[frame.pointee.hd.stream_id]?.take(length) { delegate.sessionWrite($0, promise: $1) }
         return 0
     }
 

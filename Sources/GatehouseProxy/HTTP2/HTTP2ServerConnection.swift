@@ -15,7 +15,6 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     final class Slot {
         let stream: any HTTP2ServerStreamHandling
         var fields: HTTP2FieldList = []
-        var outbound = HTTP2OutboundQueue()
         /// Completed when the frame that ends the stream on our side goes out.
         var endPromise: EventLoopPromise<Void>?
 
@@ -37,8 +36,6 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     /// One timer for every stream's deadlines and the connection's own.
     private var timer = WakeTimer()
     private var context: ChannelHandlerContext?
-    private var isReading = false
-    private var flushPending = false
     package private(set) var sessionLastStreamTaken: Int32 = 0
     package let eventLoop: any EventLoop
     package private(set) var allocator = ByteBufferAllocator()
@@ -72,14 +69,14 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
         self.context = context
         allocator = context.channel.allocator
         makeStream = makeStreamMaker(context.channel)
-        let session = NGHTTP2Session(server: true, delegate: self, allocator: allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
+        let session = NGHTTP2Session(server: true, delegate: self, eventLoop: eventLoop, allocator: allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
         self.session = session
         session.submitSettings(
             [(NGHTTP2Session.Setting.maxHeaderListSize, UInt32(settings.headerListCeiling))],
             maxConcurrentStreams: UInt32(settings.maxConcurrentStreams))
         lifecycle = HTTP2ConnectionLifecycle(idleTimeout: settings.idleTimeout, drainTimeout: settings.drainTimeout, now: .now())
         armLifecycle()
-        flushNow()
+        session.sendNow()
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
@@ -96,12 +93,12 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     private func closeEveryStream() {
         let open = slots.values
         slots.removeAll()
+        session?.dropQueuedBodies()
         for slot in open { closed(slot) }
     }
 
     private func closed(_ slot: Slot) {
         slot.stream.closed()
-        slot.outbound.fail()
         slot.endPromise?.fail(ChannelError.ioOnClosedChannel)
         slot.endPromise = nil
     }
@@ -109,7 +106,6 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     // MARK: - Inbound
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        isReading = true
         guard let session else { return }
         _ = session.receive(unwrapInboundIn(data))
     }
@@ -126,8 +122,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
         let read = readStreams
         readStreams.removeAll(keepingCapacity: true)
         for stream in read { stream.readComplete() }
-        isReading = false
-        flushNow()
+        session?.readEnded()
         context.fireChannelReadComplete()
     }
 
@@ -228,18 +223,19 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
         slot.endPromise = nil
     }
 
-    package func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn {
-        guard let slot = slots[stream] else { return .send(0, endsBody: true, trailers: nil) }
-        return slot.outbound.nextTurn(limit: limit)
+    package func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(bytes), promise: promise)
     }
 
-    package func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool) {
-        guard let slot = slots[stream], let context else { return }
-        slot.outbound.take(length) { bytes, promise in context.write(wrapOutboundOut(bytes), promise: promise) }
-    }
-
-    package func sessionWrite(_ bytes: ByteBuffer) {
-        context?.write(wrapOutboundOut(bytes), promise: nil)
+    /// A session that is done (after a GOAWAY, every stream over; or failed) is closed once flushed.
+    package func sessionFlush() {
+        guard let context else { return }
+        context.flush()
+        if session?.isDone == true { context.close(promise: nil) }
     }
 
     // MARK: - What the streams send
@@ -255,23 +251,21 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     }
 
     package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let slot = slots[stream], !slot.outbound.ended else {
+        guard let session else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        slot.outbound.append(bytes, promise: promise)
-        session?.resumeData(stream)
+        session.queue(stream, bytes, promise: promise)
     }
 
     /// The body ends after what is queued, with trailers if any; `promise` completes once the end has gone out.
     package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?, promise: EventLoopPromise<Void>?) {
-        guard let slot = slots[stream], !slot.outbound.ended else {
+        guard let slot = slots[stream], slot.endPromise == nil else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        slot.outbound.end(trailers: trailers)
         slot.endPromise = promise
-        session?.resumeData(stream)
+        session?.endBody(stream, trailers: trailers)
     }
 
     package func reset(_ stream: Int32, code: UInt32) {
@@ -285,24 +279,9 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
 
     /// Sends at the end of the current read, or once at the end of this event-loop turn.
     package func flushSoon() {
-        guard !flushPending else { return }
-        flushPending = true
-        if !isReading {
-            eventLoop.assumeIsolated().execute {
-                guard self.flushPending else { return }
-                self.flushNow()
-            }
-        }
+        session?.sendSoon()
     }
 
-    /// What the codec has to send goes out in one write and one flush; a session that is done is closed.
-    private func flushNow() {
-        flushPending = false
-        guard let session, let context else { return }
-        session.send()
-        context.flush()
-        if session.isDone { context.close(promise: nil) }
-    }
 
     // MARK: - Time
 

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOEmbedded
 import Testing
 import GatehouseHTTP
 
@@ -29,12 +30,12 @@ struct NGHTTP2SessionTests {
         func sessionRefusedFrame(of stream: Int32) -> HTTP2ConnectionError? { nil }
         func sessionClosed(stream: Int32, errorCode: UInt32) { closed.append(stream) }
         func sessionSentEnd(of stream: Int32) {}
-        func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn { .send(0, endsBody: true, trailers: nil) }
-        func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool) {}
-        func sessionWrite(_ bytes: ByteBuffer) {
+        func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
             var bytes = bytes
             written.writeBuffer(&bytes)
+            promise?.succeed()
         }
+        func sessionFlush() {}
     }
 
     static func frame(_ type: UInt8, flags: UInt8, stream: UInt32, _ payload: [UInt8]) -> [UInt8] {
@@ -51,7 +52,8 @@ struct NGHTTP2SessionTests {
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(0x4, flags: 0, stream: 0, [])
 
     static func session(_ recorder: Recorder) -> NGHTTP2Session {
-        let session = NGHTTP2Session(server: true, delegate: recorder, allocator: ByteBufferAllocator(), maxBufferedControlFrames: 100)
+        let session = NGHTTP2Session(
+            server: true, delegate: recorder, eventLoop: EmbeddedEventLoop(), allocator: ByteBufferAllocator(), maxBufferedControlFrames: 100)
         session.submitSettings([], maxConcurrentStreams: 100)
         return session
     }

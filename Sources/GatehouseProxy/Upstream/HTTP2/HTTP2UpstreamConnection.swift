@@ -20,7 +20,6 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     final class Slot {
         let leg: HTTP2UpstreamLeg
         var fields: HTTP2FieldList = []
-        var outbound = HTTP2OutboundQueue()
 
         init(leg: HTTP2UpstreamLeg) {
             self.leg = leg
@@ -37,8 +36,6 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     /// Legs handed out that have not sent their head yet (no stream id until then).
     private var unstartedLegs = 0
     private var readLegs: [HTTP2UpstreamLeg] = []
-    private var isReading = false
-    private var flushPending = false
     private var isGoingAway = false
     package private(set) var sessionLastStreamTaken: Int32 = 0
 
@@ -73,10 +70,10 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     private func start(_ context: ChannelHandlerContext) {
         guard session == nil else { return }
         let session = NGHTTP2Session(
-            server: false, delegate: self, allocator: context.channel.allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
+            server: false, delegate: self, eventLoop: context.eventLoop, allocator: context.channel.allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
         self.session = session
         session.submitSettings([(NGHTTP2Session.Setting.enablePush, 0)], maxConcurrentStreams: nil)
-        flushNow()
+        session.sendNow()
         activated.succeed(NIOLoopBound(self, eventLoop: context.eventLoop))
     }
 
@@ -105,7 +102,6 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     // MARK: - Inbound
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        isReading = true
         if session?.receive(unwrapInboundIn(data)) != nil { leave() }
     }
 
@@ -113,8 +109,7 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
         let read = readLegs
         readLegs.removeAll(keepingCapacity: true)
         for leg in read { leg.readComplete() }
-        isReading = false
-        flushNow()
+        session?.readEnded()
         context.fireChannelReadComplete()
     }
 
@@ -139,10 +134,8 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     private func failEveryLeg() {
         let open = slots.values
         slots.removeAll()
-        for slot in open {
-            slot.outbound.fail()
-            slot.leg.closed(refused: false)
-        }
+        session?.dropQueuedBodies()
+        for slot in open { slot.leg.closed(refused: false) }
     }
 
     /// No new stream goes on this connection: it leaves the pool, and closes once its streams are done.
@@ -207,25 +200,25 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
 
     package func sessionClosed(stream: Int32, errorCode: UInt32) {
         guard let slot = slots.removeValue(forKey: stream) else { return }
-        slot.outbound.fail()
         slot.leg.closed(refused: errorCode == HTTP2ConnectionError.refusedStream)
         closeIfGoneAway()
     }
 
     package func sessionSentEnd(of stream: Int32) {}
 
-    package func sessionNextData(of stream: Int32, limit: Int) -> NGHTTP2Session.DataTurn {
-        guard let slot = slots[stream] else { return .send(0, endsBody: true, trailers: nil) }
-        return slot.outbound.nextTurn(limit: limit)
+    package func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        context.write(wrapOutboundOut(bytes), promise: promise)
     }
 
-    package func sessionWriteData(of stream: Int32, length: Int, endsStream: Bool) {
-        guard let slot = slots[stream], let context else { return }
-        slot.outbound.take(length) { bytes, promise in context.write(wrapOutboundOut(bytes), promise: promise) }
-    }
-
-    package func sessionWrite(_ bytes: ByteBuffer) {
-        context?.write(wrapOutboundOut(bytes), promise: nil)
+    /// A session that is done (after a GOAWAY, every stream over; or failed) is closed once flushed.
+    package func sessionFlush() {
+        guard let context else { return }
+        context.flush()
+        if session?.isDone == true { context.close(promise: nil) }
     }
 
     // MARK: - What the legs send
@@ -243,18 +236,15 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     }
 
     package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let slot = slots[stream], !slot.outbound.ended else {
+        guard let session else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        slot.outbound.append(bytes, promise: promise)
-        session?.resumeData(stream)
+        session.queue(stream, bytes, promise: promise)
     }
 
     package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?) {
-        guard let slot = slots[stream], !slot.outbound.ended else { return }
-        slot.outbound.end(trailers: trailers)
-        session?.resumeData(stream)
+        session?.endBody(stream, trailers: trailers)
     }
 
     package func reset(_ stream: Int32, code: UInt32) {
@@ -269,21 +259,7 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
 
     /// Sends at the end of the current read, or once at the end of this event-loop turn.
     package func flushSoon() {
-        guard !flushPending else { return }
-        flushPending = true
-        if !isReading {
-            eventLoop.assumeIsolated().execute {
-                guard self.flushPending else { return }
-                self.flushNow()
-            }
-        }
+        session?.sendSoon()
     }
 
-    private func flushNow() {
-        flushPending = false
-        guard let session, let context else { return }
-        session.send()
-        context.flush()
-        if session.isDone { context.close(promise: nil) }
-    }
 }
