@@ -98,6 +98,9 @@ public final class NGHTTP2Session {
     public typealias OutboundField = (name: String, value: String, indexed: Bool)
 
     private var session: OpaquePointer?
+    /// The connection that owns this session; not retained (it is read on every frame). Safe: the connection calls
+    /// `receive` and `send` itself, and detaches the session when it leaves (`detach`), so the one call that may come
+    /// later, a scheduled send, finds it detached.
     private unowned(unsafe) let delegate: any NGHTTP2SessionDelegate
     private let allocator: ByteBufferAllocator
     /// The input being read: DATA inside it is sliced, not copied.
@@ -112,6 +115,8 @@ public final class NGHTTP2Session {
     /// Inside `receive` (sends wait for the read's end), and a send asked for that has not happened yet.
     private var isReading = false
     private var sendPending = false
+    /// The delegate is gone (`detach`): a send scheduled before must not reach it.
+    private var isDetached = false
 
     public init(
         server: Bool, delegate: any NGHTTP2SessionDelegate, eventLoop: any EventLoop, allocator: ByteBufferAllocator, maxBufferedControlFrames: Int
@@ -304,7 +309,7 @@ public final class NGHTTP2Session {
 
     /// Sends at the end of the current read, or once at the end of this event-loop turn.
     public func sendSoon() {
-        guard !sendPending else { return }
+        guard !sendPending, !isDetached else { return }
         sendPending = true
         guard !isReading else { return }
         eventLoop.assumeIsolated().execute {
@@ -319,8 +324,17 @@ public final class NGHTTP2Session {
         sendNow()
     }
 
+    /// The delegate leaves (its handler left the pipeline): nothing is sent or reported to it any more. The delegate
+    /// is not retained (a callback per frame would pay for it), so a send scheduled before must find it gone.
+    public func detach() {
+        isDetached = true
+        sendPending = false
+        dropQueuedBodies()
+    }
+
     /// Everything submitted goes out now, then the delegate flushes.
     public func sendNow() {
+        guard !isDetached else { return }
         sendPending = false
         send()
         delegate.sessionFlush()

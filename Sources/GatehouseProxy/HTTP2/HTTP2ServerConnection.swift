@@ -82,6 +82,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     package func handlerRemoved(context: ChannelHandlerContext) {
         timer.cancel()
         closeEveryStream()
+        session?.detach()
         self.context = nil
     }
 

@@ -80,6 +80,7 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     package func handlerRemoved(context: ChannelHandlerContext) {
         activated.fail(ChannelError.ioOnClosedChannel)
         failEveryLeg()
+        session?.detach()
         self.context = nil
     }
 
