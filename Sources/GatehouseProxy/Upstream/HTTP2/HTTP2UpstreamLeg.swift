@@ -43,7 +43,9 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
         requestEnded = !hasBody
         started = true
         guard let stream = connection.submitRequest(self, head, hasBody: hasBody) else {
-            closed(refused: true)  // the connection is ending: not processed, the exchange may retry
+            // The connection is ending: not processed, the exchange may retry. Told on the next turn, not from inside
+            // the `start` its driver is still in.
+            connection.eventLoop.assumeIsolated().execute { self.closed(refused: true) }
             return nil
         }
         id = stream
