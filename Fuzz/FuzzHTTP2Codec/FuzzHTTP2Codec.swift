@@ -89,7 +89,7 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
         if heads[stream] == nil {
             switch HTTP2RequestHeadReader.read(fields: fields, endStream: endStream, maxHeaderBytes: 16384) {
             case .success(let read):
-                heads[stream] = HTTP2DeclaredLength(declared: read.head.headers.first(name: "content-length").flatMap { Int($0) })
+                heads[stream] = HTTP2DeclaredLength(declared: read.contentLength)
                 if printOutcome { print("stream \(stream): \(read.head)") }
             case .failure(let malformed):
                 heads[stream] = HTTP2DeclaredLength(declared: nil)

@@ -112,7 +112,7 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
             connection.respond(id, Self.grpcHead, hasBody: true)
             if let message { connection.queue(id, GRPCMessageFraming.frame(message, allocator: shared.allocator), promise: nil) }
             let trailers = status == 0
-                ? Self.grpcOK : GRPCMessageFraming.trailers(status: status, message: statusMessage).map { (HTTP2FieldName.lowercased($0.name), $0.value) }
+                ? Self.grpcOK : GRPCMessageFraming.trailers(status: status, message: statusMessage).http2Fields
             connection.queueEnd(id, trailers: trailers, promise: nil)
         case .http(let status, let headers, let body):
             var fields: [NGHTTP2Session.OutboundField] = [(":status", String(status.code), true)]

@@ -40,13 +40,13 @@ public struct HTTP2ConnectionLifecycle {
         }
     }
 
-    /// The number of open streams changed.
-    public mutating func streamsChanged(open: Int, now: NIODeadline) {
+    /// The number of open streams changed; `now` is read only when the connection goes idle.
+    public mutating func streamsChanged(open: Int, now: @autoclosure () -> NIODeadline) {
         guard case .open(let idleSince) = state else { return }
         if open > 0 {
             state = .open(idleSince: nil)
         } else if idleSince == nil {
-            state = .open(idleSince: now)
+            state = .open(idleSince: now())
         }
     }
 

@@ -48,6 +48,8 @@ public enum HTTP2RequestHeadReader {
     public struct Head {
         public var head: HTTPRequestHead
         public var sectionBytes: Int
+        /// The one `content-length` the block declared, which its DATA is held to (`HTTP2DeclaredLength`).
+        public var contentLength: Int?
     }
 
     /// A block as name-value pairs in the order they came (a block made of an ext_authz CheckRequest). Not generic,
@@ -141,7 +143,7 @@ public enum HTTP2RequestHeadReader {
             headers.append(("content-length", "0"))  // a body method ended with its head: an empty body, said so
         }
         let head = HTTPRequestHead(version: .http2, method: method, uri: path, headers: HTTPHeaders(headers))
-        return .success(Head(head: head, sectionBytes: sectionBytes))
+        return .success(Head(head: head, sectionBytes: sectionBytes, contentLength: contentLength.flatMap { Int($0) }))
     }
 
     /// A request trailer section, within what its head left of `max_header_bytes`: no pseudo-header, and

@@ -1,7 +1,16 @@
 public import NIOCore
+public import NIOHTTP1
+import GatehouseSyntax
 
 /// A header block's fields, as they came: names and values in order, nothing judged yet.
 public typealias HTTP2FieldList = [(String, String)]
+
+extension HTTPHeaders {
+    /// These fields as an HTTP/2 block takes them: names in lower case (trailers written on an HTTP/2 stream).
+    public var http2Fields: HTTP2FieldList {
+        map { (HTTP2FieldName.lowercased($0.name), $0.value) }
+    }
+}
 
 /// What one stream of an nghttp2 connection hands its reader: a header block (the head, or the trailers) or
 /// DATA bytes, each with whether the peer ended the stream with it.

@@ -365,6 +365,8 @@ public final class NGHTTP2Session {
     /// ends the connection: the peer may retry the streams after the last one the connection took (RFC 9113 §6.8),
     /// so that is the one named. The first GOAWAY of a graceful close (2^31-1, `submitShutdownNotice`) stays.
     private func nameLastStreamTaken(in bytes: inout ByteBuffer) {
+        // Only when nghttp2 has begun a stream the connection did not take could a GOAWAY name too much.
+        guard nghttp2_session_get_last_proc_stream_id(session) > delegate.sessionLastStreamTaken else { return }
         var frame = bytes.readerIndex
         while let word = bytes.getInteger(at: frame, as: UInt32.self) {
             let length = Int(word >> 8)
@@ -522,36 +524,41 @@ public final class NGHTTP2Session {
     final class CallbackTable: @unchecked Sendable {  // safe: made once, then only read by nghttp2
         let pointer: OpaquePointer?
 
+        /// safe: the pointers unwrapped below (`frame!`, `header!`) are never NULL in nghttp2's calls of these
+        /// callbacks (nghttp2_session.c passes its own inbound or outbound frame); what a peer sends decides their
+        /// contents, never whether they exist. DATA, whose pointer could be empty, is guarded.
         init() {
             var callbacks: OpaquePointer?
             nghttp2_session_callbacks_new(&callbacks)
             nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, userData in
-                owningSession(userData).beginFrame(header!.pointee)
+                owningSession(userData).beginFrame(header!.pointee)  // safe: see init
             }
             nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
-                owningSession(userData).beginHeaders(frame!)
+                owningSession(userData).beginHeaders(frame!)  // safe: see init
             }
             nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
+                // safe: see init
                 owningSession(userData).header(frame!, name: UnsafeRawBufferPointer(start: name, count: nameLength),
                                          value: UnsafeRawBufferPointer(start: value, count: valueLength))
             }
             nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
-                owningSession(userData).frameReceived(frame!)
+                owningSession(userData).frameReceived(frame!)  // safe: see init
             }
             nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, userData in
-                owningSession(userData).dataChunk(of: stream, UnsafeRawPointer(data!), count: length)
+                guard let data, length > 0 else { return 0 }
+                return owningSession(userData).dataChunk(of: stream, UnsafeRawPointer(data), count: length)
             }
             nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, _, userData in
-                owningSession(userData).invalidFrame(of: frame!.pointee.hd.stream_id)
+                owningSession(userData).invalidFrame(of: frame!.pointee.hd.stream_id)  // safe: see init
             }
             nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, userData in
                 owningSession(userData).streamClosed(stream, errorCode: errorCode)
             }
             nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
-                owningSession(userData).frameSent(frame!)
+                owningSession(userData).frameSent(frame!)  // safe: see init
             }
             nghttp2_session_callbacks_set_send_data_callback(callbacks) { _, frame, header, length, _, userData in
-                owningSession(userData).sendData(frame!, header: header!, length: length)
+                owningSession(userData).sendData(frame!, header: header!, length: length)  // safe: see init
             }
             pointer = callbacks
         }

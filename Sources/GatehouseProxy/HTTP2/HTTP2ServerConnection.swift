@@ -303,7 +303,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     }
 
     private func streamsChanged() {
-        lifecycle?.streamsChanged(open: slots.count, now: .now())
+        lifecycle?.streamsChanged(open: slots.count, now: NIODeadline.now())
         armLifecycle()
     }
 

@@ -87,7 +87,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
             switch HTTP2RequestHeadReader.read(fields: fields, endStream: endStream, maxHeaderBytes: headerBytesLeft) {
             case .success(let read):
                 headerBytesLeft -= read.sectionBytes
-                declaredLength = HTTP2DeclaredLength(declared: read.head.headers.first(name: "content-length").flatMap { Int($0) })
+                declaredLength = HTTP2DeclaredLength(declared: read.contentLength)
                 if endStream && !declaredLength.received(0, endStream: true) {
                     headRefused = true
                     return malformedBody()
@@ -194,7 +194,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
             return
         }
         writeHeldHead(hasBody: true)
-        let trailerFields = trailers.map { trailers in trailers.map { (HTTP2FieldName.lowercased($0.name), $0.value) } }
+        let trailerFields = trailers?.http2Fields
         connection.queueEnd(id, trailers: trailerFields, promise: track(bytes: 0, promise: promise))
     }
 

@@ -67,7 +67,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     package func writeEnd(trailers: HTTPHeaders?) {
         guard !requestEnded, !isClosed else { return }
         requestEnded = true
-        let fields = trailers.flatMap { $0.isEmpty ? nil : $0.map { (HTTP2FieldName.lowercased($0.name), $0.value) } }
+        let fields = trailers.flatMap { $0.isEmpty ? nil : $0.http2Fields }
         connection.queueEnd(id, trailers: fields)
     }
 
