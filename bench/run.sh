@@ -8,6 +8,10 @@
 #   SKIP_BUILD=1 bench/run.sh             # use the existing .build-release/release/gatehouse
 #   CONTENDERS="nginx gatehouse" bench/run.sh   # a subset (targets that need a missing one: n/a)
 #   TRACE_ROUNDS=5 bench/run.sh           # rounds of tracing off / ratio 0 / every request sampled (default 3)
+#   ROUNDS=5 CONTENDERS="haproxy-jwt envoy-jwt gatehouse" SCENARIOS="a b" bench/run.sh
+#                                         # the JWT scenarios only, in alternating rounds: each round starts
+#                                         # every contender afresh, in an order rotated by one; the table
+#                                         # shows medians, the targets the paired per-round ratios too
 #
 # CPU layout (2 cores): wrk, curl, the upstream nginx (and its TLS JWKS copy) and the upload sink on
 # CPU 0; the contender alone on CPU 1, one contender at a time. Every contender gets the same token
@@ -85,6 +89,8 @@ UPLOAD_SECONDS=${UPLOAD_SECONDS:-}        # ...repeated for this long (default: 
 POOL_SIZE=${POOL_SIZE:-40000}             # scenario b: distinct valid tokens (4x the 10000-entry cache)
 DPOP_PROOFS=${DPOP_PROOFS:-300000}        # scenario f: pre-signed proofs (each good once; more than warm-up + run send)
 CONTENDERS=${CONTENDERS:-direct nginx openidc haproxy-jwt envoy-jwt gatehouse}
+ROUNDS=${ROUNDS:-1}                       # > 1: alternating rounds of SCENARIOS only (see the top)
+SCENARIOS=${SCENARIOS:-a b c}             # with ROUNDS > 1: which of a, b, c
 UPSTREAM_PORT=18081; NGINX_PORT=18082; GATEHOUSE_PORT=18083; ADMIN_PORT=18084
 SINK_PORT=18085; APACHE_PORT=18086; HAPROXY_PORT=18087; ENVOY_PORT=18088; JWKS_TLS_PORT=18443
 ENVOY_CACHE=10000                         # envoy-jwt's jwt_cache_size: Gatehouse's verified-token cache
@@ -912,6 +918,28 @@ bench_contender() {
   stop_contender
 }
 
+# ROUNDS > 1: SCENARIOS for every contender, ROUNDS times, each round in an order rotated by one (so no
+# contender always runs first or last on a machine whose speed drifts), each contender a fresh process.
+bench_rounds() {
+  local round name scenario order=($CONTENDERS)
+  for scenario in $SCENARIOS; do
+    case $scenario in a | b | c) ;; *) die "SCENARIOS takes a, b and c, not '$scenario'" ;; esac
+  done
+  for round in $(seq "$ROUNDS"); do
+    echo "== round $round of $ROUNDS: ${order[*]}" >&2
+    for name in "${order[@]}"; do
+      start_contender "$name" main
+      check_contender "$name" main
+      for scenario in $SCENARIOS; do
+        warm_up "$name" "$scenario"
+        run_wrk "$name" "$scenario"
+      done
+      stop_contender
+    done
+    order=("${order[@]:1}" "${order[0]}")
+  done
+}
+
 # --- main ----------------------------------------------------------------------------------------
 main() {
   install_missing
@@ -940,10 +968,13 @@ main() {
   local name
   for name in $CONTENDERS; do
     case $name in direct | nginx | openidc | haproxy-jwt | envoy-jwt | gatehouse) ;; *) die "unknown contender '$name'" ;; esac
-    bench_contender "$name"
   done
-
-  verify_microbenchmark
+  if ((ROUNDS > 1)); then
+    bench_rounds
+  else
+    for name in $CONTENDERS; do bench_contender "$name"; done
+    verify_microbenchmark
+  fi
 
   echo
   python3 bench/summarize.py "$RESULTS" "$OUT/summary.md"
