@@ -12,8 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-# Building Gatehouse itself: nghttp2's headers (the HTTP/2 codec).
+# Building Gatehouse itself: nghttp2's headers (the HTTP/2 codec) and OpenSSL's (RSA signature checks, CRSAVerify).
 [ -f /usr/include/nghttp2/nghttp2.h ] || missing+=(libnghttp2-dev)
+[ -f /usr/include/openssl/bn.h ] || missing+=(libssl-dev)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 [ -x /usr/sbin/nginx ] || missing+=(nginx)
 [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ] || missing+=(prometheus)

@@ -58,7 +58,11 @@ public enum VerifyBenchmark {
         let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
         let p256 = P256.Signing.PrivateKey()
         let ed25519 = Curve25519.Signing.PrivateKey()
-        let rsaKey = VerificationKey(keyID: "bench", algorithms: [.rs256, .ps256], backing: .rsa(rsa.publicKey))
+        let primitives = try rsa.publicKey.getKeyPrimitives()
+        guard let prepared = PreparedRSAKey(modulus: Array(primitives.modulus), exponent: Array(primitives.publicExponent)) else {
+            throw AuthFailure(.keysUnavailable, "the benchmark's RSA key was refused")
+        }
+        let rsaKey = VerificationKey(keyID: "bench", algorithms: [.rs256, .ps256], backing: .rsa(prepared))
         return [
             Signer(algorithm: .rs256, key: rsaKey) {
                 Array(try rsa.signature(for: SHA256.hash(data: $0), padding: .insecurePKCS1v1_5).rawRepresentation)

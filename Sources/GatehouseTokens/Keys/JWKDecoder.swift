@@ -123,7 +123,7 @@ package enum JWKDecoder {
         if ROCAFingerprint.matches(modulus: modulusBytes) {
             throw Rejection("RSA modulus has the ROCA fingerprint (CVE-2017-15361): its private key can be computed")
         }
-        guard let key = try? _RSA.Signing.PublicKey(n: modulusBytes, e: Array(exponent)) else {
+        guard let key = PreparedRSAKey(modulus: modulusBytes, exponent: Array(exponent)) else {
             throw Rejection("RSA key refused by the crypto library")
         }
         return .rsa(key)

@@ -1,5 +1,4 @@
 package import Crypto
-package import _CryptoExtras
 public import GatehouseConfig
 
 /// A public key loaded from a JWK set, together with the algorithms it may verify.
@@ -14,7 +13,7 @@ public struct VerificationKey: Sendable {
     private let backing: Backing
 
     package enum Backing: Sendable {
-        case rsa(_RSA.Signing.PublicKey)
+        case rsa(PreparedRSAKey)
         case p256(P256.Signing.PublicKey)
         case p384(P384.Signing.PublicKey)
         case p521(P521.Signing.PublicKey)
@@ -30,7 +29,7 @@ public struct VerificationKey: Sendable {
     /// The key's type for logs and diagnostics, e.g. `RSA-2048`, `EC P-256`, `OKP Ed25519`.
     public var keyType: String {
         switch backing {
-        case .rsa(let key): "RSA-\(key.keySizeInBits)"
+        case .rsa(let key): "RSA-\(key.modulusBits)"
         case .p256: "EC P-256"
         case .p384: "EC P-384"
         case .p521: "EC P-521"
@@ -41,24 +40,14 @@ public struct VerificationKey: Sendable {
     /// Whether `signature` is a valid `algorithm` signature of `signingInput` under this key.
     ///
     /// `false` whenever `algorithm` is not one of `algorithms`. RS* use PKCS #1 v1.5, PS* use PSS with
-    /// MGF1 and a salt as long as the digest (RFC 7518 §3.5; swift-crypto's `.PSS` passes the digest
-    /// length as the salt length), ES* take only the fixed-length `r || s` form, never DER, and EdDSA
+    /// MGF1 and a salt as long as the digest (RFC 7518 §3.5), both on a key prepared once
+    /// (`PreparedRSAKey`); ES* take only the fixed-length `r || s` form, never DER, and EdDSA
     /// is Ed25519.
     public func isValidSignature(_ signature: [UInt8], for signingInput: [UInt8], algorithm: JWSAlgorithm) -> Bool {
         guard algorithms.contains(algorithm) else { return false }
         switch (backing, algorithm) {
-        case (.rsa(let key), .rs256):
-            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
-        case (.rsa(let key), .rs384):
-            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA384.hash(data: signingInput), padding: .insecurePKCS1v1_5)
-        case (.rsa(let key), .rs512):
-            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA512.hash(data: signingInput), padding: .insecurePKCS1v1_5)
-        case (.rsa(let key), .ps256):
-            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA256.hash(data: signingInput), padding: .PSS)
-        case (.rsa(let key), .ps384):
-            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA384.hash(data: signingInput), padding: .PSS)
-        case (.rsa(let key), .ps512):
-            return key.isValidSignature(.init(rawRepresentation: signature), for: SHA512.hash(data: signingInput), padding: .PSS)
+        case (.rsa(let key), _):
+            return key.isValidSignature(signature, for: signingInput, algorithm: algorithm)
         case (.p256(let key), .es256):
             // rawRepresentation only accepts exactly 2 x 32 bytes, so DER can never get through.
             guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
