@@ -71,9 +71,9 @@ let package = Package(
     targets: [
         // nghttp2 (Debian's libnghttp2-dev): the HTTP/2 codec.
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
-        // RSA signature checks with a key prepared once and per-thread scratch numbers, on OpenSSL's libcrypto
-        // (Debian's libssl-dev): what swift-crypto's RSA API sets up and allocates on every call, done once.
-        .target(name: "CRSAVerify", linkerSettings: [.linkedLibrary("crypto")]),
+        // OpenSSL's libcrypto (Debian's libssl-dev) with what each call would set up made once: RSA keys prepared per
+        // JWK, numbers and digest contexts per thread. What swift-crypto's API sets up and allocates on every call.
+        .target(name: "CPreparedCrypto", linkerSettings: [.linkedLibrary("crypto")]),
         // The wire syntaxes Gatehouse reads and writes, below everything else: ASCII, HTTP field names and values,
         // JSON, base64url, form encoding, protobuf. No I/O. Its API is `public` and what the parsers call per byte
         // `@inlinable`: Swift 6.3 does not inline an `@inlinable package` declaration into another module (seen in
@@ -128,7 +128,7 @@ let package = Package(
             dependencies: [
                 "GatehouseSyntax",
                 "GatehouseConfig",
-                "CRSAVerify",
+                "CPreparedCrypto",
                 .nioCore,
                 .nioHTTP1,
                 .nioConcurrencyHelpers,

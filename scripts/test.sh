@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
-# Building Gatehouse itself: nghttp2's headers (the HTTP/2 codec) and OpenSSL's (RSA signature checks, CRSAVerify).
+# Building Gatehouse itself: nghttp2's headers (the HTTP/2 codec) and OpenSSL's (RSA signature checks and digests, CPreparedCrypto).
 [ -f /usr/include/nghttp2/nghttp2.h ] || missing+=(libnghttp2-dev)
 [ -f /usr/include/openssl/bn.h ] || missing+=(libssl-dev)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)

@@ -23,6 +23,8 @@ extension Provider {
             try CognitoPreset.checkAudience(claims, clientIDs: audiences, accepted: tokenUse, provider: name)
             return
         }
+        // The usual one audience, checked without making the list the message below needs.
+        if case .string(let audience)? = claims["aud"], audiences.contains(audience) { return }
         let presented = try ClaimChecks.audiences(claims)
         guard presented.contains(where: audiences.contains) else {
             let shown = presented.count == 1 ? presented[0] : "[" + presented.joined(separator: ",") + "]"

@@ -19,6 +19,8 @@ package struct TokenVerifier: Sendable {
     package let tokenMaxBytes: Int
     package let cache: VerifiedTokenCache
     package let rejected: RejectedTokenCache
+    /// Header segments seen before: a new token of a known issuer's key skips decoding its header.
+    package let headers = JWSHeaderMemo()
     package let onCacheLookup: @Sendable (_ hit: Bool) -> Void
     /// A token whose signature failed before, answered from the rejected cache (docs/security.md P47).
     package let onRejectedHit: @Sendable () -> Void
@@ -104,7 +106,7 @@ package struct TokenVerifier: Sendable {
             return .done(restrict(.success(cached), to: allowedProviders))
         }
         onCacheLookup(false)
-        let rejectionKey = TokenKey.sha256(of: token)
+        let rejectionKey = key.sha256()
         if let rejection = rejected.lookup(rejectionKey),
             allowedProviders.isEmpty || allowedProviders.contains(providers[rejection.provider].name),
             keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
@@ -114,7 +116,7 @@ package struct TokenVerifier: Sendable {
         }
         let jws: CompactJWS
         do {
-            jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes)
+            jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes, headers: headers)
         } catch {
             return .done(.failure(error))
         }

@@ -1,8 +1,8 @@
-import CRSAVerify
+import CPreparedCrypto
 package import GatehouseConfig
 
 /// An RSA public key prepared once for every signature it will check: its modulus, exponent and
-/// Montgomery context made when the JWK is loaded (`CRSAVerify`, on OpenSSL's numbers), and the
+/// Montgomery context made when the JWK is loaded (`CPreparedCrypto`, on OpenSSL's numbers), and the
 /// numbers a check works in kept per thread, so a verification sets up and allocates nothing.
 /// PKCS #1 v1.5 is checked by encoding the expected block and comparing it whole; PSS follows
 /// RFC 8017 §9.1.2 with MGF1 and a salt as long as the digest (RFC 7518 §3.5).
@@ -25,15 +25,15 @@ package final class PreparedRSAKey: @unchecked Sendable {
 
     /// Whether `signature` is an `algorithm` signature of `message` (RS* and PS* only; false for the rest).
     package func isValidSignature(_ signature: [UInt8], for message: [UInt8], algorithm: JWSAlgorithm) -> Bool {
-        let verify: (OpaquePointer, gatehouse_rsa_digest, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
-        let digest: gatehouse_rsa_digest
+        let verify: (OpaquePointer, gatehouse_digest, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
+        let digest: gatehouse_digest
         switch algorithm {
-        case .rs256: (verify, digest) = (gatehouse_rsa_verify_pkcs1, GATEHOUSE_RSA_SHA256)
-        case .rs384: (verify, digest) = (gatehouse_rsa_verify_pkcs1, GATEHOUSE_RSA_SHA384)
-        case .rs512: (verify, digest) = (gatehouse_rsa_verify_pkcs1, GATEHOUSE_RSA_SHA512)
-        case .ps256: (verify, digest) = (gatehouse_rsa_verify_pss, GATEHOUSE_RSA_SHA256)
-        case .ps384: (verify, digest) = (gatehouse_rsa_verify_pss, GATEHOUSE_RSA_SHA384)
-        case .ps512: (verify, digest) = (gatehouse_rsa_verify_pss, GATEHOUSE_RSA_SHA512)
+        case .rs256: (verify, digest) = (gatehouse_rsa_verify_pkcs1, GATEHOUSE_SHA256)
+        case .rs384: (verify, digest) = (gatehouse_rsa_verify_pkcs1, GATEHOUSE_SHA384)
+        case .rs512: (verify, digest) = (gatehouse_rsa_verify_pkcs1, GATEHOUSE_SHA512)
+        case .ps256: (verify, digest) = (gatehouse_rsa_verify_pss, GATEHOUSE_SHA256)
+        case .ps384: (verify, digest) = (gatehouse_rsa_verify_pss, GATEHOUSE_SHA384)
+        case .ps512: (verify, digest) = (gatehouse_rsa_verify_pss, GATEHOUSE_SHA512)
         case .es256, .es384, .es512, .edDSA: return false
         }
         return message.withUnsafeBufferPointer { message in

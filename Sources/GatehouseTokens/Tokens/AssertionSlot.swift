@@ -1,18 +1,20 @@
-import NIOConcurrencyHelpers
+import Synchronization
 package import GatehouseSyntax
 
 /// Where a verified token keeps the assertion signed for it. The slot lives in the `VerifiedIdentity`, so an
 /// assertion is kept exactly as long as the verification it vouches for: it is bounded by the verified-token
 /// cache (and a connection's last token), and gone when they let go of the identity.
+///
+/// Every verified token makes one, so it is one allocation: the lock is stored inline (`Mutex`).
 package final class AssertionSlot: Sendable {
-    private let signed = NIOLockedValueBox<SignedAssertion?>(nil)
+    private let signed = Mutex<SignedAssertion?>(nil)
 
     package init() {}
 
-    package var current: SignedAssertion? { signed.withLockedValue { $0 } }
+    package var current: SignedAssertion? { signed.withLock { $0 } }
 
     package func store(_ assertion: SignedAssertion) {
-        signed.withLockedValue { $0 = assertion }
+        signed.withLock { $0 = assertion }
     }
 }
 

@@ -33,6 +33,12 @@ public struct CompactJWS: Sendable {
         try parse(token, maxBytes: maxBytes, payload: .claims)
     }
 
+    /// `parse(_:maxBytes:)`, taking a header segment seen before from `headers` instead of decoding it
+    /// again, and leaving a new one there.
+    package static func parse(_ token: Substring, maxBytes: Int, headers: JWSHeaderMemo) throws(AuthFailure) -> CompactJWS {
+        try parse(token, maxBytes: maxBytes, payload: .claims, headers: headers)
+    }
+
     /// What the payload must be. JWTs need a claims object; `opaque` takes any payload, even an empty
     /// one, as plain RFC 7515 allows, and exists so generic JWS test vectors can reach the crypto.
     package enum PayloadRule {
@@ -40,29 +46,33 @@ public struct CompactJWS: Sendable {
         case opaque
     }
 
-    package static func parse(_ token: Substring, maxBytes: Int, payload rule: PayloadRule) throws(AuthFailure) -> CompactJWS {
+    package static func parse(
+        _ token: Substring, maxBytes: Int, payload rule: PayloadRule, headers: JWSHeaderMemo? = nil
+    ) throws(AuthFailure) -> CompactJWS {
         let utf8 = token.utf8
         // O(1) for native strings; nothing else is read before this check.
         let size = utf8.count
         guard size <= maxBytes else {
             throw AuthFailure(.malformedToken, "token is \(size) bytes, more than the limit of \(maxBytes)")
         }
-        let result = utf8.withContiguousStorageIfAvailable { parseResult($0, token: token, rule: rule) }
+        let result = utf8.withContiguousStorageIfAvailable { parseResult($0, token: token, rule: rule, headers: headers) }
         if let result { return try result.get() }
-        return try Array(utf8).withUnsafeBufferPointer { parseResult($0, token: token, rule: rule) }.get()
+        return try Array(utf8).withUnsafeBufferPointer { parseResult($0, token: token, rule: rule, headers: headers) }.get()
     }
 
     private static func parseResult(
-        _ buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule
+        _ buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule, headers: JWSHeaderMemo?
     ) -> Result<CompactJWS, AuthFailure> {
         do {
-            return .success(try parse(buffer: buffer, token: token, rule: rule))
+            return .success(try parse(buffer: buffer, token: token, rule: rule, headers: headers))
         } catch {
             return .failure(error)
         }
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule) throws(AuthFailure) -> CompactJWS {
+    private static func parse(
+        buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule, headers: JWSHeaderMemo?
+    ) throws(AuthFailure) -> CompactJWS {
         guard !buffer.isEmpty else { throw AuthFailure(.malformedToken, "token is empty") }
         if buffer[0] == UInt8(ascii: "{") {
             throw AuthFailure(.malformedToken, "JWS JSON serialization is not accepted")
@@ -92,8 +102,14 @@ public struct CompactJWS: Sendable {
         // `alg: none` or HS256 is refused as `unsupported_algorithm` whatever the payload and signature
         // segments hold (empty, missing, garbage), so the failure log counts the attack as what it is.
         let header: [String: JSONValue]
+        let headerSegment = UnsafeBufferPointer(rebasing: buffer[0..<firstDot])
         do {
-            header = try headerObject(UnsafeBufferPointer(rebasing: buffer[0..<firstDot]))
+            if let known = headers?.header(for: headerSegment) {
+                header = known
+            } else {
+                header = try headerObject(headerSegment)
+                headers?.remember(header, for: headerSegment)
+            }
         } catch where signatureMissing {
             // Two segments and no JWS header: an opaque token (`ya29.…`) or a fragment, not a stripped JWS.
             throw AuthFailure(.malformedToken, "expected 3 segments, found 2")

@@ -2,23 +2,21 @@
 //
 // What a verification needs of a key, its modulus, exponent and Montgomery context, is made when
 // the JWK is loaded and only read after, so one key serves every event loop. What a verification
-// works in, a number context and two numbers, belongs to the calling thread and is kept between
-// calls: a verification allocates nothing once its thread has made one. The padding is checked
+// works in belongs to the calling thread (thread_scratch.c): a verification allocates nothing once
+// its thread has made its scratch. The padding is checked
 // here too, on stack buffers: PKCS #1 v1.5 by encoding the expected block and comparing it whole,
 // PSS by RFC 8017 §9.1.2 step by step. None of it is secret (a public key, a signature anyone can
 // send), so nothing here needs to run in constant time.
 
-#include "rsa_verify.h"
+#include "prepared_crypto.h"
+#include "thread_scratch.h"
 
 #include <openssl/bn.h>
-#include <openssl/evp.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 // 16 384 bits: larger keys are refused (JWKs are 2048-4096 bits; the cost grows with the cube).
 #define MAX_MODULUS_BYTES 2048
-#define MAX_DIGEST_BYTES 64
 #define MAX_EXPONENT_BITS 33
 
 struct gatehouse_rsa_key {
@@ -28,57 +26,6 @@ struct gatehouse_rsa_key {
     size_t size;
     int bits;
 };
-
-// --- per-thread scratch -------------------------------------------------------------------------
-
-struct scratch {
-    BN_CTX *ctx;
-    BIGNUM *signature;
-    BIGNUM *decoded;
-    EVP_MD_CTX *digest;
-};
-
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static int scratch_key_made;
-// The digests, fetched from OpenSSL's provider once: a one-shot SHA256() fetches on every call.
-static EVP_MD *sha256, *sha384, *sha512;
-
-static void scratch_free(void *pointer) {
-    struct scratch *scratch = pointer;
-    BN_CTX_free(scratch->ctx);
-    BN_free(scratch->signature);
-    BN_free(scratch->decoded);
-    EVP_MD_CTX_free(scratch->digest);
-    free(scratch);
-}
-
-static void scratch_key_make(void) {
-    sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-    sha384 = EVP_MD_fetch(NULL, "SHA384", NULL);
-    sha512 = EVP_MD_fetch(NULL, "SHA512", NULL);
-    scratch_key_made = sha256 != NULL && sha384 != NULL && sha512 != NULL && pthread_key_create(&scratch_key, scratch_free) == 0;
-}
-
-// The calling thread's scratch, made on its first verification and freed when the thread ends.
-static struct scratch *thread_scratch(void) {
-    pthread_once(&scratch_once, scratch_key_make);
-    if (!scratch_key_made) return NULL;
-    struct scratch *scratch = pthread_getspecific(scratch_key);
-    if (scratch != NULL) return scratch;
-    scratch = calloc(1, sizeof *scratch);
-    if (scratch == NULL) return NULL;
-    scratch->ctx = BN_CTX_new();
-    scratch->signature = BN_new();
-    scratch->decoded = BN_new();
-    scratch->digest = EVP_MD_CTX_new();
-    if (scratch->ctx == NULL || scratch->signature == NULL || scratch->decoded == NULL || scratch->digest == NULL ||
-        pthread_setspecific(scratch_key, scratch) != 0) {
-        scratch_free(scratch);
-        return NULL;
-    }
-    return scratch;
-}
 
 // --- the key ------------------------------------------------------------------------------------
 
@@ -126,21 +73,6 @@ static int public_operation(struct scratch *scratch, const gatehouse_rsa_key *ke
     return BN_bn2binpad(scratch->decoded, decoded, (int)key->size) == (int)key->size;
 }
 
-// --- digests ------------------------------------------------------------------------------------
-
-// The digest of `message` into `out`, on the thread's digest context; its length, or 0 for a digest
-// JWS does not use (or a failure).
-static size_t digest_of(struct scratch *scratch, gatehouse_rsa_digest digest, const uint8_t *message, size_t message_len,
-                        uint8_t *out) {
-    const EVP_MD *md = digest == GATEHOUSE_RSA_SHA256 ? sha256 : digest == GATEHOUSE_RSA_SHA384 ? sha384 : digest == GATEHOUSE_RSA_SHA512 ? sha512 : NULL;
-    unsigned int length = 0;
-    if (md == NULL || !EVP_DigestInit_ex(scratch->digest, md, NULL) || !EVP_DigestUpdate(scratch->digest, message, message_len) ||
-        !EVP_DigestFinal_ex(scratch->digest, out, &length)) {
-        return 0;
-    }
-    return length;
-}
-
 // --- RSASSA-PKCS1-v1_5 --------------------------------------------------------------------------
 
 // The DER DigestInfo before the hash (RFC 8017 §9.2, note 1), parameters NULL as the RFC writes them.
@@ -151,14 +83,14 @@ static const uint8_t sha384_prefix[] = {0x30, 0x41, 0x30, 0x0d, 0x06, 0x09, 0x60
 static const uint8_t sha512_prefix[] = {0x30, 0x51, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01,
                                         0x65, 0x03, 0x04, 0x02, 0x03, 0x05, 0x00, 0x04, 0x40};
 
-int gatehouse_rsa_verify_pkcs1(const gatehouse_rsa_key *key, gatehouse_rsa_digest digest,
+int gatehouse_rsa_verify_pkcs1(const gatehouse_rsa_key *key, gatehouse_digest digest,
                                const uint8_t *message, size_t message_len,
                                const uint8_t *signature, size_t signature_len) {
     struct scratch *scratch = thread_scratch();
     if (scratch == NULL) return 0;
     uint8_t hash[MAX_DIGEST_BYTES];
-    size_t hash_len = digest_of(scratch, digest, message, message_len, hash);
-    const uint8_t *prefix = digest == GATEHOUSE_RSA_SHA256 ? sha256_prefix : digest == GATEHOUSE_RSA_SHA384 ? sha384_prefix : sha512_prefix;
+    size_t hash_len = gatehouse_digest_on(scratch, digest, message, message_len, hash);
+    const uint8_t *prefix = digest == GATEHOUSE_SHA256 ? sha256_prefix : digest == GATEHOUSE_SHA384 ? sha384_prefix : sha512_prefix;
     size_t prefix_len = sizeof sha256_prefix;  // the three are the same length
     if (hash_len == 0) return 0;
 
@@ -181,7 +113,7 @@ int gatehouse_rsa_verify_pkcs1(const gatehouse_rsa_key *key, gatehouse_rsa_diges
 // --- RSASSA-PSS ---------------------------------------------------------------------------------
 
 // MGF1 (RFC 8017 §B.2.1) with `digest`, XORed into `mask_into` (mask_len bytes); 0 when a digest failed.
-static int xor_mgf1(struct scratch *scratch, gatehouse_rsa_digest digest, const uint8_t *seed, size_t seed_len, uint8_t *mask_into, size_t mask_len) {
+static int xor_mgf1(struct scratch *scratch, gatehouse_digest digest, const uint8_t *seed, size_t seed_len, uint8_t *mask_into, size_t mask_len) {
     uint8_t input[MAX_DIGEST_BYTES + 4], block[MAX_DIGEST_BYTES];
     memcpy(input, seed, seed_len);
     size_t done = 0;
@@ -190,20 +122,20 @@ static int xor_mgf1(struct scratch *scratch, gatehouse_rsa_digest digest, const 
         input[seed_len + 1] = (uint8_t)(counter >> 16);
         input[seed_len + 2] = (uint8_t)(counter >> 8);
         input[seed_len + 3] = (uint8_t)counter;
-        size_t block_len = digest_of(scratch, digest, input, seed_len + 4, block);
+        size_t block_len = gatehouse_digest_on(scratch, digest, input, seed_len + 4, block);
         if (block_len == 0) return 0;
         for (size_t i = 0; i < block_len && done < mask_len; i++) mask_into[done++] ^= block[i];
     }
     return 1;
 }
 
-int gatehouse_rsa_verify_pss(const gatehouse_rsa_key *key, gatehouse_rsa_digest digest,
+int gatehouse_rsa_verify_pss(const gatehouse_rsa_key *key, gatehouse_digest digest,
                              const uint8_t *message, size_t message_len,
                              const uint8_t *signature, size_t signature_len) {
     struct scratch *scratch = thread_scratch();
     if (scratch == NULL) return 0;
     uint8_t m_hash[MAX_DIGEST_BYTES];
-    size_t h_len = digest_of(scratch, digest, message, message_len, m_hash);
+    size_t h_len = gatehouse_digest_on(scratch, digest, message, message_len, m_hash);
     if (h_len == 0) return 0;
     size_t s_len = h_len;
 
@@ -239,6 +171,6 @@ int gatehouse_rsa_verify_pss(const gatehouse_rsa_key *key, gatehouse_rsa_digest 
     memset(m_prime, 0, 8);
     memcpy(m_prime + 8, m_hash, h_len);
     memcpy(m_prime + 8 + h_len, db + db_len - s_len, s_len);
-    if (digest_of(scratch, digest, m_prime, 8 + h_len + s_len, h_prime) != h_len) return 0;
+    if (gatehouse_digest_on(scratch, digest, m_prime, 8 + h_len + s_len, h_prime) != h_len) return 0;
     return memcmp(h, h_prime, h_len) == 0;
 }
