@@ -8,7 +8,7 @@ import GatehouseAuth
 /// the way `Introspector` caches them (SHA-256 key, the claims, the encoded payload, the revocation key).
 public enum IntrospectionBenchmark {
     public static func cacheFootprint(entries: Int) -> (entries: Int, residentBytes: Int) {
-        var cache = TokenKeyedGenerations<VerifiedIdentity>(capacity: entries * 2)
+        var cache = BoundedTokenMap<VerifiedIdentity>(capacity: entries * 2)
         let before = ResidentMemory.bytes()
         let now = Int64(Date().timeIntervalSince1970)
         for index in 0..<entries {

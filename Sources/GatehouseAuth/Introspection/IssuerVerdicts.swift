@@ -14,7 +14,7 @@ package import GatehouseTelemetry
 /// - at most `maxInFlight` calls at once, and at most `maxCallsPerSecond` started per second (a token bucket
 ///   of one second's worth): the rest are answered 503 `introspection_busy` at once, so a flood of random
 ///   tokens never becomes a flood at the issuer, nor eats the CPU the valid tokens' requests need;
-/// - bounded memory (two generations of `capacity` / 2).
+/// - bounded memory (`BoundedTokenMap`: at most `capacity` answers).
 package final class IssuerVerdicts: Sendable {
     package enum Answer: Sendable {
         case active(VerifiedIdentity, until: Int64)
@@ -31,13 +31,13 @@ package final class IssuerVerdicts: Sendable {
     private let state: NIOLockedValueBox<State>
 
     package struct State: Sendable {
-        package var cache: TokenKeyedGenerations<Answer>
+        package var cache: BoundedTokenMap<Answer>
         package var inFlight: [TokenKey: EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>] = [:]
         /// Calls that may still start: refilled at `maxCallsPerSecond`, up to one second's worth.
         package var budget: Double
         package var refilled = NIODeadline.now()
 
-        package init(cache: TokenKeyedGenerations<Answer>, budget: Double, refilled: NIODeadline = .now()) {
+        package init(cache: BoundedTokenMap<Answer>, budget: Double, refilled: NIODeadline = .now()) {
             self.cache = cache
             self.budget = budget
             self.refilled = refilled
@@ -50,7 +50,7 @@ package final class IssuerVerdicts: Sendable {
         self.maxCallsPerSecond = maxCallsPerSecond
         self.metrics = metrics
         self.counters = metrics.introspectionCounters(provider: providerName)
-        state = NIOLockedValueBox(State(cache: TokenKeyedGenerations(capacity: capacity), budget: Double(maxCallsPerSecond)))
+        state = NIOLockedValueBox(State(cache: BoundedTokenMap(capacity: capacity), budget: Double(maxCallsPerSecond)))
     }
 
     /// Answers from the cache, joins the call in flight for this token, refuses beyond the bounds, or asks

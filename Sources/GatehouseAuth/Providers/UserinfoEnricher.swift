@@ -21,7 +21,7 @@ package final class UserinfoEnricher: Sendable {
     }
 
     private struct State {
-        var cache: TokenKeyedGenerations<(attributes: [String: JSONValue], expiry: Int64)>
+        var cache: BoundedTokenMap<(attributes: [String: JSONValue], expiry: Int64)>
         var inFlight: [TokenKey: EventLoopFuture<[String: JSONValue]>] = [:]
         var lastFailureLogged: NIODeadline?
     }
@@ -41,7 +41,7 @@ package final class UserinfoEnricher: Sendable {
         self.client = client
         self.endpoints = endpoints
         self.timeout = timeout
-        self.state = NIOLockedValueBox(State(cache: TokenKeyedGenerations(capacity: max(capacity, 1))))
+        self.state = NIOLockedValueBox(State(cache: BoundedTokenMap(capacity: max(capacity, 1))))
         self.logger = logger
     }
 

@@ -21,11 +21,11 @@ package final class RejectedTokenCache: Sendable {
     }
 
     private let capacity: Int
-    private let entries: NIOLockedValueBox<TokenKeyedGenerations<Rejection>>
+    private let entries: NIOLockedValueBox<BoundedTokenMap<Rejection>>
 
     package init(capacity: Int) {
         self.capacity = capacity
-        self.entries = NIOLockedValueBox(TokenKeyedGenerations(capacity: capacity))
+        self.entries = NIOLockedValueBox(BoundedTokenMap(capacity: capacity))
     }
 
     package func lookup(_ key: TokenKey) -> Rejection? {

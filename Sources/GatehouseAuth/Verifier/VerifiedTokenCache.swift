@@ -2,16 +2,16 @@ import NIOConcurrencyHelpers
 package import GatehouseTokens
 
 /// Tokens already verified, so a client repeating its token costs a dictionary lookup, not a
-/// signature check. Bounded by `capacity` (`TokenKeyedGenerations`); an entry is never returned
+/// signature check. Bounded by `capacity` (`BoundedTokenMap`); an entry is never returned
 /// past the token's `exp`, and the caller re-checks that the key set it was verified against is
 /// still the provider's current one (after a refresh it verifies again).
 package final class VerifiedTokenCache: Sendable {
     private let capacity: Int
-    private let entries: NIOLockedValueBox<TokenKeyedGenerations<VerifiedIdentity>>
+    private let entries: NIOLockedValueBox<BoundedTokenMap<VerifiedIdentity>>
 
     package init(capacity: Int) {
         self.capacity = capacity
-        self.entries = NIOLockedValueBox(TokenKeyedGenerations(capacity: capacity))
+        self.entries = NIOLockedValueBox(BoundedTokenMap(capacity: capacity))
     }
 
     package func lookup(_ key: TokenKey, now: Int64) -> VerifiedIdentity? {

@@ -10,7 +10,7 @@ import GatehouseProxy
 struct IssuerVerdictsTests {
     @Test func theBudgetAllowsTheRatePerSecondAndRefillsWithTime() {
         let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
-        var state = IssuerVerdicts.State(cache: TokenKeyedGenerations(capacity: 10), budget: 3, refilled: start)
+        var state = IssuerVerdicts.State(cache: BoundedTokenMap(capacity: 10), budget: 3, refilled: start)
         func take(_ at: NIODeadline) -> Bool { state.takeFromBudget(perSecond: 3, now: at) }
         let first = [take(start), take(start), take(start), take(start)]
         #expect(first == [true, true, true, false], "three calls, then none in the same instant")
