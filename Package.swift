@@ -367,7 +367,7 @@ let package = Package(
 // replays every seed and saved regression through them (FuzzReplayTests), so they compile and their
 // invariants run on every CI. With GATEHOUSE_FUZZ set (scripts/fuzz.sh) they become a library instead, linked
 // into one libFuzzer executable per target (Fuzz/Entry/<target>, `--sanitize=fuzzer`); plain builds never see those.
-let fuzzTargets = ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON", "FuzzCheckRequest", "FuzzCELExpression", "FuzzHTTP2Codec"]
+let fuzzTargets = ["FuzzHTTP1RequestParser", "FuzzUpstreamResponseParser", "FuzzCompactJWS", "FuzzStrictJSON", "FuzzCheckRequest", "FuzzCELExpression", "FuzzHTTP2Codec", "FuzzClaimsReader"]
 // A target's regressions folder exists once libFuzzer has found something for it (git keeps no empty folder):
 // excluded only when present, so SwiftPM has no missing path to warn about.
 let fuzzNotSources = fuzzTargets.flatMap { target in

@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(FuzzHTTP1RequestParser FuzzUpstreamResponseParser FuzzCompactJWS FuzzStrictJSON FuzzCheckRequest FuzzCELExpression FuzzHTTP2Codec)
+all_targets=(FuzzHTTP1RequestParser FuzzUpstreamResponseParser FuzzCompactJWS FuzzStrictJSON FuzzCheckRequest FuzzCELExpression FuzzHTTP2Codec FuzzClaimsReader)
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
 seconds=${FUZZ_SECONDS:-600}
 jobs=${FUZZ_JOBS:-1}

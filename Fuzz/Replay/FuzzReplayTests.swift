@@ -17,6 +17,7 @@ struct FuzzReplayTests {
         ("FuzzCELExpression", fuzzCELExpression),
         ("FuzzCheckRequest", fuzzCheckRequest),
         ("FuzzHTTP2Codec", fuzzHTTP2Codec),
+        ("FuzzClaimsReader", fuzzClaimsReader),
     ]
 
     /// This repository's Fuzz/ folder.

@@ -34,12 +34,13 @@ public enum StrictJSON {
     }
 }
 
-/// The parsing state machine behind `StrictJSON`.
+/// The parsing state machine behind `StrictJSON` (and `StrictJSONObject`, which reads a top-level
+/// object's members with its pieces).
 ///
 /// Open containers are frames on one stack; their elements and members accumulate on two shared
 /// stacks that are reused from container to container, so parsing allocates little beyond the values
 /// themselves. An object's dictionary is built once, at its closing brace, at its final size.
-private struct StrictJSONParser {
+struct StrictJSONParser {
     let input: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var position = 0
@@ -63,6 +64,16 @@ private struct StrictJSONParser {
     }
 
     mutating func parseDocument() throws(StrictJSONError) -> JSONValue {
+        skipWhitespace()
+        let value = try parseValue(enclosingDepth: 0)
+        skipWhitespace()
+        guard position == input.count else { throw failure("unexpected data after the JSON value") }
+        return value
+    }
+
+    /// One value starting at `position` (at no whitespace), inside `enclosingDepth` containers already
+    /// open; leaves `position` just after it.
+    mutating func parseValue(enclosingDepth: Int) throws(StrictJSONError) -> JSONValue {
         var frames: [Frame] = []
         var members: [Member] = []
         var elements: [JSONValue] = []
@@ -70,13 +81,12 @@ private struct StrictJSONParser {
         frames.reserveCapacity(8)
         members.reserveCapacity(32)
 
-        skipWhitespace()
         parsingValues: while true {
             var value: JSONValue
             guard position < input.count else { throw failure("unexpected end of input") }
             switch input[position] {
             case UInt8(ascii: "{"):
-                guard frames.count < maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
+                guard frames.count + enclosingDepth < maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
                 position += 1
                 skipWhitespace()
                 if position < input.count, input[position] == UInt8(ascii: "}") {
@@ -88,7 +98,7 @@ private struct StrictJSONParser {
                     continue parsingValues
                 }
             case UInt8(ascii: "["):
-                guard frames.count < maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
+                guard frames.count + enclosingDepth < maxDepth else { throw failure("nesting deeper than \(maxDepth)") }
                 position += 1
                 skipWhitespace()
                 if position < input.count, input[position] == UInt8(ascii: "]") {
@@ -143,8 +153,6 @@ private struct StrictJSONParser {
                 }
                 frames.removeLast()
             }
-            skipWhitespace()
-            guard position == input.count else { throw failure("unexpected data after the JSON value") }
             return value
         }
     }
@@ -172,7 +180,7 @@ private struct StrictJSONParser {
         return Member(name: name, offset: offset, value: .null)
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while position < input.count {
             switch input[position] {
             case 0x20, 0x09, 0x0A, 0x0D: position += 1
@@ -181,7 +189,7 @@ private struct StrictJSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws(StrictJSONError) {
+    mutating func expectLiteral(_ literal: StaticString) throws(StrictJSONError) {
         let count = literal.utf8CodeUnitCount
         guard input.count - position >= count else { throw failure("invalid literal") }
         let bytes = literal.utf8Start
@@ -191,7 +199,7 @@ private struct StrictJSONParser {
         position += count
     }
 
-    private mutating func parseNumber() throws(StrictJSONError) -> String {
+    mutating func parseNumber() throws(StrictJSONError) -> String {
         let start = position
         if input[position] == UInt8(ascii: "-") { position += 1 }
         guard position < input.count, isDigit(input[position]) else { throw failure("invalid number") }
@@ -227,7 +235,7 @@ private struct StrictJSONParser {
 
     /// Parses a string starting at its opening quote. Strings without escapes (nearly all of them in
     /// a token) are validated in place and copied once.
-    private mutating func parseString() throws(StrictJSONError) -> String {
+    mutating func parseString() throws(StrictJSONError) -> String {
         position += 1
         let start = position
         while position < input.count {
@@ -371,7 +379,7 @@ private struct StrictJSONParser {
         }
     }
 
-    private func failure(_ message: String) -> StrictJSONError {
+    func failure(_ message: String) -> StrictJSONError {
         StrictJSONError(message, offset: position)
     }
 }

@@ -186,14 +186,15 @@ public struct CompactJWS: Sendable {
         }
     }
 
+    /// The header's or payload's members, read in one pass (`StrictJSONObject`).
     private static func jsonObject(_ bytes: [UInt8], name: String, diagnostics: Diagnostics) throws(AuthFailure) -> [String: JSONValue] {
-        let value: JSONValue
+        let members: [String: JSONValue]?
         do {
-            value = try bytes.withUnsafeBufferPointer { (buffer) throws(StrictJSONError) in try StrictJSON.parse(buffer: buffer) }
+            members = try bytes.withUnsafeBufferPointer { (buffer) throws(StrictJSONError) in try StrictJSONObject.members(of: buffer) }
         } catch {
             throw diagnostics.failure(.malformedToken, "\(name) is not valid JSON: \(error)")
         }
-        guard case .object(let members) = value else {
+        guard let members else {
             throw diagnostics.failure(.malformedToken, "\(name) is not a JSON object")
         }
         return members
