@@ -73,6 +73,18 @@ static int public_operation(struct scratch *scratch, const gatehouse_rsa_key *ke
     return BN_bn2binpad(scratch->decoded, decoded, (int)key->size) == (int)key->size;
 }
 
+// What both checks begin with: the message's digest into `hash` and the signature's decoded block
+// into `decoded` (key->size bytes), on the thread's scratch. The digest's length, or 0 on any failure.
+static size_t hash_and_decode(struct scratch **scratch, const gatehouse_rsa_key *key, gatehouse_digest digest,
+                              const uint8_t *message, size_t message_len, const uint8_t *signature, size_t signature_len,
+                              uint8_t *hash, uint8_t *decoded) {
+    *scratch = thread_scratch();
+    if (*scratch == NULL) return 0;
+    size_t hash_len = gatehouse_digest_on(*scratch, digest, message, message_len, hash);
+    if (hash_len == 0 || !public_operation(*scratch, key, signature, signature_len, decoded)) return 0;
+    return hash_len;
+}
+
 // --- RSASSA-PKCS1-v1_5 --------------------------------------------------------------------------
 
 // The DER DigestInfo before the hash (RFC 8017 §9.2, note 1), parameters NULL as the RFC writes them.
@@ -86,16 +98,12 @@ static const uint8_t sha512_prefix[] = {0x30, 0x51, 0x30, 0x0d, 0x06, 0x09, 0x60
 int gatehouse_rsa_verify_pkcs1(const gatehouse_rsa_key *key, gatehouse_digest digest,
                                const uint8_t *message, size_t message_len,
                                const uint8_t *signature, size_t signature_len) {
-    struct scratch *scratch = thread_scratch();
-    if (scratch == NULL) return 0;
-    uint8_t hash[MAX_DIGEST_BYTES];
-    size_t hash_len = gatehouse_digest_on(scratch, digest, message, message_len, hash);
+    struct scratch *scratch;
+    uint8_t hash[MAX_DIGEST_BYTES], decoded[MAX_MODULUS_BYTES];
+    size_t hash_len = hash_and_decode(&scratch, key, digest, message, message_len, signature, signature_len, hash, decoded);
+    if (hash_len == 0) return 0;
     const uint8_t *prefix = digest == GATEHOUSE_SHA256 ? sha256_prefix : digest == GATEHOUSE_SHA384 ? sha384_prefix : sha512_prefix;
     size_t prefix_len = sizeof sha256_prefix;  // the three are the same length
-    if (hash_len == 0) return 0;
-
-    uint8_t decoded[MAX_MODULUS_BYTES];
-    if (!public_operation(scratch, key, signature, signature_len, decoded)) return 0;
 
     // EMSA-PKCS1-v1_5 (RFC 8017 §9.2): 00 01 FF..FF 00 DigestInfo, at least 8 bytes of FF.
     size_t k = key->size, t_len = prefix_len + hash_len;
@@ -132,15 +140,11 @@ static int xor_mgf1(struct scratch *scratch, gatehouse_digest digest, const uint
 int gatehouse_rsa_verify_pss(const gatehouse_rsa_key *key, gatehouse_digest digest,
                              const uint8_t *message, size_t message_len,
                              const uint8_t *signature, size_t signature_len) {
-    struct scratch *scratch = thread_scratch();
-    if (scratch == NULL) return 0;
-    uint8_t m_hash[MAX_DIGEST_BYTES];
-    size_t h_len = gatehouse_digest_on(scratch, digest, message, message_len, m_hash);
+    struct scratch *scratch;
+    uint8_t m_hash[MAX_DIGEST_BYTES], decoded[MAX_MODULUS_BYTES];
+    size_t h_len = hash_and_decode(&scratch, key, digest, message, message_len, signature, signature_len, m_hash, decoded);
     if (h_len == 0) return 0;
     size_t s_len = h_len;
-
-    uint8_t decoded[MAX_MODULUS_BYTES];
-    if (!public_operation(scratch, key, signature, signature_len, decoded)) return 0;
 
     // §8.1.2 step 2c: EM is emLen = ceil((modBits - 1) / 8) bytes; a leading byte beyond it must be 0.
     size_t em_bits = (size_t)key->bits - 1;

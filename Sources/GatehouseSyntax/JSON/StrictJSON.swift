@@ -51,7 +51,7 @@ struct StrictJSONParser {
         let start: Int
     }
 
-    private struct Member {
+    struct Member {
         let name: String
         /// Offset of the name, for the duplicate-name error.
         let offset: Int
@@ -163,13 +163,18 @@ struct StrictJSONParser {
     private func makeObject(_ members: ArraySlice<Member>) throws(StrictJSONError) -> [String: JSONValue] {
         var object = [String: JSONValue](minimumCapacity: members.count)
         for member in members where object.updateValue(member.value, forKey: member.name) != nil {
-            throw StrictJSONError("duplicate member name \"\(String(member.name.prefix(64)))\"", offset: member.offset)
+            throw duplicateName(member)
         }
         return object
     }
 
+    /// The error for a member whose name an earlier member of its object has.
+    func duplicateName(_ member: Member) -> StrictJSONError {
+        StrictJSONError("duplicate member name \"\(String(member.name.prefix(64)))\"", offset: member.offset)
+    }
+
     /// Parses `"name"` and the colon after it; the value is filled in once parsed.
-    private mutating func parseMemberName() throws(StrictJSONError) -> Member {
+    mutating func parseMemberName() throws(StrictJSONError) -> Member {
         guard position < input.count, input[position] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
         let offset = position
         let name = try parseString()

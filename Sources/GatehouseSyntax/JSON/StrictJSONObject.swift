@@ -36,16 +36,10 @@ extension StrictJSONParser {
         } else {
             members.reserveCapacity(Self.expectedMemberCount)
             readingMembers: while true {
-                guard position < input.count, input[position] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
-                let nameOffset = position
-                let name = try parseString()
-                skipWhitespace()
-                guard position < input.count, input[position] == UInt8(ascii: ":") else { throw failure("expected ':'") }
-                position += 1
-                skipWhitespace()
+                let member = try parseMemberName()
                 let value = try parseMemberValue()
-                if members.updateValue(value, forKey: name) != nil, duplicate == nil {
-                    duplicate = StrictJSONError("duplicate member name \"\(String(name.prefix(64)))\"", offset: nameOffset)
+                if members.updateValue(value, forKey: member.name) != nil, duplicate == nil {
+                    duplicate = duplicateName(member)
                 }
                 skipWhitespace()
                 guard position < input.count else { throw failure("unexpected end of input") }
