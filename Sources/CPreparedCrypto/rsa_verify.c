@@ -3,9 +3,8 @@
 // What a verification needs of a key, its modulus, exponent and Montgomery context, is made when
 // the JWK is loaded and only read after, so one key serves every event loop. What a verification
 // works in belongs to the calling thread (thread_scratch.c): a verification allocates nothing once
-// its thread has made its scratch. The padding is checked
-// here too, on stack buffers: PKCS #1 v1.5 by encoding the expected block and comparing it whole,
-// PSS by RFC 8017 §9.1.2 step by step. None of it is secret (a public key, a signature anyone can
+// its thread has made its scratch. The padding is checked here too, on stack buffers: PKCS #1 v1.5
+// by encoding the expected block and comparing it whole, PSS by RFC 8017 §9.1.2 step by step. None of it is secret (a public key, a signature anyone can
 // send), so nothing here needs to run in constant time.
 
 #include "prepared_crypto.h"
@@ -30,6 +29,8 @@ struct gatehouse_rsa_key {
 // --- the key ------------------------------------------------------------------------------------
 
 gatehouse_rsa_key *gatehouse_rsa_key_new(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len) {
+    // Lengths past any usable key are refused before OpenSSL reads them (its lengths are ints).
+    if (n_len > 2 * MAX_MODULUS_BYTES || e_len > 2 * MAX_MODULUS_BYTES) return NULL;
     gatehouse_rsa_key *key = calloc(1, sizeof *key);
     BN_CTX *ctx = BN_CTX_new();
     if (key == NULL || ctx == NULL) goto fail;
