@@ -1,4 +1,6 @@
 import Foundation
+import Crypto
+import _CryptoExtras
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
@@ -72,5 +74,42 @@ struct PreparedRSAKeyTests {
         #expect(PreparedRSAKey(modulus: modulus, exponent: [0]) == nil, "a zero exponent")
         #expect(PreparedRSAKey(modulus: modulus, exponent: [2] + [UInt8](repeating: 0, count: 3) + [1]) == nil, "a 34-bit exponent")
         #expect(PreparedRSAKey(modulus: [UInt8](repeating: 0xC5, count: 2049), exponent: [1, 0, 1]) == nil, "over 16 384 bits")
+    }
+}
+
+/// Every RSA algorithm and the usual key sizes, signed by swift-crypto (BoringSSL) and checked by the prepared key:
+/// two implementations agreeing, where Wycheproof's files here are SHA-256 and 2048 bits only.
+struct PreparedRSAKeyAgainstSwiftCryptoTests {
+    private static let algorithms: [JWSAlgorithm] = [.rs256, .rs384, .rs512, .ps256, .ps384, .ps512]
+
+    private func sign(_ message: [UInt8], with key: _RSA.Signing.PrivateKey, _ algorithm: JWSAlgorithm) throws -> [UInt8] {
+        let padding: _RSA.Signing.Padding = algorithm.rawValue.hasPrefix("PS") ? .PSS : .insecurePKCS1v1_5
+        let signature: _RSA.Signing.RSASignature
+        switch algorithm {
+        case .rs256, .ps256: signature = try key.signature(for: SHA256.hash(data: message), padding: padding)
+        case .rs384, .ps384: signature = try key.signature(for: SHA384.hash(data: message), padding: padding)
+        default: signature = try key.signature(for: SHA512.hash(data: message), padding: padding)
+        }
+        return Array(signature.rawRepresentation)
+    }
+
+    @Test(arguments: [2048, 3072, 4096])
+    func everyAlgorithmVerifiesWhatSwiftCryptoSignedAndNothingElse(bits: Int) throws {
+        let privateKey = try _RSA.Signing.PrivateKey(keySize: .init(bitCount: bits))
+        let primitives = try privateKey.publicKey.getKeyPrimitives()
+        let key = try #require(PreparedRSAKey(modulus: Array(primitives.modulus), exponent: Array(primitives.publicExponent)))
+        #expect(key.modulusBits == bits)
+        let message = Array("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0".utf8)
+        for algorithm in Self.algorithms {
+            let signature = try sign(message, with: privateKey, algorithm)
+            #expect(key.isValidSignature(signature, for: message, algorithm: algorithm), "\(algorithm.rawValue) \(bits)")
+            var flipped = signature
+            flipped[flipped.count / 2] ^= 0x01
+            #expect(!key.isValidSignature(flipped, for: message, algorithm: algorithm), "\(algorithm.rawValue) \(bits): a flipped bit")
+            #expect(!key.isValidSignature(signature, for: message + [0x2E], algorithm: algorithm), "\(algorithm.rawValue) \(bits): another message")
+            for other in Self.algorithms where other != algorithm {
+                #expect(!key.isValidSignature(signature, for: message, algorithm: other), "\(algorithm.rawValue) checked as \(other.rawValue)")
+            }
+        }
     }
 }
