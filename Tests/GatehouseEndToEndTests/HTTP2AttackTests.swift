@@ -50,12 +50,12 @@ struct HTTP2AttackTests {
     /// Set by `whileServingOthers`: the file the attack creates once its first connection is open.
     @TaskLocal static var startedFile: String?
 
-    /// An attack script (Resources/h2) against Gatehouse's client port; its last JSON line.
-    static func attack(_ script: String, _ env: TestEnvironment, _ arguments: [String] = []) async throws -> Report {
+    /// An attack script (Resources/h2) against Gatehouse's client port (or `port`); its last JSON line.
+    static func attack(_ script: String, _ env: TestEnvironment, _ arguments: [String] = [], port: Int? = nil) async throws -> Report {
         let path = try PythonPeer.script("h2", script)
         let announced = startedFile.map { ["--started-file", $0] } ?? []
         let (exitCode, output) = try await ChildProcess.runToEnd(
-            ["/usr/bin/env", "python3", path, "--port", String(env.port)] + announced + arguments)
+            ["/usr/bin/env", "python3", path, "--port", String(port ?? env.port)] + announced + arguments)
         let line = output.split(separator: "\n").last { $0.hasPrefix("{") }
         guard exitCode == 0, let line, let object = try? StrictJSON.parse(Array(line.utf8), maxDepth: 64).objectValue else {
             throw PythonPeer.Failed(description: "\(script) \(arguments.joined(separator: " ")) failed (\(exitCode)): \(output)")
