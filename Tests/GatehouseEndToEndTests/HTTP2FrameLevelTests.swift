@@ -106,6 +106,26 @@ struct HTTP2FrameLevelTests {
     }
 
     /// Gatehouse in front of one of the tests' HTTP/2 upstreams in Python (Resources/h2), `protocol = "http2"`.
+    /// H25: an HTTP/2 upstream that floods Gatehouse's connection to it (1 000 PINGs, 1 000 SETTINGS frames, or a head
+    /// then empty DATA frames that never end the stream): the flood rules hold on upstream connections as on the
+    /// client port. Gatehouse ends that connection with GOAWAY ENHANCE_YOUR_CALM and closes it; the request in flight
+    /// is answered 502 (or, after its head, cut), never left hanging; the next request is served on a new connection.
+    @Test(arguments: ["ping", "settings", "empty-data"])
+    func anUpstreamThatFloodsItsConnectionIsCutAndTheNextRequestServed(_ kind: String) async throws {
+        try await Self.withPythonUpstream("flooding_upstream.py", what: "the flooding upstream") { env in
+            let token = TestSigner.ec.token(claims: Claims.valid())
+            let raw = RawHTTP.exchange(
+                port: env.port, "GET /flood/\(kind) HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n")
+            if kind == "empty-data" {
+                #expect(RawHTTP.statuses(raw) == [200] && !raw.hasSuffix("0\r\n\r\n"), "the answer must be cut: \(raw)")
+            } else {
+                #expect(RawHTTP.statuses(raw) == [502], "\(kind): \(raw)")
+            }
+            let next = try await env.request("/after-\(kind)", token: token)
+            #expect(next.status == 200 && next.body == "goaway 11", "\(kind): the flooded connection ended with \(next.body)")
+        }
+    }
+
     static func withPythonUpstream(_ script: String, what: String, _ body: (TestEnvironment) async throws -> Void) async throws {
         let (upstream, upstreamPort) = try await PythonPeer.startServer("h2", script, [], what: what)
         defer { ChildProcess.stop(upstream, grace: .zero) }
