@@ -24,8 +24,10 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
     /// Strong: the connection drops the stream from its table once it is closed.
     private let connection: HTTP2ServerConnection
     private let shared: Shared
-    private var fields: HTTP2FieldList?
-    private var headersEndedStream = false
+    /// The request's head, read by the client port's rules (`HTTP2RequestHeadReader`) when its HEADERS came.
+    private var head: Result<HTTP2RequestHeadReader.Head, HTTP2RequestHeadReader.Malformed>?
+    /// The DATA held to the head's `content-length`, as on the client port (RFC 9113 §8.1.1).
+    private var declaredLength = HTTP2DeclaredLength(declared: nil)
     private var body = CheckRequestBody()
     private let startedAt = NIODeadline.now()
     /// The whole request came (or the stream was reset): no deadline left.
@@ -45,14 +47,23 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
     func received(_ part: HTTP2StreamPart) {
         guard !isComplete else { return }
         switch part {
-        case .fields(let block, let endStream) where fields == nil:
-            fields = block
-            headersEndedStream = endStream
-            if endStream { respond() } else { connection.wake(at: startedAt + shared.idleTimeout) }
+        case .fields(let block, let endStream) where head == nil:
+            let read = HTTP2RequestHeadReader.read(fields: block, endStream: endStream, maxHeaderBytes: shared.responder.context.maxHeaderBytes)
+            head = read
+            if case .success(let head) = read { declaredLength = HTTP2DeclaredLength(declared: head.contentLength) }
+            if endStream {
+                guard declaredLength.received(0, endStream: true) else { return resetMalformed() }
+                respond()
+            } else {
+                connection.wake(at: startedAt + shared.idleTimeout)
+            }
         case .fields:
-            respond()  // a trailer section ends the request; its fields mean nothing to a Check
+            // A trailer section ends the request; its fields mean nothing to a Check.
+            guard declaredLength.received(0, endStream: true) else { return resetMalformed() }
+            respond()
         case .data(var bytes, let endStream):
             let count = bytes.readableBytes
+            guard declaredLength.received(count, endStream: endStream) else { return resetMalformed() }
             body.append(&bytes)
             // Past the bound the window stays shut: the caller may send no more than it, the bytes are dropped anyway.
             if count > 0 && !body.isTooLarge { connection.consumed(id, bytes: count) }
@@ -79,19 +90,27 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
         return nil
     }
 
-    /// The request's head is read by the client port's rules (`HTTP2RequestHeadReader`): what RFC 9113 makes malformed
-    /// resets the stream, what the doors refuse is a 400 (431).
+    /// A malformed request (its head, or DATA that does not add up to its `content-length`): the stream is reset,
+    /// never answered.
+    private func resetMalformed() {
+        isComplete = true
+        connection.reset(id, code: HTTP2ConnectionError.protocolError)
+        connection.flushSoon()
+    }
+
+    /// The whole request came: what RFC 9113 makes malformed resets the stream, what the doors refuse is a 400 (431),
+    /// the rest is a Check.
     private func respond() {
         isComplete = true
         let head: HTTPRequestHead
-        switch HTTP2RequestHeadReader.read(fields: fields ?? [], endStream: headersEndedStream, maxHeaderBytes: shared.responder.context.maxHeaderBytes) {
-        case .success(let read):
+        switch self.head {
+        case .success(let read)?:
             head = read.head
-        case .failure(let malformed) where malformed.answer == .reset:
-            connection.reset(id, code: HTTP2ConnectionError.protocolError)
-            connection.flushSoon()
-            return
-        case .failure(let malformed):
+        case .failure(let malformed)? where malformed.answer == .reset:
+            return resetMalformed()
+        case nil:
+            return resetMalformed()  // no HEADERS came: nghttp2 hands a stream nothing before them
+        case .failure(let malformed)?:
             let refusal = LocalResponse.malformedRequest(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
             write(.http(status: refusal.status, headers: refusal.headers, body: refusal.body), isHEAD: false)
             return

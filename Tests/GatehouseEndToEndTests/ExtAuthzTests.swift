@@ -394,6 +394,29 @@ struct ExtAuthzTests {
         }
     }
 
+    /// H18 on the ext_authz port: DATA that does not add up to the request's `content-length` (more, fewer, or any with
+    /// `content-length: 0`) makes it malformed (RFC 9113 §8.1.1), as on the client port: the stream is reset
+    /// (PROTOCOL_ERROR), never answered. The same call with its true length is answered.
+    @Test func aCallWhoseDataDoesNotMatchItsContentLengthIsReset() async throws {
+        try await Self.run { env, port in
+            let call: [(String, String)] = [
+                (":method", "POST"), (":scheme", "http"), (":authority", "gatehouse"), (":path", ExtAuthzResponder.healthMethod),
+                ("content-type", "application/grpc"), ("te", "trailers"),
+            ]
+            let message = "\u{0}\u{0}\u{0}\u{0}\u{0}"
+            let answers = try await HTTP2IntakeTests.send([
+                .init(name: "cl-short", headers: call + [("content-length", "3")], body: message),
+                .init(name: "cl-long", headers: call + [("content-length", "9")], body: message),
+                .init(name: "cl-zero-with-body", headers: call + [("content-length", "0")], body: message),
+                .init(name: "cl-true", headers: call + [("content-length", "5")], body: message),
+            ], to: env, port: port)
+            for name in ["cl-short", "cl-long", "cl-zero-with-body"] {
+                #expect(answers[name]?.resetCode == 1 && answers[name]?.status == nil, "\(name): \(String(describing: answers[name]))")
+            }
+            #expect(answers["cl-true"]?.status == 200 && answers["cl-true"]?.value("grpc-status") == "0", "\(String(describing: answers["cl-true"]))")
+        }
+    }
+
     /// `[ext_authz] forward_token = false`: an allow removes the token from the request (an authorizer only has no
     /// `[upstream]` to say it); unset, `[upstream] forward_token` decides (true by default). Applied on reload.
     @Test func forwardTokenFalseRemovesTheTokenFromAnAllowedRequest() async throws {
