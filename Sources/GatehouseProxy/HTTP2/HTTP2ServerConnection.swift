@@ -7,7 +7,7 @@ package import GatehouseHTTP
 /// swift-nio-http2's flood rules (`HTTP2FloodDefence`), its idle and graceful-stop GOAWAYs
 /// (`HTTP2ConnectionLifecycle`), the stream windows opened only as their bytes are handed on, and one write and
 /// one flush for everything the streams answered in one read.
-package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2SessionDelegate {
+package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
@@ -27,7 +27,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     /// Given the channel once the connection is in the pipeline: what makes its streams.
     private let makeStreamMaker: (any Channel) -> HTTP2StreamMaker
     private var makeStream: HTTP2StreamMaker?
-    private var session: NGHTTP2Session?
+    package private(set) var session: NGHTTP2Session?
     private var defence: HTTP2FloodDefence
     private var lifecycle: HTTP2ConnectionLifecycle?
     private var slots: [Int32: Slot] = [:]
@@ -35,7 +35,7 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
     private var readStreams: [any HTTP2ServerStreamHandling] = []
     /// One timer for every stream's deadlines and the connection's own.
     private var timer = WakeTimer()
-    private var context: ChannelHandlerContext?
+    package private(set) var context: ChannelHandlerContext?
     package private(set) var sessionLastStreamTaken: Int32 = 0
     package let eventLoop: any EventLoop
     package private(set) var allocator = ByteBufferAllocator()
@@ -222,21 +222,6 @@ package final class HTTP2ServerConnection: ChannelInboundHandler, NGHTTP2Session
         guard let slot = slots[stream] else { return }
         slot.endPromise?.succeed()
         slot.endPromise = nil
-    }
-
-    package func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        context.write(wrapOutboundOut(bytes), promise: promise)
-    }
-
-    /// A session that is done (after a GOAWAY, every stream over; or failed) is closed once flushed.
-    package func sessionFlush() {
-        guard let context else { return }
-        context.flush()
-        if session?.isDone == true { context.close(promise: nil) }
     }
 
     // MARK: - What the streams send

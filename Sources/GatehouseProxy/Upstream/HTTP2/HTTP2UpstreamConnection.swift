@@ -7,7 +7,7 @@ package import GatehouseHTTP
 /// leg hands the bytes on (the client's pace reaches the upstream). swift-nio-http2's flood rules apply as on the
 /// client port, but for the RST_STREAM count: an upstream resets every stream it answered before reading its body
 /// (nginx answering a gRPC call), which is not a flood.
-package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2SessionDelegate {
+package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
@@ -29,8 +29,8 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     package let channel: any Channel
     package let scheme: String
     package weak var pool: HTTP2UpstreamPool?
-    private var context: ChannelHandlerContext?
-    private var session: NGHTTP2Session?
+    package private(set) var context: ChannelHandlerContext?
+    package private(set) var session: NGHTTP2Session?
     private var defence = HTTP2FloodDefence(headerListCeiling: HTTP2UpstreamConnection.headerListCeiling, countsResets: false)
     private var slots: [Int32: Slot] = [:]
     /// Legs handed out that have not sent their head yet (no stream id until then).
@@ -206,21 +206,6 @@ package final class HTTP2UpstreamConnection: ChannelInboundHandler, NGHTTP2Sessi
     }
 
     package func sessionSentEnd(of stream: Int32) {}
-
-    package func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        context.write(wrapOutboundOut(bytes), promise: promise)
-    }
-
-    /// A session that is done (after a GOAWAY, every stream over; or failed) is closed once flushed.
-    package func sessionFlush() {
-        guard let context else { return }
-        context.flush()
-        if session?.isDone == true { context.close(promise: nil) }
-    }
 
     // MARK: - What the legs send
 
