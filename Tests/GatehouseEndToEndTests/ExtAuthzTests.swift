@@ -394,6 +394,34 @@ struct ExtAuthzTests {
         }
     }
 
+    /// The Check judges RSA tokens on the prepared keys (`PreparedRSAKey`) as the doors do: an RS256 token of the
+    /// provider's key allowed; a genuine PS256 signature by that key denied `unsupported_algorithm`, since the JWK says
+    /// RS256 (J19); a signature with one character changed denied `bad_signature`, and the same forgery again too (from
+    /// the rejected-token cache).
+    @Test func rsaTokensAreJudgedOnTheCheckAsOnTheDoors() async throws {
+        try await Self.run { _, port in
+            let rs256 = TestSigner.rsa.token(claims: Claims.valid())
+            let ps256 = TestSigner.rsaPSS.token(claims: Claims.valid())
+            var forged = Array(rs256.utf8)
+            forged[forged.count - 10] = forged[forged.count - 10] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            let forgedToken = String(decoding: forged, as: UTF8.self)
+            let answers = try await Self.call(port, [
+                Self.check("rs256", headers: [("authorization", "Bearer \(rs256)")]),
+                Self.check("ps256", headers: [("authorization", "Bearer \(ps256)")]),
+                Self.check("forged", headers: [("authorization", "Bearer \(forgedToken)")]),
+                Self.check("forged-again", headers: [("authorization", "Bearer \(forgedToken)")]),
+            ])
+            let allowed = try #require(answers["rs256"])
+            #expect(allowed.code == 0 && allowed.allowed == true && allowed.values("x-auth-subject") == ["user-1"], "\(allowed)")
+            let pss = try #require(answers["ps256"])
+            #expect(pss.deniedStatus == 401 && pss.reason == "unsupported_algorithm", "\(pss)")
+            for name in ["forged", "forged-again"] {
+                let answer = try #require(answers[name])
+                #expect(answer.deniedStatus == 401 && answer.reason == "bad_signature", "\(name): \(answer)")
+            }
+        }
+    }
+
     /// H18 on the ext_authz port: DATA that does not add up to the request's `content-length` (more, fewer, or any with
     /// `content-length: 0`) makes it malformed (RFC 9113 §8.1.1), as on the client port: the stream is reset
     /// (PROTOCOL_ERROR), never answered. The same call with its true length is answered.
