@@ -36,10 +36,16 @@ if ! podman image exists "$debian_image"; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
     # The suites Debian's own image has (security updates included: the CA bundle comes from there).
-    mmdebstrap --quiet --variant=minbase "$suite" "$work/base.tar" \
-        "deb http://deb.debian.org/debian $suite main" \
-        "deb http://deb.debian.org/debian $suite-updates main" \
-        "deb http://deb.debian.org/debian-security $suite-security main"
+    # Three tries: one failed package download (seen on fresh machines) should not fail the image.
+    for attempt in 1 2 3; do
+        mmdebstrap --quiet --variant=minbase "$suite" "$work/base.tar" \
+            "deb http://deb.debian.org/debian $suite main" \
+            "deb http://deb.debian.org/debian $suite-updates main" \
+            "deb http://deb.debian.org/debian-security $suite-security main" && break
+        [ "$attempt" -lt 3 ] || { echo "mmdebstrap failed three times" >&2; exit 1; }
+        echo "mmdebstrap failed (try $attempt of 3); trying again" >&2
+        rm -f "$work/base.tar"
+    done
     podman import --quiet "$work/base.tar" "$debian_image" >/dev/null
 fi
 

@@ -79,7 +79,12 @@ package enum ConfigurationDecoder {
             providerNames.append(name)
         }
         let providers = providerSettings(providerReaders, maxHeaderBytes: listen.maxHeaderBytes)
-        let routes = (root.tables("route") ?? []).compactMap { routeSettings($0, providerNames: providerNames, maxHeaderBytes: listen.maxHeaderBytes) }
+        let resources = resourceSettings(root.tables("resource") ?? [], providers: providers ?? [], sink: root.sink)
+        // A rule's `mcp.arguments` is as large as the largest message a resource reads.
+        let maxMessageBytes = resources.filter(\.mcp).map(\.maxMessageBytes).max() ?? ResourceSettings.defaultMaxMessageBytes
+        let routes = (root.tables("route") ?? []).compactMap {
+            routeSettings($0, providerNames: providerNames, maxHeaderBytes: listen.maxHeaderBytes, maxMessageBytes: maxMessageBytes)
+        }
         checkIntrospectionRouting(providers ?? [], routes: routes, sink: root.sink)
         let revocation = root.table("revocation").map(revocationSettings)
         let dpop = root.table("dpop").map(dpopSettings) ?? DPoPSettings()
@@ -110,6 +115,7 @@ package enum ConfigurationDecoder {
         configuration.jwks = jwks
         configuration.headers = headers
         configuration.routes = routes
+        configuration.resources = resources
         configuration.revocation = revocation
         configuration.dpop = dpop
         configuration.extAuthz = extAuthz

@@ -16,6 +16,8 @@ public struct Configuration: Sendable, Equatable {
     public var headers = HeaderSettings()
     public var providers: [ProviderSettings]
     public var routes: [RouteSettings] = []
+    /// `[[resource]]`: the OAuth protected resources (MCP servers among them) Gatehouse fronts.
+    public var resources: [ResourceSettings] = []
     public var revocation: RevocationSettings?
     public var dpop = DPoPSettings()
     /// `[ext_authz]`: absent unless configured.
@@ -263,6 +265,10 @@ public struct RouteSettings: Sendable, Equatable {
     public var context: [String: String] = [:]
     /// Upper-cased method names; empty means any method.
     public var methods: [String] = []
+    /// Under an MCP `[[resource]]`: patterns (`*` any run) the JSON-RPC message's `method` must match; empty: any message or none.
+    public var mcpMethods: [String] = []
+    /// Patterns the tool of a `tools/call` message must match (only such a message matches); empty: no requirement.
+    public var mcpTools: [String] = []
     public var auth: Auth = .required
     /// Provider names; empty means any configured provider.
     public var providers: [String] = []

@@ -8,13 +8,17 @@ extension ConfigurationDecoder {
     ]
 
     /// nil if the route is unusable (its problems are in the sink).
-    package static func routeSettings(_ table: TOMLReader, providerNames: [String], maxHeaderBytes: Int) -> RouteSettings? {
+    package static func routeSettings(
+        _ table: TOMLReader, providerNames: [String], maxHeaderBytes: Int, maxMessageBytes: Int = 1 << 20
+    ) -> RouteSettings? {
         let issuesBefore = table.sink.issues.count
         let match = routeMatch(table)
         var route = RouteSettings(match: match ?? .prefix("/"))
         route.methods = methods(table) ?? []
         route.hosts = hosts(table) ?? []
         route.context = context(table) ?? [:]
+        route.mcpMethods = messagePatterns(table, "mcp_methods")
+        route.mcpTools = messagePatterns(table, "mcp_tools")
         route.auth = table.choice("auth", among: [RouteSettings.Auth.public, .optional, .required]) ?? route.auth
         if route.auth == .public {
             for key in tokenRequirementKeys where table.contains(key) {
@@ -37,7 +41,7 @@ extension ConfigurationDecoder {
             route.dpop = table.choice("dpop", among: DPoPMode.all)
             if let source = table.string("when") {
                 do {
-                    route.when = try RuleExpression(rule: source, maxHeaderBytes: maxHeaderBytes)
+                    route.when = try RuleExpression(rule: source, maxHeaderBytes: maxHeaderBytes, maxMessageBytes: maxMessageBytes)
                 } catch {
                     table.report("when", error.message)
                 }
@@ -121,6 +125,13 @@ extension ConfigurationDecoder {
         if context.keys.isEmpty { table.report("context", "must name at least one pair (omit the key for any request)") }
         context.finish()
         return pairs
+    }
+
+    /// `mcp_methods`, `mcp_tools`: patterns where `*` is any run of characters; at least one when the key is given.
+    private static func messagePatterns(_ table: TOMLReader, _ key: String) -> [String] {
+        guard let patterns = table.strings(key) else { return [] }
+        if patterns.isEmpty { table.report(key, "must list at least one pattern (omit the key for any message)") }
+        return patterns
     }
 
     private static func routeProviders(_ table: TOMLReader, configured: [String]) -> [String]? {

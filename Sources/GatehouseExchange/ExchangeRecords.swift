@@ -1,3 +1,4 @@
+package import GatehouseSyntax
 package import GatehouseTokens
 package import GatehouseTelemetry
 import GatehouseAuth
@@ -13,13 +14,24 @@ package struct ExchangeRecords {
     package var upstreamNanoseconds: Int64?
     /// A refusal: one failure-log line, counted by reason and as the request's outcome.
     package var rejection: Rejection?
+    /// An MCP session the upstream made, used or ended for a verified identity (docs/reference.md §17.4).
+    package var session: SessionChange?
+
+    package enum SessionChange: Equatable {
+        /// The id is the owner's (made or used now): kept `ttlSeconds` from now.
+        case bind(id: String, owner: String, ttlSeconds: Int64)
+        /// The owner ended it (a `DELETE` the upstream accepted).
+        case end(id: String, owner: String)
+    }
 
     package struct Rejection {
         package let failure: AuthFailure
         package let request: UpstreamRequestHead.Request
         package let routeAuth: String
         package let token: Substring?
+        /// The MCP message of the refused request, when it had one (its method and tool go in the log line).
+        package var mcp: MCPMessage? = nil
     }
 
-    package var isEmpty: Bool { outcome == nil && authNanoseconds == nil && upstreamNanoseconds == nil && rejection == nil }
+    package var isEmpty: Bool { outcome == nil && authNanoseconds == nil && upstreamNanoseconds == nil && rejection == nil && session == nil }
 }

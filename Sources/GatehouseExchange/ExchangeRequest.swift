@@ -2,6 +2,7 @@ import Foundation
 package import NIOCore
 package import NIOHTTP1
 import GatehouseConfig
+package import GatehouseSyntax
 package import GatehouseTokens
 package import GatehouseAuth
 
@@ -34,6 +35,12 @@ package final class ExchangeRequest {
     /// The host routes matched (Host, `:authority`, the decision endpoint's `X-Forwarded-Host`), which a `when` rule
     /// reads; looked up only when a route names hosts or the matched route has a rule.
     package var routingHost: String?
+    /// The `[[resource]]` the request is under (its host and path): audience binding, the challenge's
+    /// `resource_metadata`, and for an MCP server the message, origin and session rules.
+    package var resource: ProtectedResource?
+    /// An MCP server's POST: its JSON-RPC message, read before the decision (its routes and rules see it); nil for a
+    /// request that has none (docs/reference.md §17.3).
+    package var mcp: MCPMessage?
 
     package init(
         request: UpstreamRequestHead.Request, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken, evidence: SenderEvidence = .none,

@@ -10,6 +10,8 @@ package final class ExchangeSettings: Sendable {
     package static let retryAfterSeconds = 5
 
     package let routes: RouteTable
+    /// `[[resource]]`: the protected resources, their metadata documents and rules.
+    package let resources: ResourceTable
     /// Where the token may come from besides `Authorization` (`[verification] token_cookie`, `token_header`).
     package let tokenCookie: String?
     package let tokenHeader: String?
@@ -30,6 +32,7 @@ package final class ExchangeSettings: Sendable {
     /// with the assertion signer its owner made); `remembersTokens`: false with userinfo enrichment.
     package init(_ configuration: Configuration, upstreamHead: UpstreamRequestHead, remembersTokens: Bool) {
         routes = RouteTable(configuration.routes)
+        resources = ResourceTable(configuration)
         tokenCookie = configuration.verification.tokenCookie
         tokenHeader = configuration.verification.tokenHeader
         scheme = configuration.listen.tlsCertificatePath == nil ? "http" : "https"

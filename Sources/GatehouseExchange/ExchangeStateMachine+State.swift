@@ -11,6 +11,9 @@ extension ExchangeStateMachine {
         case waiting(HeldBody)
         /// A sign-out reading its small body, which may carry a refresh token for the provider, until `bodyDeadline`.
         case readingSignOut(OwnEndpoint, VerifiedIdentity, HeldBody, bodyDeadline: NIODeadline)
+        /// An MCP server's POST reading its JSON-RPC message whole before it is judged (its routes and rules read it);
+        /// `known` the connection's last verified identity of the token it presents, `context` a Check's route context.
+        case readingMessage(HeldBody, bodyDeadline: NIODeadline, known: VerifiedIdentity?, context: [String: String])
         /// Admitted: handed to the upstream leg once the read that carried the head is over (`forwardsAtReadEnd`).
         case admitted(Gatekeeper.Admission, HeldBody)
         /// Answered here: sent once the request has ended or the read is over (then with its body unread, so the door

@@ -3,7 +3,7 @@ package import NIOCore
 /// The deadlines of a request: the core's rule, the driver's one timer. The response head must come within
 /// `[upstream] timeout` (504 after); once it has, the response runs as long as bytes move either way and is cut after
 /// `idle_timeout` without any (a zero-window stall, a dead peer); a request body that stops coming for `idle_timeout`
-/// while the upstream could take more is cut too (slowloris), on every door, and so is a sign-out's body.
+/// while the upstream could take more is cut too (slowloris), on every door, and so is a sign-out's body or an MCP message.
 extension ExchangeStateMachine {
     package enum Watch: Equatable {
         /// No response head within `[upstream] timeout`: answer `upstreamFailed(.gatewayTimeout)`.
@@ -29,6 +29,7 @@ extension ExchangeStateMachine {
     /// now (nil while it is opening).
     package func watch(now: NIODeadline, legTakesMore: Bool?) -> Watch {
         if case .readingSignOut(_, _, _, let bodyDeadline) = state { return bodyDeadline <= now ? .bodyStopped : .ahead(bodyDeadline) }
+        if case .readingMessage(_, let bodyDeadline, _, _) = state { return bodyDeadline <= now ? .bodyStopped : .ahead(bodyDeadline) }
         guard let inHand, case .forwarding(let forwarding) = state else { return .nothing }
         let idleTimeout = inHand.settings.idleTimeout
         var next: NIODeadline?

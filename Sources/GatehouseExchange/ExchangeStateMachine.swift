@@ -38,8 +38,10 @@ package struct ExchangeStateMachine {
 
     /// A sign-out is reading its body: the door keeps reading the client.
     package var isReadingBody: Bool {
-        if case .readingSignOut = state { return true }
-        return false
+        switch state {
+        case .readingSignOut, .readingMessage: true
+        default: false
+        }
     }
 
     package init(speaksGRPC: Bool, forwardsAtReadEnd: Bool, via: String? = nil) {
@@ -83,7 +85,7 @@ package struct ExchangeStateMachine {
             return forward(admission, held)
         case .answering(let response):
             return send(response)
-        case .awaitingHead, .waiting, .readingSignOut, .forwarding, .finished, .modifying:
+        case .awaitingHead, .waiting, .readingSignOut, .readingMessage, .forwarding, .finished, .modifying:
             return .none
         }
     }
@@ -104,13 +106,64 @@ package struct ExchangeStateMachine {
             inHand = refused
             records.outcome = ("none", outcome)
             return answer(response)
+        case .refuse(let refused, let failure):
+            inHand = refused
+            return reject(failure, refused)
         case .judge(let judged):
             // The fast path for forwarded requests: still checked for expiry, keys, revocation, route.
             let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, settings: settings) : nil
             judged.presentsRecentToken = known != nil
             inHand = judged
+            if let resource = judged.resource, resource.settings.mcp {
+                return receivedMCPHead(judged, resource: resource, known: known, context: routeContext, now: now)
+            }
             state = .waiting(HeldBody())
             return .decide(judged, recent: known, generation: generation)
+        }
+    }
+
+    /// A request to an MCP server: a JSON POST is read whole before it is judged (`MCPMessage`); a request whose rule
+    /// would depend on a message it cannot carry here (the decision endpoint's) is refused; anything else is judged now.
+    private mutating func receivedMCPHead(
+        _ judged: ExchangeRequest, resource: ProtectedResource, known: VerifiedIdentity?, context: [String: String], now: NIODeadline
+    ) -> Action {
+        let head = judged.head
+        guard head.method == .POST, MCPMessageIntake.isJSON(head.headers) else {
+            state = .waiting(HeldBody())
+            return .decide(judged, recent: known, generation: generation)
+        }
+        if judged.endpoint == .check {
+            let host = judged.routingHost?[...]
+            if judged.settings.routes.needsMessage(method: head.method.rawValue, path: judged.request.target.path, host: host, context: context) {
+                return reject(AuthFailure(.forbidden, "the route needs the JSON-RPC message, which the decision endpoint does not get"), judged)
+            }
+            state = .waiting(HeldBody())
+            return .decide(judged, recent: known, generation: generation)
+        }
+        if let length = MCPMessageIntake.declaredLength(head.headers), length > resource.settings.maxMessageBytes {
+            return answer(MCPMessageIntake.tooLarge(resource))
+        }
+        let deadline = now + judged.settings.idleTimeout
+        state = .readingMessage(HeldBody(), bodyDeadline: deadline, known: known, context: context)
+        return .readBody(until: deadline)
+    }
+
+    /// The MCP message read whole: refused 400 in JSON-RPC's form, or the route matched again with it and the request judged.
+    private mutating func judgeMessage(_ held: HeldBody, known: VerifiedIdentity?, context: [String: String]) -> Action {
+        guard let inHand else { return .ignored(.noRequest) }
+        switch MCPMessageIntake.read(held.buffers) {
+        case .failure(let refusal):
+            records.outcome = ("none", .badRequest)
+            return answer(LocalResponse.json(.badRequest, refusal.responseJSON))
+        case .success(let message):
+            inHand.mcp = message
+            let settings = inHand.settings
+            let host = settings.routes.usesHosts ? inHand.head.headers.first(name: "host") : nil
+            inHand.rule = settings.routes.match(
+                method: inHand.head.method.rawValue, path: inHand.request.target.path, host: host?[...], context: context, mcp: message)
+            if inHand.routingHost == nil && inHand.rule.condition != nil { inHand.routingHost = inHand.head.headers.first(name: "host") }
+            state = .waiting(held)
+            return .decide(inHand, recent: known, generation: generation)
         }
     }
 
@@ -142,6 +195,13 @@ package struct ExchangeStateMachine {
                 response.closeConnection = true
                 return send(response)
             }
+        case .readingMessage(var held, let bodyDeadline, let known, let context):
+            state = .modifying
+            held.append(buffer)
+            state = .readingMessage(held, bodyDeadline: bodyDeadline, known: known, context: context)
+            if let resource = inHand?.resource, held.bytes > resource.settings.maxMessageBytes {
+                return send(MCPMessageIntake.tooLarge(resource))
+            }
         case .awaitingHead:
             return .ignored(.outOfOrder)
         case .answering, .forwarding, .finished, .modifying:
@@ -155,6 +215,8 @@ package struct ExchangeStateMachine {
         switch state {
         case .readingSignOut(let endpoint, let identity, let held, _):
             return signOut(endpoint, identity, held)
+        case .readingMessage(let held, _, let known, let context):
+            return judgeMessage(held, known: known, context: context)
         case .answering(let response):
             return send(response)
         case .awaitingHead, .waiting, .admitted, .forwarding, .finished, .modifying:
@@ -203,8 +265,13 @@ package struct ExchangeStateMachine {
     }
 
     private mutating func reject(_ failure: AuthFailure, _ inHand: ExchangeRequest) -> Action {
-        records.rejection = .init(failure: failure, request: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken)
-        var response = LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: ExchangeSettings.retryAfterSeconds)
+        records.rejection = .init(
+            failure: failure, request: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken, mcp: inHand.mcp)
+        let challenge = inHand.resource.map { AuthErrorResponse.ResourceChallenge(metadataURL: $0.metadataURL, scopes: inHand.rule.scopes) }
+        // A session another identity owns is answered as an ended one is (the MCP transport's 404): nothing is told.
+        var response = failure.reason == .sessionMismatch
+            ? LocalResponse.json(.notFound, MCPSessionIntake.notFoundJSON)
+            : LocalResponse.refusal(failure, requestID: inHand.requestID, retryAfterSeconds: ExchangeSettings.retryAfterSeconds, resource: challenge)
         // The decision endpoint's caller may not see the body (nginx auth_request): the reason as a header too.
         if inHand.endpoint == .check { response.headers.add(name: "X-Gatehouse-Reason", value: failure.reason.rawValue) }
         return answer(response)
@@ -320,6 +387,25 @@ package struct ExchangeStateMachine {
         forwarding.lastProgress = now
         state = .forwarding(forwarding)
         return now + inHand.settings.idleTimeout
+    }
+
+    /// Whether the upstream's answer may make, use or end an MCP session (the request is under an MCP resource): the
+    /// driver then reports its status and session id (`upstreamAnswered`).
+    package var bindsSessions: Bool { inHand?.resource?.settings.mcp == true }
+
+    /// An MCP server answered `status`, with `sessionID` in `Mcp-Session-Id`: a session it made or the caller used is
+    /// bound to the verified caller, one the caller ended (a `DELETE`) is unbound; recorded for the driver (docs/reference.md §17.4).
+    package mutating func upstreamAnswered(status: Int, sessionID: String?) {
+        guard let inHand, let resource = inHand.resource, resource.settings.mcp, (200..<300).contains(status),
+              case .verified(let identity)? = inHand.admission
+        else { return }
+        let owner = MCPSessionOwner.of(identity)
+        let requested = inHand.head.headers.first(name: "mcp-session-id")
+        if inHand.head.method == .DELETE, let requested {
+            records.session = .end(id: requested, owner: owner)
+        } else if let id = sessionID ?? requested, MCPSessionIntake.isValidID(id) {
+            records.session = .bind(id: id, owner: owner, ttlSeconds: resource.settings.sessionTTL.components.seconds)
+        }
     }
 
     /// Whether an interim (1xx) head from the upstream is relayed: to an HTTP/1.1 client, which may wait for

@@ -1,7 +1,8 @@
 package import NIOCore
 package import NIOHTTP1
 import GatehouseSyntax
-import GatehouseTokens
+package import GatehouseTokens
+import GatehouseConfig
 package import GatehouseTelemetry
 package import GatehouseAuth
 
@@ -12,6 +13,8 @@ package enum RequestIntake {
     /// What becomes of a request at intake: judged, or answered at once.
     package enum Disposition {
         case judge(ExchangeRequest)
+        /// Refused before its token is looked at (an MCP server's disallowed `Origin`): logged and counted as every refusal.
+        case refuse(ExchangeRequest, AuthFailure)
         /// Answered without judging: counted with this outcome, never in the failure log.
         case answer(ExchangeRequest, LocalResponse, GatehouseMetrics.RequestOutcome)
     }
@@ -47,7 +50,12 @@ package enum RequestIntake {
             let judged = makeRequest(target, rule: rule, isWebSocket: isWebSocketUpgrade(head))
             // A `when` rule reads the host too: looked up only for such a route when no route needed it.
             judged.routingHost = host ?? (rule.condition != nil ? head.headers.first(name: "host") : nil)
-            return .judge(judged)
+            guard !settings.resources.isEmpty else { return .judge(judged) }
+            let resourceHost = (judged.routingHost ?? head.headers.first(name: "host"))?[...]
+            if let published = settings.resources.metadata(host: resourceHost, path: target.path) {
+                return .answer(judged, ResourceMetadataAnswer.response(published, method: head.method), .endpoint)
+            }
+            return underResource(judged, host: resourceHost, path: target.path)
         }
         // An own endpoint: its own path (never its query) is what the failure log records. They answer on the doors
         // only: a Check (`via`) for one is refused as an unknown path.
@@ -74,8 +82,23 @@ package enum RequestIntake {
             let host = head.headers.first(name: "x-forwarded-host") ?? head.headers.first(name: "host")
             own.rule = settings.routes.match(method: described.head.method.rawValue, path: described.target.path, host: host?[...])
             own.routingHost = host
+            if !settings.resources.isEmpty { return underResource(own, host: host?[...], path: described.target.path) }
         }
         return .judge(own)
+    }
+
+    /// A request under a `[[resource]]` is judged with it (audience binding, its challenge); an MCP server's refuses a
+    /// browser `Origin` it does not allow before any token is looked at (docs/reference.md §17.5). No `Origin` is a
+    /// client that is not a browser.
+    private static func underResource(_ judged: ExchangeRequest, host: Substring?, path: String) -> Disposition {
+        guard let resource = judged.settings.resources.resource(host: host, path: path) else { return .judge(judged) }
+        judged.resource = resource
+        judged.request.forwardsToken = resource.forwardsToken
+        if resource.settings.mcp, let origin = judged.head.headers.first(name: "origin"), !resource.allowsOrigin(origin) {
+            let shown = LogText.truncated(origin, maxBytes: 128)
+            return .refuse(judged, AuthFailure(.originNotAllowed, "Origin \(shown) is not allowed by resource \(resource.settings.url)"))
+        }
+        return .judge(judged)
     }
 
     /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19). The

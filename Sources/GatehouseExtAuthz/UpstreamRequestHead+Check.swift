@@ -28,7 +28,7 @@ extension UpstreamRequestHead {
                 }
                 continue
             }
-            switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
+            switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated, forwardToken: request.forwardsToken) {
             case .identity, .token, .untrustedCertificate, .proof:
                 let lowered = HTTP2FieldName.lowercased(name)
                 if !allowance.headersToSet.contains(where: { $0.0 == lowered }) && !allowance.headersToRemove.contains(lowered) {

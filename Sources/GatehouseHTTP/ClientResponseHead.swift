@@ -16,6 +16,15 @@ public enum ClientResponseHead {
         }
     }
 
+    /// The first value of the field `lowercasedName` (an MCP server's `mcp-session-id`): read from the bytes of a relayed
+    /// head, without making its fields.
+    public func firstValue(of lowercasedName: String) -> String? {
+        switch self {
+        case .fields(let head): return head.headers.first(name: lowercasedName)
+        case .relayed(let head, _): return head.firstValue(of: lowercasedName)
+        }
+    }
+
     /// The head as fields, for a door that does not write HTTP/1.1 bytes.
     public var asFields: HTTPResponseHead {
         switch self {

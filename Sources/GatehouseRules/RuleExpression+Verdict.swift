@@ -14,8 +14,10 @@ extension RuleExpression {
 
     /// Evaluates a `when` rule over the token's claims and the request's method, normalized path, host and headers
     /// (docs/reference.md §3.11).
-    package func verdict(claims: [String: JSONValue], method: String, path: String, host: String, headers: HTTPHeaders) -> Verdict {
-        let activation = CELActivation(claims: claims, method: method, path: path, host: host, headers: headers)
+    package func verdict(
+        claims: [String: JSONValue], method: String, path: String, host: String, headers: HTTPHeaders, mcp: MCPMessage = .none
+    ) -> Verdict {
+        let activation = CELActivation(claims: claims, method: method, path: path, host: host, headers: headers, mcp: mcp)
         switch program.evaluate(activation) {
         case .success(.bool(true)): return .allows
         case .success(.bool(false)): return .isFalse

@@ -10,9 +10,10 @@ public struct RuleExpression: Sendable, Equatable {
         public var description: String { message }
     }
 
-    /// A route's `when`: true allows; over `claims` and `request`.
-    public init(rule source: String, maxHeaderBytes: Int) throws(Invalid) {
-        try self.init(source, purpose: .rule, maxHeaderBytes: maxHeaderBytes)
+    /// A route's `when`: true allows; over `claims`, `request` and `mcp` (`maxMessageBytes`: the largest MCP message a
+    /// `[[resource]]` reads, which bounds `mcp.arguments`).
+    public init(rule source: String, maxHeaderBytes: Int, maxMessageBytes: Int = 1 << 20) throws(Invalid) {
+        try self.init(source, purpose: .rule, maxHeaderBytes: maxHeaderBytes, maxMessageBytes: maxMessageBytes)
     }
 
     /// A header's value: over `claims` only (a token's headers are the same on every request that presents it).
@@ -20,9 +21,9 @@ public struct RuleExpression: Sendable, Equatable {
         try self.init(source, purpose: .headerValue, maxHeaderBytes: maxHeaderBytes)
     }
 
-    private init(_ source: String, purpose: CELProgram.Purpose, maxHeaderBytes: Int) throws(Invalid) {
+    private init(_ source: String, purpose: CELProgram.Purpose, maxHeaderBytes: Int, maxMessageBytes: Int = 1 << 20) throws(Invalid) {
         do {
-            program = try CELProgram(source, purpose: purpose, cost: CELCost(maxHeaderBytes: maxHeaderBytes))
+            program = try CELProgram(source, purpose: purpose, cost: CELCost(maxHeaderBytes: maxHeaderBytes, maxMessageBytes: maxMessageBytes))
         } catch {
             throw Invalid(message: "\(error.message) (at character \(error.position + 1))")
         }

@@ -18,6 +18,9 @@ package struct FailureEvent: Sendable {
     package var token: Substring?
     /// A Check's refusal: `ext_authz_grpc` or `ext_authz_http` (the client is Envoy's `source.address`).
     package var via: String? = nil
+    /// Under an MCP server: the refused message's `method` and tool, prompt or resource (`mcp_method`, `mcp_name`).
+    package var mcpMethod: String? = nil
+    package var mcpName: String? = nil
 
     package init(
         timestamp: Date, status: Int, failure: AuthFailure, requestID: String, clientIP: String, method: String, path: String, userAgent: String?,
@@ -71,6 +74,8 @@ package struct FailureEvent: Sendable {
             ("user_agent", userAgent.map { LogText.truncated($0) }),
             ("detail", LogText.truncated(failure.detail, maxBytes: 1024)),
             ("via", via),
+            ("mcp_method", mcpMethod.map { LogText.truncated($0) }),
+            ("mcp_name", mcpName.map { LogText.truncated($0, maxBytes: 512) }),
         ]
         for (name, value) in required {
             Self.appendField(name, value, to: &line)

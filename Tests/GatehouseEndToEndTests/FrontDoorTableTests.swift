@@ -325,7 +325,7 @@ struct FrontDoorTableTests {
         core.readBegan(now: .now())
         // Each event's records counted and logged as a door's driver does (`ExchangeDriving.performRecords`).
         func recorded(_ action: ExchangeStateMachine.Action) -> ExchangeStateMachine.Action {
-            if let records = core.takeRecords() { services.record(records) }
+            if let records = core.takeRecords() { services.record(records, on: MultiThreadedEventLoopGroup.singleton.any()) }
             return action
         }
         var pending = [recorded(core.receivedHead(head, clientIP: "127.0.0.1", settings: services.exchange, recent: nil, now: .now()))]

@@ -90,7 +90,7 @@ extension Gatehouse {
         applied.tracing = old.tracing
         applied.dpop.nonceSecret = old.dpop.nonceSecret
         applied.dpop.replayCacheSize = old.dpop.replayCacheSize
-        if applied.providers != old.providers || applied.jwks != old.jwks {
+        if applied.providers != old.providers || applied.jwks != old.jwks || applied.resources != old.resources {
             await replaceKeyStore(for: applied, replacing: old)
         }
         activeConfiguration.withLockedValue { $0 = applied }

@@ -18,7 +18,10 @@ extension Gatehouse {
         carriedOver: [Int: (store: KeyStore, index: Int)] = [:]
     ) -> KeyStore {
         KeyStore(
-            providers: configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) },
+            providers: configuration.providers.map {
+                Provider(settings: $0, globalHeaders: configuration.headers.mappings,
+                         resourceAudiences: ResourceTable.resourceAudiences(of: $0, in: configuration))
+            },
             fetcher: JWKSFetcher(client: client, timeout: configuration.jwks.fetchTimeout),
             settings: configuration.jwks,
             logger: logger,
@@ -88,7 +91,13 @@ extension Gatehouse {
             gatekeeper: Gatekeeper(
                 routes: exchange.routes, verifier: verifier, verification: configuration.verification, userinfo: userinfo,
                 revocations: revocations.list, senderConstraints: senderConstraints(configuration),
-                providerNames: configuration.providers.map(\.name)),
+                providerNames: configuration.providers.map(\.name),
+                ownAudiences: configuration.providers.map { provider in
+                    // Cognito's and Firebase's audiences are their own claims: never widened (`Provider(settings:)`).
+                    let widened = !ResourceTable.resourceAudiences(of: provider, in: configuration).isEmpty
+                        && provider.type != .cognito && provider.type != .firebase
+                    return widened ? Set(provider.audiences) : nil
+                }),
             checkHead: checkHead,
             failureLog: failureLog,
             revocations: revocations,

@@ -1,6 +1,6 @@
 package import NIOCore
 package import NIOHTTP1
-import GatehouseSyntax
+package import GatehouseSyntax
 package import GatehouseConfig
 package import GatehouseTokens
 import GatehouseTelemetry
@@ -50,11 +50,15 @@ package struct Gatekeeper: Sendable {
     package let senderConstraints: SenderConstraints
     /// Provider names by index (a missing token's challenge depends on the route's providers).
     package let providerNames: [String]
+    /// By provider index: the provider's own `audiences` when it is the authorization server of a `[[resource]]` (its
+    /// tokens may then name the resource's url, which only a request under that resource accepts); nil otherwise.
+    package let ownAudiences: [Set<String>?]
 
     package init(
         routes: RouteTable, verifier: TokenVerifier, verification: VerificationSettings, userinfo: UserinfoEnricher?,
-        revocations: RevocationList, senderConstraints: SenderConstraints, providerNames: [String]
+        revocations: RevocationList, senderConstraints: SenderConstraints, providerNames: [String], ownAudiences: [Set<String>?] = []
     ) {
+        self.ownAudiences = ownAudiences
         self.routes = routes
         self.verifier = verifier
         self.verification = verification
@@ -74,7 +78,22 @@ package struct Gatekeeper: Sendable {
         now: Int64,
         acceptingRevoked: Bool = false,
         recent: VerifiedIdentity? = nil,
+        resource: ProtectedResource? = nil,
+        mcp: MCPMessage? = nil,
         on eventLoop: any EventLoop
+    ) -> Decision {
+        let decision = decideToken(
+            head, path: path, host: host, rule: rule, token: token, evidence: evidence, now: now, acceptingRevoked: acceptingRevoked,
+            recent: recent, resource: resource, mcp: mcp, on: eventLoop)
+        // An MCP session id is judged once who is asking is known (docs/reference.md §17.4).
+        guard let resource, resource.settings.mcp, let sessionID = head.headers.first(name: "mcp-session-id") else { return decision }
+        return sessionChecked(decision, sessionID: sessionID, now: now)
+    }
+
+    /// Route, token, verification and the route's requirements.
+    private func decideToken(
+        _ head: HTTPRequestHead, path: String, host: String?, rule: RouteRule, token: BearerToken, evidence: SenderEvidence, now: Int64,
+        acceptingRevoked: Bool, recent: VerifiedIdentity?, resource: ProtectedResource?, mcp: MCPMessage?, on eventLoop: any EventLoop
     ) -> Decision {
         if rule.auth == .public || isAllowedPreflight(head) { return .admit(.anonymous) }
         let presented: Substring
@@ -88,7 +107,8 @@ package struct Gatekeeper: Sendable {
             presented = value
         }
         let request = Judged(
-            head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now, acceptingRevoked: acceptingRevoked)
+            head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now, acceptingRevoked: acceptingRevoked,
+            resource: resource, ownAudiences: ownAudiences, mcp: mcp)
         let decision: Decision
         switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
         case .done(let result):
@@ -117,6 +137,11 @@ package struct Gatekeeper: Sendable {
         let now: Int64
         /// A sign-out may present an already signed-out token (its retry after a 503 is idempotent).
         let acceptingRevoked: Bool
+        /// The `[[resource]]` the request is under, whose url the token's `aud` must name.
+        let resource: ProtectedResource?
+        let ownAudiences: [Set<String>?]
+        /// An MCP request's message, which a `when` rule reads as `mcp`.
+        let mcp: MCPMessage?
     }
 
     /// Revocation, then the sender constraint (DPoP proof, certificate binding), then enrichment and the route.
@@ -164,10 +189,42 @@ package struct Gatekeeper: Sendable {
             return .reject(failure)
         case .success(let identity):
             let rule = request.rule
-            let failure = rule.checkRequirements(claims: identity.claims)
-                ?? rule.checkCondition(claims: identity.claims, request: RuleRequest(head: request.head, path: request.path, host: request.host))
+            let failure = resourceAudienceFailure(identity, request)
+                ?? rule.checkRequirements(claims: identity.claims)
+                ?? rule.checkCondition(claims: identity.claims, request: RuleRequest(head: request.head, path: request.path, host: request.host, mcp: request.mcp))
             guard let failure else { return .admit(.verified(identity)) }
             return .reject(authentic(failure, identity))
+        }
+    }
+
+    /// RFC 8707 audience binding (docs/reference.md §17.2): under a resource the token's `aud` must name its url exactly,
+    /// whatever the provider's `audiences`; elsewhere a token of a resource's authorization server must name one of the
+    /// provider's own audiences (a token issued for a resource is good for that resource only).
+    private static func resourceAudienceFailure(_ identity: VerifiedIdentity, _ request: Judged) -> AuthFailure? {
+        if let resource = request.resource {
+            let url = resource.settings.url
+            if case .string(let audience)? = identity.claims["aud"], audience == url { return nil }
+            let audiences = (try? ClaimChecks.audiences(identity.claims)) ?? []
+            return audiences.contains(url) ? nil : AuthFailure(.wrongAudience, "aud does not name the resource \(url)")
+        }
+        guard identity.providerIndex < request.ownAudiences.count, let own = request.ownAudiences[identity.providerIndex] else { return nil }
+        if case .string(let audience)? = identity.claims["aud"], own.contains(audience) { return nil }
+        let audiences = (try? ClaimChecks.audiences(identity.claims)) ?? []
+        return audiences.contains(where: own.contains)
+            ? nil : AuthFailure(.wrongAudience, "aud names a protected resource, and this request is not under it")
+    }
+
+    /// A request with an MCP session id bound to another identity (or bound while the request has none) is refused
+    /// `session_mismatch`; an id with no binding, or the owner's, goes on.
+    private func sessionChecked(_ decision: Decision, sessionID: String, now: Int64) -> Decision {
+        switch decision {
+        case .reject: return decision
+        case .pending(let future): return .pending(future.map { sessionChecked($0, sessionID: sessionID, now: now) })
+        case .admit(let admission):
+            guard let binding = revocations.session(sessionID, now: now) else { return decision }
+            let failure = AuthFailure(.sessionMismatch, "the session is bound to another identity")
+            guard case .verified(let identity) = admission else { return .reject(failure) }
+            return binding.owner == MCPSessionOwner.of(identity) ? decision : .reject(Self.authentic(failure, identity))
         }
     }
 

@@ -11,11 +11,14 @@ package struct RuleRequest {
     package let path: String
     /// The host routes match; nil when the request names none.
     package let host: String?
+    /// An MCP request's message (`mcp` in the rule); nil reads as a request without one.
+    package let mcp: MCPMessage?
 
-    package init(head: HTTPRequestHead, path: String, host: String?) {
+    package init(head: HTTPRequestHead, path: String, host: String?, mcp: MCPMessage? = nil) {
         self.head = head
         self.path = path
         self.host = host
+        self.mcp = mcp
     }
 }
 
@@ -26,7 +29,8 @@ extension RouteRule {
     package func checkCondition(claims: [String: JSONValue], request: RuleRequest) -> AuthFailure? {
         guard let condition else { return nil }
         let verdict = condition.verdict(
-            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host ?? "", headers: request.head.headers)
+            claims: claims, method: request.head.method.rawValue, path: request.path, host: request.host ?? "", headers: request.head.headers,
+            mcp: request.mcp ?? .none)
         switch verdict {
         case .allows: return nil
         case .isFalse: return AuthFailure(.forbidden, "rule \(conditionName) is false")

@@ -1,4 +1,4 @@
-import GatehouseSyntax
+public import GatehouseSyntax
 public import GatehouseConfig
 
 /// The `[[route]]` entries in file order; the first that matches a request decides its rule.
@@ -29,7 +29,7 @@ public struct RouteTable: Sendable {
     public init(_ routes: [RouteSettings], indexed: Bool? = nil) {
         entries = routes.enumerated().map { index, settings in
             Entry(matcher: Matcher(settings.match), hosts: RouteHosts(settings.hosts), context: settings.context.sorted { $0.key < $1.key },
-                  methods: Set(settings.methods), rule: RouteRule(settings, index: index))
+                  methods: Set(settings.methods), message: MessageRequirement(settings), rule: RouteRule(settings, index: index))
         }
         usesHosts = routes.contains { !$0.hosts.isEmpty }
         index = indexed ?? (routes.count >= Self.indexedFrom)
@@ -43,10 +43,15 @@ public struct RouteTable: Sendable {
     ///   `X-Forwarded-Host`), with or without port; nil matches only routes without `hosts`.
     /// - Parameter context: a gRPC Check's `context_extensions`; empty on the doors and for an HTTP Check, where
     ///   only routes without `context` match.
-    public func match(method: String, path: String, host: Substring? = nil, context: [String: String] = [:]) -> RouteRule {
+    /// - Parameter mcp: an MCP request's JSON-RPC message (docs/reference.md §17.3); nil: the request has none, and routes
+    ///   with `mcp_methods` or `mcp_tools` do not match it.
+    public func match(
+        method: String, path: String, host: Substring? = nil, context: [String: String] = [:], mcp: MCPMessage? = nil
+    ) -> RouteRule {
         let routingPath = Self.withoutPathParameters(path)
         func matches(_ entry: Entry) -> Bool {
             entry.accepts(method: method) && entry.matcher.matches(routingPath.utf8) && entry.accepts(host: host) && entry.accepts(context: context)
+                && entry.message.accepts(mcp)
         }
         guard let index else {
             return entries.first(where: matches)?.rule ?? .defaultRule
@@ -57,6 +62,17 @@ public struct RouteTable: Sendable {
             if candidate < first && matches(entries[candidate]) { first = candidate }
         }
         return first == Int.max ? .defaultRule : entries[first].rule
+    }
+
+    /// Whether the rule of a request whose message is not at hand (a Check without its body, the decision endpoint)
+    /// could depend on it: the first route matching everything but the message has `mcp_methods` or `mcp_tools`. Such a
+    /// request is refused rather than judged by a route after it.
+    public func needsMessage(method: String, path: String, host: Substring? = nil, context: [String: String] = [:]) -> Bool {
+        let routingPath = Self.withoutPathParameters(path)
+        let first = entries.first {
+            $0.accepts(method: method) && $0.matcher.matches(routingPath.utf8) && $0.accepts(host: host) && $0.accepts(context: context)
+        }
+        return first?.message.isEmpty == false
     }
 
     /// The path with every segment's `;` parameters cut off and the empty segments this leaves merged away.
@@ -87,16 +103,18 @@ extension RouteTable {
         /// Every pair must be in the Check's context; empty: any request.
         let context: [(key: String, value: String)]
         let methods: Set<String>
+        let message: MessageRequirement
         let rule: RouteRule
 
         init(
             matcher: Matcher, hosts: RouteHosts?, context: [(key: String, value: String)], methods: Set<String>,
-            rule: RouteRule
+            message: MessageRequirement, rule: RouteRule
         ) {
             self.matcher = matcher
             self.hosts = hosts
             self.context = context
             self.methods = methods
+            self.message = message
             self.rule = rule
         }
 
@@ -108,6 +126,27 @@ extension RouteTable {
 
         func accepts(method: String) -> Bool {
             methods.isEmpty || methods.contains(method) || (method == "HEAD" && methods.contains("GET"))
+        }
+    }
+
+    /// `mcp_methods` and `mcp_tools`: what the request's JSON-RPC message must be.
+    struct MessageRequirement: Sendable {
+        let methods: [GlobPattern]
+        let tools: [GlobPattern]
+
+        init(_ settings: RouteSettings) {
+            methods = settings.mcpMethods.map(GlobPattern.init)
+            tools = settings.mcpTools.map(GlobPattern.init)
+        }
+
+        var isEmpty: Bool { methods.isEmpty && tools.isEmpty }
+
+        func accepts(_ message: MCPMessage?) -> Bool {
+            guard !isEmpty else { return true }
+            guard let message else { return false }
+            if !methods.isEmpty && !methods.contains(where: { $0.matches(message.method) }) { return false }
+            if !tools.isEmpty && !(message.method == "tools/call" && tools.contains { $0.matches(message.name) }) { return false }
+            return true
         }
     }
 

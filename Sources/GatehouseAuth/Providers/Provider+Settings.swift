@@ -6,7 +6,7 @@ extension Provider {
     ///
     /// Presets supply their published issuer and JWKS URL (each overridable for emulators and
     /// tests), their default extra headers, and their claim rules (`Provider+Rules`).
-    public init(settings: ProviderSettings, globalHeaders: [HeaderMapping]) {
+    public init(settings: ProviderSettings, globalHeaders: [HeaderMapping], resourceAudiences: [String] = []) {
         let issuers: [String]
         let keySource: KeySource
         var presetHeaders: [HeaderMapping] = []
@@ -51,7 +51,8 @@ extension Provider {
         let audiences: Set<String> = switch settings.type {
         case .firebase: Set([settings.projectID].compactMap { $0 })
         case .cognito: Set(settings.clientIDs)
-        default: Set(settings.audiences)
+        // A resource's url is taken here only to be held to its resource by the gatekeeper (`Gatekeeper.resourceAudienceFailure`).
+        default: Set(settings.audiences + resourceAudiences)
         }
         let algorithms = settings.algorithms.map { Set($0.compactMap(JWSAlgorithm.init(rawValue:))) }
             ?? Set(JWSAlgorithm.allCases)

@@ -97,6 +97,26 @@ package final class PostgresRevocationStore: RevocationStore {
                     RETURNING 1)
                 SELECT pg_notify(\(Self.channel), \(payload)) FROM saved
                 """, logger: logger)
+        case .session(let id, let owner, let expiresAt):
+            // The first owner keeps the id: another identity's binding changes nothing and tells no replica.
+            try await connection.query("""
+                WITH saved AS (
+                    INSERT INTO gatehouse_mcp_sessions (session_id, owner, expires_at) VALUES (\(id), \(owner), \(expiresAt))
+                    ON CONFLICT (session_id) DO UPDATE
+                        SET owner = EXCLUDED.owner,
+                            expires_at = CASE WHEN gatehouse_mcp_sessions.owner = EXCLUDED.owner
+                                THEN GREATEST(gatehouse_mcp_sessions.expires_at, EXCLUDED.expires_at) ELSE EXCLUDED.expires_at END
+                        WHERE gatehouse_mcp_sessions.owner = EXCLUDED.owner OR gatehouse_mcp_sessions.expires_at < \(Revocation.now())
+                    RETURNING 1)
+                SELECT pg_notify(\(Self.channel), \(payload)) FROM saved
+                """, logger: logger)
+        case .sessionEnded(let id, let owner):
+            try await connection.query("""
+                WITH saved AS (
+                    DELETE FROM gatehouse_mcp_sessions WHERE session_id = \(id) AND owner = \(owner)
+                    RETURNING 1)
+                SELECT pg_notify(\(Self.channel), \(payload)) FROM saved
+                """, logger: logger)
         }
     }
 
@@ -134,6 +154,7 @@ package final class PostgresRevocationStore: RevocationStore {
     package func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at < \(cutoff)", logger: logger)
+        try await connection.query("DELETE FROM gatehouse_mcp_sessions WHERE expires_at < \(cutoff)", logger: logger)
     }
 
     private func readAll(_ connection: PostgresConnection) async throws -> [Revocation] {
@@ -146,6 +167,11 @@ package final class PostgresRevocationStore: RevocationStore {
             "SELECT provider, subject, issued_before FROM gatehouse_revoked_subjects", logger: logger)
         for try await (provider, subject, issuedBefore) in subjects.decode((String, String, Int64).self) {
             revocations.append(.subject(provider: provider, subject: subject, issuedBefore: issuedBefore))
+        }
+        let sessions = try await connection.query(
+            "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= \(Revocation.now())", logger: logger)
+        for try await (id, owner, expiresAt) in sessions.decode((String, String, Int64).self) {
+            revocations.append(.session(id: id, owner: owner, expiresAt: expiresAt))
         }
         return revocations
     }
@@ -164,6 +190,8 @@ package final class PostgresRevocationStore: RevocationStore {
         ],
         // Version 2: DPoP proofs seen by any replica (RFC 9449 §11.1), kept while their iat is in the window.
         ["CREATE TABLE gatehouse_dpop_proofs (proof_key text PRIMARY KEY, expires_at bigint NOT NULL)"],
+        // Version 3: MCP sessions bound to the identity that made them (docs/reference.md §17.4).
+        ["CREATE TABLE gatehouse_mcp_sessions (session_id text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)"],
     ]
 
     /// Any fixed number: the advisory lock all Gatehouse replicas take while migrating.

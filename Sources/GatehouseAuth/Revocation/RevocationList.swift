@@ -15,7 +15,14 @@ package final class RevocationList: Sendable {
         package var tokens: [String: Int64] = [:]
         /// Provider + subject -> tokens issued at or before this time (Unix seconds) are revoked.
         package var subjects: [SubjectKey: Int64] = [:]
+        /// MCP session id -> its owner and until when the binding is kept (not sign-outs: `isEmpty` leaves them out).
+        package var sessions: [String: SessionBinding] = [:]
         package var isEmpty: Bool { tokens.isEmpty && subjects.isEmpty }
+    }
+
+    package struct SessionBinding: Sendable, Equatable {
+        package var owner: String
+        package var expiresAt: Int64
     }
 
     package struct SubjectKey: Hashable, Sendable {
@@ -86,13 +93,22 @@ package final class RevocationList: Sendable {
         identity.subject.map { .subject(provider: identity.providerName, subject: $0, issuedBefore: now) }
     }
 
+    /// The binding of an MCP session id, while it is kept.
+    package func session(_ id: String, now: Int64) -> SessionBinding? {
+        let snapshot = current.load(ordering: .acquiring).snapshot
+        guard !snapshot.sessions.isEmpty, let binding = snapshot.sessions[id], binding.expiresAt >= now else { return nil }
+        return binding
+    }
+
     /// Applies revocations (idempotent: a subject keeps its latest cut-off) and drops token entries
-    /// past their retention (`Revocation.retentionAfterExpiry` after `exp`).
-    package func apply(_ revocations: some Sequence<Revocation>, now: Int64) {
+    /// past their retention (`Revocation.retentionAfterExpiry` after `exp`). A session keeps its first live owner;
+    /// expired bindings are dropped by `removeExpired` only (a bind, frequent, does not walk them all).
+    package func apply(_ revocations: some Sequence<Revocation>, now: Int64, sweepingSessions: Bool = false) {
         writeLock.withLock {
             var snapshot = current.load(ordering: .acquiring).snapshot
             let droppableBefore = Revocation.droppableBefore(now: now)
             snapshot.tokens = snapshot.tokens.filter { $0.value >= droppableBefore }
+            if sweepingSessions { snapshot.sessions = snapshot.sessions.filter { $0.value.expiresAt >= now } }
             for revocation in revocations where revocation.isLive(now: now) {
                 switch revocation {
                 case .token(let key, let expiresAt):
@@ -100,6 +116,12 @@ package final class RevocationList: Sendable {
                 case .subject(let provider, let subject, let issuedBefore):
                     let key = SubjectKey(provider: provider, subject: subject)
                     snapshot.subjects[key] = max(snapshot.subjects[key] ?? .min, issuedBefore)
+                case .session(let id, let owner, let expiresAt):
+                    if let bound = snapshot.sessions[id], bound.owner != owner, bound.expiresAt >= now { continue }
+                    let kept = snapshot.sessions[id].map { $0.owner == owner ? $0.expiresAt : .min } ?? .min
+                    snapshot.sessions[id] = SessionBinding(owner: owner, expiresAt: max(kept, expiresAt))
+                case .sessionEnded(let id, let owner):
+                    if snapshot.sessions[id]?.owner == owner { snapshot.sessions[id] = nil }
                 }
             }
             current.store(Box(snapshot), ordering: .releasing)
@@ -109,5 +131,5 @@ package final class RevocationList: Sendable {
     package func apply(_ revocation: Revocation, now: Int64) { apply(CollectionOfOne(revocation), now: now) }
 
     /// Drops token entries whose tokens can no longer verify, even with the largest leeway.
-    package func removeExpired(now: Int64) { apply(EmptyCollection(), now: now) }
+    package func removeExpired(now: Int64) { apply(EmptyCollection(), now: now, sweepingSessions: true) }
 }

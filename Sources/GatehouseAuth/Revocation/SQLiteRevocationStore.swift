@@ -35,6 +35,13 @@ package final class SQLiteRevocationStore: RevocationStore {
                     rows.withLockedValue { $0.append(.subject(provider: provider, subject: subject, issuedBefore: Int64(before))) }
                 }
             }
+            try await opened.query(
+                "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= ?1", [.integer(Int(Revocation.now()))]
+            ) { row in
+                if let id = row.column("session_id")?.string, let owner = row.column("owner")?.string, let expiresAt = row.column("expires_at")?.integer {
+                    rows.withLockedValue { $0.append(.session(id: id, owner: owner, expiresAt: Int64(expiresAt))) }
+                }
+            }
             connection.withLockedValue { $0 = opened }
             event(.loaded(rows.withLockedValue { $0 }))
             while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
@@ -69,6 +76,9 @@ package final class SQLiteRevocationStore: RevocationStore {
         // Version 2: DPoP proofs seen by the replicas sharing this file.
         "INSERT OR IGNORE INTO gatehouse_schema_version (version) VALUES (2)",
         "CREATE TABLE IF NOT EXISTS gatehouse_dpop_proofs (proof_key TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)",
+        // Version 3: MCP sessions bound to the identity that made them.
+        "INSERT OR IGNORE INTO gatehouse_schema_version (version) VALUES (3)",
+        "CREATE TABLE IF NOT EXISTS gatehouse_mcp_sessions (session_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at INTEGER NOT NULL)",
     ]
 
     package func save(_ revocation: Revocation) async throws {
@@ -86,6 +96,19 @@ package final class SQLiteRevocationStore: RevocationStore {
                 INSERT INTO gatehouse_revoked_subjects (provider, subject, issued_before) VALUES (?1, ?2, ?3)
                 ON CONFLICT (provider, subject) DO UPDATE SET issued_before = max(issued_before, excluded.issued_before)
                 """, [.text(provider), .text(subject), .integer(Int(issuedBefore))]) { _ in }
+        case .session(let id, let owner, let expiresAt):
+            // The first owner keeps the id while its binding lasts.
+            try await connection.query(
+                """
+                INSERT INTO gatehouse_mcp_sessions (session_id, owner, expires_at) VALUES (?1, ?2, ?3)
+                ON CONFLICT (session_id) DO UPDATE
+                    SET expires_at = CASE WHEN owner = excluded.owner THEN max(expires_at, excluded.expires_at) ELSE excluded.expires_at END,
+                        owner = excluded.owner
+                    WHERE owner = excluded.owner OR expires_at < ?4
+                """, [.text(id), .text(owner), .integer(Int(expiresAt)), .integer(Int(Revocation.now()))]) { _ in }
+        case .sessionEnded(let id, let owner):
+            try await connection.query(
+                "DELETE FROM gatehouse_mcp_sessions WHERE session_id = ?1 AND owner = ?2", [.text(id), .text(owner)]) { _ in }
         }
     }
 
@@ -116,5 +139,6 @@ package final class SQLiteRevocationStore: RevocationStore {
     package func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at < ?1", [.integer(Int(cutoff))]) { _ in }
+        try await connection.query("DELETE FROM gatehouse_mcp_sessions WHERE expires_at < ?1", [.integer(Int(cutoff))]) { _ in }
     }
 }

@@ -27,8 +27,10 @@ package struct LocalResponse {
     }
 
     /// 401 / 403 / 503 for a failed authentication (`AuthErrorResponse`).
-    package static func refusal(_ failure: AuthFailure, requestID: String, retryAfterSeconds: Int) -> Self {
-        let (status, headers, body) = AuthErrorResponse.make(failure, requestID: requestID, retryAfterSeconds: retryAfterSeconds)
+    package static func refusal(
+        _ failure: AuthFailure, requestID: String, retryAfterSeconds: Int, resource: AuthErrorResponse.ResourceChallenge? = nil
+    ) -> Self {
+        let (status, headers, body) = AuthErrorResponse.make(failure, requestID: requestID, retryAfterSeconds: retryAfterSeconds, resource: resource)
         return Self(status: status, headers: headers, body: body,
                     grpcMessage: "\(failure.reason.rawValue): \(failure.reason.message)")
     }

@@ -47,6 +47,8 @@ package struct UpstreamRequestHead {
         package var via: String? = nil
         /// With `[tracing]`: the trace headers sent on in place of the client's (docs/reference.md §16).
         package var trace: TracePropagation? = nil
+        /// Under a `[[resource]]`: whether the client's token goes on (its `forward_token`); nil: the head's rule.
+        package var forwardsToken: Bool? = nil
     }
 
     /// The head's bytes, and whether the body that follows goes chunked.
@@ -144,7 +146,7 @@ package struct UpstreamRequestHead {
         for (name, value) in headers {
             // Traced: the caller's trace headers give way to Gatehouse's (same trace, Gatehouse's span as the parent).
             if request.trace != nil, Self.isTraceHeader(name) { continue }
-            switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated) {
+            switch fate(ofField: name, value, clientIP: request.clientIP, nominated: nominated, forwardToken: request.forwardsToken) {
             case .hopByHop:
                 if Self.isNamed(name, "transfer-encoding") { hadChunkedBody = true }
                 if Self.isNamed(name, "te"), HeaderHygiene.listsTrailers(value) { acceptsTrailers = true }
@@ -203,7 +205,9 @@ package struct UpstreamRequestHead {
         case requestID
     }
 
-    package func fate(ofField name: String, _ value: String, clientIP: String, nominated: [[UInt8]]) -> FieldFate {
+    /// `forwardToken`: the request's own rule (a `[[resource]]`'s `forward_token`), else the head's.
+    package func fate(ofField name: String, _ value: String, clientIP: String, nominated: [[UInt8]], forwardToken: Bool? = nil) -> FieldFate {
+        let forwardToken = forwardToken ?? self.forwardToken
         if HeaderHygiene.isHopByHop(name, nominated: nominated) { return .hopByHop }
         if identityHeaderNames.isIdentityHeader(name) { return .identity }
         if !forwardToken && (Self.isNamed(name, "authorization") || tokenHeaderName.map { Self.isNamed(name, $0) } == true) {

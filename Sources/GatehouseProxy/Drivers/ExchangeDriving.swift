@@ -29,7 +29,7 @@ extension ExchangeDriving {
     /// thing a door's `perform` does, so nothing the core saw is lost whichever action follows.
     package func performRecords() {
         guard let records = core.takeRecords() else { return }
-        services.record(records)
+        services.record(records, on: coreEventLoop)
         trace?.observe(records, startedAt: core.inHand?.startedAt)
     }
 

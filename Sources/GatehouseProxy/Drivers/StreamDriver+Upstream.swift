@@ -69,6 +69,10 @@ extension StreamDriver: UpstreamLegDelegate {
     package func upstreamLegReceivedHead(_ head: ClientResponseHead) {
         guard case .forwarding = state else { return }
         responseStatus = head.statusCode
+        if core.bindsSessions {
+            core.upstreamAnswered(status: head.statusCode, sessionID: head.firstValue(of: "mcp-session-id"))
+            performRecords()
+        }
         if let next = core.upstreamResponseStarted(now: .now()) { armWatchdog(at: next) }
         transport.writeHead(head, endStream: false, closesConnection: false)
     }

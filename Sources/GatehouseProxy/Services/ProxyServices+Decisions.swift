@@ -15,7 +15,7 @@ extension ProxyServices {
         gatekeeper.decide(
             request.head, path: request.request.target.path, host: request.routingHost, rule: request.rule, token: request.token,
             evidence: request.evidence, now: Int64(now.timeIntervalSince1970), acceptingRevoked: request.endpoint == .signout,
-            recent: recent, on: eventLoop)
+            recent: recent, resource: request.resource, mcp: request.mcp, on: eventLoop)
     }
 
     /// Applies a sign-out with the body read (`SignOutResponder`): its answer once the store and the provider answered.

@@ -11,6 +11,13 @@ struct CELActivation: Sendable {
     /// empty when the request names none.
     var host: String
     var headers: HTTPHeaders
+    /// An MCP request's message (`mcp.method`, `mcp.name`, `mcp.arguments`); `MCPMessage.none` for a request without one.
+    var mcp: MCPMessage = .none
+
+    /// `mcp` as a map of its three fields.
+    var mcpValue: CELValue {
+        .map(.json(["method": .string(mcp.method), "name": .string(mcp.name), "arguments": .object(mcp.arguments)]))
+    }
 
     func value(of field: CELRequestField) -> CELValue {
         switch field {

@@ -80,9 +80,12 @@ struct CELCompiler {
             return Checked(node: .claims, type: .map(.string, .dyn), cost: 1, size: cost.collectionBound)
         case "request" where readsRequest:
             return Checked(node: .request, type: .request, cost: 1, size: Double(CELRequestField.allCases.count))
+        case "mcp" where readsRequest:
+            // Its arguments are as large as the largest message a resource reads (`max_message_bytes`).
+            return Checked(node: .mcp, type: .map(.string, .dyn), cost: 1, size: cost.messageBound)
         default:
             if let type = Self.typeNames[name] { return Checked(node: .constant(.type(type)), type: .type, cost: 0, size: 0) }
-            let variables = readsRequest ? "the variables are claims and request" : "a header value reads only claims"
+            let variables = readsRequest ? "the variables are claims, request and mcp" : "a header value reads only claims"
             throw CELCompileError(message: "undeclared reference to '\(name)' (\(variables))", position: at)
         }
     }
@@ -123,7 +126,7 @@ struct CELCompiler {
     /// A part of the token or the request may be as long as the whole; a part of a comprehension's element counts
     /// as the element does (`CELCost.elementSize`).
     private func partSize(of operand: Checked) -> Double {
-        operand.size >= cost.collectionBound ? cost.collectionBound : min(operand.size, cost.elementSize)
+        operand.size >= cost.wholeBound ? operand.size : min(operand.size, cost.elementSize)
     }
 
     /// The one type of all these, or `dyn`.

@@ -16,12 +16,18 @@ struct CELCost: Sendable {
     /// The longest a list, map or string from the token or the request can be: a token's claims fit in the request
     /// head, base64url takes 4 bytes for 3, and every element takes at least 2 (`1,`).
     let collectionBound: Double
+    /// The same for an MCP message's `arguments` (`mcp`): a resource's `max_message_bytes`, 2 bytes an element.
+    let messageBound: Double
     /// An element's amortized length (see above).
     let elementSize: Double = 16
 
-    init(maxHeaderBytes: Int, limit: Int = CELCost.defaultLimit) {
+    /// The smaller of the two wholes: a value at least this long is a whole (or as long as one), whose parts may be as long.
+    var wholeBound: Double { min(collectionBound, messageBound) }
+
+    init(maxHeaderBytes: Int, maxMessageBytes: Int = 1 << 20, limit: Int = CELCost.defaultLimit) {
         self.limit = limit
         collectionBound = Double(max(1, maxHeaderBytes * 3 / 8))
+        messageBound = Double(max(1, maxMessageBytes / 2))
     }
 
     /// What reading `bytes` of string costs.

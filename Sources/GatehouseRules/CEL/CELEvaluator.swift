@@ -25,6 +25,7 @@ struct CELEvaluator {
         case .constant(let value): return value
         case .claims: return .map(.json(activation.claims))
         case .request: return activation.request
+        case .mcp: return activation.mcpValue
         case .requestField(let field): return activation.value(of: field)
         case .local(let slot): return locals[slot]
         case .select(.claims, let field):

@@ -3,6 +3,8 @@
 indirect enum CELNode: Sendable {
     case constant(CELValue)
     case claims
+    /// An MCP request's message: `method`, `name`, `arguments` (docs/reference.md §17.3).
+    case mcp
     /// `request` as a whole (a map of its four fields).
     case request
     case requestField(CELRequestField)

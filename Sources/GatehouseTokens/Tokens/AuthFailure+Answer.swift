@@ -5,9 +5,9 @@ extension FailureReason {
     /// The RFC 6750 §3.1 (or RFC 9449 §7.1) error code a challenge names.
     package var errorCode: String {
         switch self {
-        case .missingToken: "invalid_request"
+        case .missingToken, .sessionMismatch: "invalid_request"
         case .insufficientScope: "insufficient_scope"
-        case .forbidden: "forbidden"
+        case .forbidden, .originNotAllowed: "forbidden"
         case .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy: "temporarily_unavailable"
         case .invalidDPoPProof, .dpopReplay: "invalid_dpop_proof"
         case .useDPoPNonce: "use_dpop_nonce"
@@ -44,6 +44,8 @@ extension FailureReason {
         case .tokenInactive: "The access token is not active."
         case .introspectionUnavailable: "The token issuer cannot be asked about the token now. Please try again."
         case .introspectionBusy: "Too many tokens are being checked with the issuer. Please try again."
+        case .originNotAllowed: "Requests from this origin are not allowed."
+        case .sessionMismatch: "Session not found."
         }
     }
 }
@@ -62,7 +64,8 @@ extension AuthFailure {
     /// The HTTP status this failure is answered with (docs/reference.md §4).
     package var status: HTTPResponseStatus {
         switch reason {
-        case .insufficientScope, .forbidden: .forbidden
+        case .insufficientScope, .forbidden, .originNotAllowed: .forbidden
+        case .sessionMismatch: .notFound
         case .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy: .serviceUnavailable
         default: .unauthorized
         }

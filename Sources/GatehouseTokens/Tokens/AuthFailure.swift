@@ -31,6 +31,10 @@ public enum FailureReason: String, Sendable, Equatable, CaseIterable {
     case tokenInactive = "token_inactive"
     case introspectionUnavailable = "introspection_unavailable"
     case introspectionBusy = "introspection_busy"
+    /// An MCP server's request from a browser origin it does not allow (DNS rebinding): docs/reference.md §17.5.
+    case originNotAllowed = "origin_not_allowed"
+    /// An MCP session id bound to another identity (docs/reference.md §17.4): answered 404 as an ended session is.
+    case sessionMismatch = "session_mismatch"
 }
 
 /// A rejected token or request, with what the failure log may say about it.

@@ -20,7 +20,8 @@ import GatehouseExtAuthz
 /// - `/early`: 413 at once, without reading the body.
 /// - `/chunked`: a chunked response in three parts.
 /// - `Expect: 100-continue` on any path: a `100 Continue` first.
-/// - anything else: 200 with JSON describing the request.
+/// - anything else: 200 with JSON describing the request (`x-test-new-session: ID` adds `Mcp-Session-Id: ID`,
+///   `x-test-status: N` answers N).
 final class TestUpstream: Sendable {
     struct Received: Sendable {
         var method: String
@@ -29,6 +30,8 @@ final class TestUpstream: Sendable {
         var bodyBytes: Int
         /// The request's trailer section, as received.
         var trailers: [(String, String)] = []
+        /// The body's first `TestUpstream.keptBodyBytes` bytes, as received.
+        var body: [UInt8] = []
 
         func values(_ name: String) -> [String] {
             headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
@@ -47,6 +50,9 @@ final class TestUpstream: Sendable {
         var unfinishedOpen = 0
         var description: String { "\(connections) connections, \(bytes) bytes, \(heads) request heads, \(unfinishedOpen) unfinished and open" }
     }
+
+    /// How much of each request body is kept for a test to compare (`Received.body`).
+    static let keptBodyBytes = 1 << 20
 
     private let received = NIOLockedValueBox<[Received]>([])
     private let counted = NIOLockedValueBox(Traffic())
@@ -138,6 +144,7 @@ final class TestUpstream: Sendable {
         let counted: NIOLockedValueBox<Traffic>
         var head: HTTPRequestHead?
         var bodyBytes = 0
+        var body: [UInt8] = []
         var answeredEarly = false
 
         init(received: NIOLockedValueBox<[Received]>, counted: NIOLockedValueBox<Traffic>) {
@@ -154,6 +161,7 @@ final class TestUpstream: Sendable {
                 }
                 self.head = head
                 bodyBytes = 0
+                body = []
                 answeredEarly = false
                 if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
                     let informational = HTTPResponseHead(version: .http1_1, status: .continue)
@@ -165,6 +173,7 @@ final class TestUpstream: Sendable {
                 }
             case .body(let buffer):
                 bodyBytes += buffer.readableBytes
+                if body.count < TestUpstream.keptBodyBytes { body += buffer.readableBytesView.prefix(TestUpstream.keptBodyBytes - body.count) }
             case .end(let trailers):
                 guard let head else { return }
                 self.head = nil
@@ -172,7 +181,7 @@ final class TestUpstream: Sendable {
                 received.withLockedValue {
                     $0.append(Received(
                         method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) }, bodyBytes: bodyBytes,
-                        trailers: trailers?.map { ($0.name, $0.value) } ?? []))
+                        trailers: trailers?.map { ($0.name, $0.value) } ?? [], body: body))
                 }
                 if answeredEarly { return }
                 answer(head, context: context)
@@ -234,7 +243,11 @@ final class TestUpstream: Sendable {
                 let echo = JSONValue.object([
                     "method": .string(head.method.rawValue), "uri": .string(head.uri), "body_bytes": .number(String(bodyBytes)),
                 ]).compactJSON
-                respond(context, status: .ok, body: echo, keepAlive: head.isKeepAlive)
+                // An MCP server's session: `x-test-new-session: ID` makes the answer carry `Mcp-Session-Id: ID`;
+                // `x-test-status: N` answers N.
+                let session = head.headers.first(name: "x-test-new-session").map { [("Mcp-Session-Id", $0)] } ?? []
+                let status = head.headers.first(name: "x-test-status").flatMap(Int.init).map { HTTPResponseStatus(statusCode: $0) } ?? .ok
+                respond(context, status: status, body: echo, extraHeaders: session, keepAlive: head.isKeepAlive)
             }
         }
 

@@ -343,6 +343,8 @@ struct ConfigurationLoadingTests {
             "[listen]", "[admin]", "[upstream]", "[failure_log]", "[log]", "[verification]", "[jwks]", "[headers]",
             "[[provider]]", "[provider.headers]", "[[route]]", "[revocation]",
             "[assertion]", "audience", "header", "lifetime", "signing_key_file", "published_key_files", "claims",
+            "[[resource]]", "authorization_servers", "scopes_supported", "mcp", "allowed_origins", "max_message_bytes", "session_ttl",
+            "mcp_tools", "mcp_methods",
             "[tracing]", "endpoint", "sampling_ratio", "service_name", "export_interval", "export_timeout", "max_queue_size", "max_batch_size",
         ]
         for key in keys {
