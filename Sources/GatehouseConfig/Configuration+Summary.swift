@@ -16,7 +16,10 @@ extension Configuration {
         let traces = tracing.map { ", traces to \($0.endpoint.absoluteString) (sampling \($0.samplingRatio))" } ?? ""
         let serving = servesClientPort
             ? "upstream \(upstream.url.absoluteString)\(upstreamProtocol), listen \(listen.address)\(tls)\(http2)" : "an authorizer only"
-        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route")), \(serving)\(checks)\(signs)\(traces)"
+        let protected = resources.isEmpty ? "" : ", \(Self.counted(resources.count, "resource")) ("
+            + resources.map { $0.url + ($0.mcp ? " MCP" : "") }.joined(separator: ", ") + ")"
+        return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route"))\(protected), "
+            + "\(serving)\(checks)\(signs)\(traces)"
     }
 
     private static func counted(_ count: Int, _ noun: String) -> String {

@@ -28,6 +28,7 @@ struct ConfigurationResourceTests {
         #expect(resource.sessionTTL == .seconds(86400))
         #expect(resource.forwardsToken(upstreamDefault: true) == false, "an MCP server never gets the token unless asked")
         #expect(resource.scopesSupported == nil && resource.name == nil && resource.allowedOrigins.isEmpty)
+        #expect(configuration.summary.contains(", 0 routes, 1 resource (https://MCP.example.com:443/mcp/ MCP), upstream"), "\(configuration.summary)")
 
         let full = try Configuration.parse(toml: Self.resource("""
             url = "http://127.0.0.1:8080"
