@@ -24,7 +24,7 @@ package struct ExchangeStateMachine {
     package let forwardsAtReadEnd: Bool
     /// Set for a Check (`CheckDriver`): said in the failure log of its refusals.
     package let via: String?
-    package private(set) var state = State.awaitingHead
+    package internal(set) var state = State.awaitingHead
     /// The request in hand, from its head on.
     package private(set) var inHand: ExchangeRequest?
     package private(set) var requestEnded = false
@@ -34,7 +34,7 @@ package struct ExchangeStateMachine {
     /// When the last read of the request's bytes began: a head's time, and where an upstream leg's stall clock starts.
     package private(set) var lastReadBegan = NIODeadline.uptimeNanoseconds(0)
     /// What this event saw, for the driver to count and log (`takeRecords`).
-    private(set) var records = ExchangeRecords()
+    var records = ExchangeRecords()
 
     /// A sign-out is reading its body: the door keeps reading the client.
     package var isReadingBody: Bool {
@@ -122,51 +122,6 @@ package struct ExchangeStateMachine {
         }
     }
 
-    /// A request to an MCP server: a JSON POST is read whole before it is judged (`MCPMessage`); a request whose rule
-    /// would depend on a message it cannot carry here (the decision endpoint's) is refused; anything else is judged now.
-    private mutating func receivedMCPHead(
-        _ judged: ExchangeRequest, resource: ProtectedResource, known: VerifiedIdentity?, context: [String: String], now: NIODeadline
-    ) -> Action {
-        let head = judged.head
-        guard head.method == .POST, MCPMessageIntake.isJSON(head.headers) else {
-            state = .waiting(HeldBody())
-            return .decide(judged, recent: known, generation: generation)
-        }
-        if judged.endpoint == .check {
-            let host = judged.routingHost?[...]
-            if judged.settings.routes.needsMessage(method: head.method.rawValue, path: judged.request.target.path, host: host, context: context) {
-                return reject(AuthFailure(.forbidden, "the route needs the JSON-RPC message, which the decision endpoint does not get"), judged)
-            }
-            state = .waiting(HeldBody())
-            return .decide(judged, recent: known, generation: generation)
-        }
-        if let length = MCPMessageIntake.declaredLength(head.headers), length > resource.settings.maxMessageBytes {
-            return answer(MCPMessageIntake.tooLarge(resource))
-        }
-        let deadline = now + judged.settings.idleTimeout
-        state = .readingMessage(HeldBody(), bodyDeadline: deadline, known: known, context: context)
-        return .readBody(until: deadline)
-    }
-
-    /// The MCP message read whole: refused 400 in JSON-RPC's form, or the route matched again with it and the request judged.
-    private mutating func judgeMessage(_ held: HeldBody, known: VerifiedIdentity?, context: [String: String]) -> Action {
-        guard let inHand else { return .ignored(.noRequest) }
-        switch MCPMessageIntake.read(held.buffers) {
-        case .failure(let refusal):
-            records.outcome = ("none", .badRequest)
-            return answer(LocalResponse.json(.badRequest, refusal.responseJSON))
-        case .success(let message):
-            inHand.mcp = message
-            let settings = inHand.settings
-            let host = settings.routes.usesHosts ? inHand.head.headers.first(name: "host") : nil
-            inHand.rule = settings.routes.match(
-                method: inHand.head.method.rawValue, path: inHand.request.target.path, host: host?[...], context: context, mcp: message)
-            if inHand.routingHost == nil && inHand.rule.condition != nil { inHand.routingHost = inHand.head.headers.first(name: "host") }
-            state = .waiting(held)
-            return .decide(inHand, recent: known, generation: generation)
-        }
-    }
-
     /// A head the door's reader refused (HTTP/2: `HTTP2RequestHeadReader`): 400, never judged.
     package mutating func receivedMalformedHead(_ reason: String, status: HTTPResponseStatus = .badRequest) -> Action {
         guard case .awaitingHead = state else { return .ignored(.outOfOrder) }
@@ -200,6 +155,7 @@ package struct ExchangeStateMachine {
             held.append(buffer)
             state = .readingMessage(held, bodyDeadline: bodyDeadline, known: known, context: context)
             if let resource = inHand?.resource, held.bytes > resource.settings.maxMessageBytes {
+                records.outcome = ("none", .badRequest)
                 return send(MCPMessageIntake.tooLarge(resource))
             }
         case .awaitingHead:
@@ -264,7 +220,7 @@ package struct ExchangeStateMachine {
         return answer(response)
     }
 
-    private mutating func reject(_ failure: AuthFailure, _ inHand: ExchangeRequest) -> Action {
+    mutating func reject(_ failure: AuthFailure, _ inHand: ExchangeRequest) -> Action {
         records.rejection = .init(
             failure: failure, request: inHand.request, routeAuth: inHand.routeAuth, token: inHand.presentedToken, mcp: inHand.mcp)
         let challenge = inHand.resource.map { AuthErrorResponse.ResourceChallenge(metadataURL: $0.metadataURL, scopes: inHand.rule.scopes) }
@@ -389,25 +345,6 @@ package struct ExchangeStateMachine {
         return now + inHand.settings.idleTimeout
     }
 
-    /// Whether the upstream's answer may make, use or end an MCP session (the request is under an MCP resource): the
-    /// driver then reports its status and session id (`upstreamAnswered`).
-    package var bindsSessions: Bool { inHand?.resource?.settings.mcp == true }
-
-    /// An MCP server answered `status`, with `sessionID` in `Mcp-Session-Id`: a session it made or the caller used is
-    /// bound to the verified caller, one the caller ended (a `DELETE`) is unbound; recorded for the driver (docs/reference.md §17.4).
-    package mutating func upstreamAnswered(status: Int, sessionID: String?) {
-        guard let inHand, let resource = inHand.resource, resource.settings.mcp, (200..<300).contains(status),
-              case .verified(let identity)? = inHand.admission
-        else { return }
-        let owner = MCPSessionOwner.of(identity)
-        let requested = inHand.head.headers.first(name: "mcp-session-id")
-        if inHand.head.method == .DELETE, let requested {
-            records.session = .end(id: requested, owner: owner)
-        } else if let id = sessionID ?? requested, MCPSessionIntake.isValidID(id) {
-            records.session = .bind(id: id, owner: owner, ttlSeconds: resource.settings.sessionTTL.components.seconds)
-        }
-    }
-
     /// Whether an interim (1xx) head from the upstream is relayed: to an HTTP/1.1 client, which may wait for
     /// `100 Continue` before sending its body; never to an HTTP/1.0 one, which would take it for the answer
     /// (RFC 9110 §15.2), nor on an HTTP/2 stream (the HTTP/2 door writes one head per stream), nor after the final
@@ -439,7 +376,7 @@ package struct ExchangeStateMachine {
     // MARK: - Actions
 
     /// Answers at once once the request has ended or outside a read; else when the read is over.
-    private mutating func answer(_ response: LocalResponse) -> Action {
+    mutating func answer(_ response: LocalResponse) -> Action {
         if requestEnded || !isInRead { return send(response) }
         state = .answering(response)
         return .none

@@ -40,7 +40,7 @@ struct MCPExampleTests {
         let output = directory + "/out.log"
         let pid = try ChildProcess.spawn([ServedGatehouse.executable, "serve", "--config", directory + "/gatehouse.toml"], outputPath: output)
         defer { ChildProcess.stop(pid) }
-        let ready = await Contract.eventually(timeout: .seconds(20)) { (try? await ServedGatehouse.admin(adminPort, "/readyz").status) == 200 }
+        let ready = await Contract.eventually(timeout: .seconds(60)) { (try? await ServedGatehouse.admin(adminPort, "/readyz").status) == 200 }
         try #require(ready, "gatehouse did not become ready: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
 
         let report = try await MCPSDKTests.client(url, protocolVersion: "2025", steps: "list,echo,whoami,progress,admin")
