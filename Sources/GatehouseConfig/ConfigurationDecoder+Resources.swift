@@ -52,18 +52,15 @@ extension ConfigurationDecoder {
                 table.report(key, "applies only to an MCP server (mcp = true)")
             }
         }
-        let origins = table.strings("allowed_origins").map { $0.compactMap { browserOrigin($0, table) } }
+        let origins = table.strings("allowed_origins").map { $0.compactMap { allowedOrigin($0, table) } }
         let forwardToken = table.bool("forward_token")
         let maxMessageBytes = table.byteCount("max_message_bytes", in: 1...(64 << 20))
         let sessionTTL = table.duration("session_ttl")
         if let sessionTTL, sessionTTL <= .zero { table.report("session_ttl", "must be more than 0s") }
         table.finish()
         guard let url, let parsed, let servers, table.sink.issues.count == issuesBefore else { return nil }
-        let scheme = parsed.scheme!.lowercased()  // safe: baseURL requires http or https
         let host = RouteHosts.canonical(parsed.host(percentEncoded: false) ?? "")
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        let defaultPort = scheme == "https" ? 443 : 80
-        let origin = scheme + "://" + hostPart + (parsed.port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")
+        let origin = Self.browserOrigin(of: parsed)
         var path = parsed.path(percentEncoded: true)
         while path.hasSuffix("/") { path.removeLast() }
         var resource = ResourceSettings(url: url, origin: origin, host: host, path: path, authorizationServers: servers)
@@ -77,16 +74,22 @@ extension ConfigurationDecoder {
         return resource
     }
 
-    /// `scheme://host[:port]` as a browser sends it in `Origin`, lower case; the default port left out.
-    private static func browserOrigin(_ text: String, _ table: TOMLReader) -> String? {
-        guard case .success(let url) = ConfigSyntax.baseURL(text), ["", "/"].contains(url.path(percentEncoded: true)), let scheme = url.scheme?.lowercased(),
-              let host = url.host(percentEncoded: false)
-        else {
+    /// An `allowed_origins` entry: `scheme://host[:port]`, no path.
+    private static func allowedOrigin(_ text: String, _ table: TOMLReader) -> String? {
+        guard case .success(let url) = ConfigSyntax.baseURL(text), ["", "/"].contains(url.path(percentEncoded: true)) else {
             table.report("allowed_origins", "\(ConfigKeyPath.quoted(text)) is not an origin (scheme://host[:port], no path)")
             return nil
         }
+        return browserOrigin(of: url)
+    }
+
+    /// `scheme://host[:port]` of an http(s) URL as a browser sends it in `Origin`: lower case, the default port left out,
+    /// an IPv6 host in brackets (unlike `origin(of:)`, the assertion's audience, which keeps the URL's spelling).
+    private static func browserOrigin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? "http"
+        let host = (url.host(percentEncoded: false) ?? "").lowercased()
+        let hostPart = host.contains(":") ? "[\(host)]" : host
         let defaultPort = scheme == "https" ? 443 : 80
-        let hostPart = host.contains(":") ? "[\(host.lowercased())]" : host.lowercased()
         return scheme + "://" + hostPart + (url.port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")
     }
 }

@@ -93,13 +93,10 @@ struct MCPSessionTests {
                     // On the other replica: refused as soon as the binding has travelled (LISTEN/NOTIFY).
                     let clock = ContinuousClock()
                     let start = clock.now
-                    var status = 0
-                    while clock.now - start < .seconds(5) {
-                        status = try await Self.post(env, token: bob, session: "pg-1", port: portB).status
-                        if status == 404 { break }
-                        try await Task.sleep(for: .milliseconds(5))
+                    let refused = try await Contract.eventually(timeout: .seconds(5)) {
+                        try await Self.post(env, token: bob, session: "pg-1", port: portB).status == 404
                     }
-                    #expect(status == 404)
+                    #expect(refused)
                     print("MCP session binding A -> B via PostgreSQL: \(clock.now - start)")
                     #expect(try await Self.post(env, token: alice, session: "pg-1", port: portB).status == 200)
                 }

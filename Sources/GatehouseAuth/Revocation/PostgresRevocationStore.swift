@@ -106,7 +106,7 @@ package final class PostgresRevocationStore: RevocationStore {
                         SET owner = EXCLUDED.owner,
                             expires_at = CASE WHEN gatehouse_mcp_sessions.owner = EXCLUDED.owner
                                 THEN GREATEST(gatehouse_mcp_sessions.expires_at, EXCLUDED.expires_at) ELSE EXCLUDED.expires_at END
-                        WHERE gatehouse_mcp_sessions.owner = EXCLUDED.owner OR gatehouse_mcp_sessions.expires_at < \(Revocation.now())
+                        WHERE gatehouse_mcp_sessions.owner = EXCLUDED.owner OR gatehouse_mcp_sessions.expires_at < \(RevocationService.now())
                     RETURNING 1)
                 SELECT pg_notify(\(Self.channel), \(payload)) FROM saved
                 """, logger: logger)
@@ -169,7 +169,7 @@ package final class PostgresRevocationStore: RevocationStore {
             revocations.append(.subject(provider: provider, subject: subject, issuedBefore: issuedBefore))
         }
         let sessions = try await connection.query(
-            "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= \(Revocation.now())", logger: logger)
+            "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= \(RevocationService.now())", logger: logger)
         for try await (id, owner, expiresAt) in sessions.decode((String, String, Int64).self) {
             revocations.append(.session(id: id, owner: owner, expiresAt: expiresAt))
         }

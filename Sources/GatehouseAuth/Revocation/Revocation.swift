@@ -1,4 +1,3 @@
-import Foundation
 import GatehouseSyntax
 import GatehouseConfig
 
@@ -19,9 +18,6 @@ package enum Revocation: Sendable, Hashable {
     /// and `leeway` is at most `VerificationSettings.maxLeeway`, whatever a reload sets
     /// (docs/security.md R09). Every store and replica drops entries by this rule only.
     package static let retentionAfterExpiry = VerificationSettings.maxLeeway.components.seconds
-
-    /// The wall clock in Unix seconds (what stores compare a session's binding with).
-    package static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// Token entries whose `exp` is before this can be dropped: their tokens verify nowhere any more.
     package static func droppableBefore(now: Int64) -> Int64 { now - retentionAfterExpiry }

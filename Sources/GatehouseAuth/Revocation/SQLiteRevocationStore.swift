@@ -36,7 +36,7 @@ package final class SQLiteRevocationStore: RevocationStore {
                 }
             }
             try await opened.query(
-                "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= ?1", [.integer(Int(Revocation.now()))]
+                "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= ?1", [.integer(Int(RevocationService.now()))]
             ) { row in
                 if let id = row.column("session_id")?.string, let owner = row.column("owner")?.string, let expiresAt = row.column("expires_at")?.integer {
                     rows.withLockedValue { $0.append(.session(id: id, owner: owner, expiresAt: Int64(expiresAt))) }
@@ -105,7 +105,7 @@ package final class SQLiteRevocationStore: RevocationStore {
                     SET expires_at = CASE WHEN owner = excluded.owner THEN max(expires_at, excluded.expires_at) ELSE excluded.expires_at END,
                         owner = excluded.owner
                     WHERE owner = excluded.owner OR expires_at < ?4
-                """, [.text(id), .text(owner), .integer(Int(expiresAt)), .integer(Int(Revocation.now()))]) { _ in }
+                """, [.text(id), .text(owner), .integer(Int(expiresAt)), .integer(Int(RevocationService.now()))]) { _ in }
         case .sessionEnded(let id, let owner):
             try await connection.query(
                 "DELETE FROM gatehouse_mcp_sessions WHERE session_id = ?1 AND owner = ?2", [.text(id), .text(owner)]) { _ in }
