@@ -357,7 +357,7 @@ let package = Package(
                 .cryptoExtras,
                 .logging,
             ],
-            resources: [.copy("Resources/assertion"), .copy("Resources/dpop"), .copy("Resources/extauthz"), .copy("Resources/grpc"), .copy("Resources/h2"), .copy("Resources/introspection"), .copy("Resources/mcp"), .copy("Resources/tracing")],
+            resources: [.copy("Resources/assertion"), .copy("Resources/dpop"), .copy("Resources/extauthz"), .copy("Resources/grpc"), .copy("Resources/h2"), .copy("Resources/introspection"), .copy("Resources/logout"), .copy("Resources/mcp"), .copy("Resources/tracing")],
             swiftSettings: upcomingFeatures
         ),
     ]

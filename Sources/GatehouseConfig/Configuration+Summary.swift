@@ -18,9 +18,15 @@ extension Configuration {
             ? "upstream \(upstream.url.absoluteString)\(upstreamProtocol), listen \(listen.address)\(tls)\(http2)" : "an authorizer only"
         let protected = resources.isEmpty ? "" : ", \(Self.counted(resources.count, "resource")) ("
             + resources.map { $0.url + ($0.mcp ? " MCP" : "") }.joined(separator: ", ") + ")"
+        let logouts = providers.filter { $0.backchannelLogout != nil }.map {
+            "\nback-channel logout of \($0.name): register backchannel_logout_uri = <this Gatehouse's public origin>\(Self.backchannelLogoutPath)\($0.name)"
+        }.joined()
         return "config OK: \(Self.counted(providers.count, "provider")) (\(names)), \(Self.counted(routes.count, "route"))\(protected), "
-            + "\(serving)\(checks)\(signs)\(traces)"
+            + "\(serving)\(checks)\(signs)\(traces)\(logouts)"
     }
+
+    /// Where a provider's logout tokens are POSTed on the client port (docs/reference.md §7.3), the provider's name after it.
+    public static let backchannelLogoutPath = "/.gatehouse/backchannel-logout/"
 
     private static func counted(_ count: Int, _ noun: String) -> String {
         "\(count) \(noun)\(count == 1 ? "" : "s")"

@@ -224,6 +224,8 @@ public struct ProviderSettings: Sendable, Equatable {
     /// oidc, jwks: the JWS `typ` values accepted (RFC 9068 `at+jwt`, so an ID token is not taken for an
     /// access token); nil: any `typ`.
     public var tokenTypes: [String]?
+    /// oidc, jwks: OpenID Connect Back-Channel Logout (`backchannel_logout = true`); nil: off.
+    public var backchannelLogout: BackchannelLogoutSettings?
     public init(name: String, type: ProviderType) {
         self.name = name
         self.type = type

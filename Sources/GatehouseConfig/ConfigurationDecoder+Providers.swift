@@ -9,8 +9,8 @@ extension ConfigurationDecoder {
         .apple: ["audiences"],
         .firebase: ["project_id"],
         .cognito: ["region", "user_pool_id", "client_ids", "token_use", "userinfo", "domain", "userinfo_uri"],
-        .oidc: ["audiences", "token_typ"],
-        .jwks: ["audiences", "token_typ"],
+        .oidc: ["audiences", "token_typ"] + backchannelLogoutKeys,
+        .jwks: ["audiences", "token_typ"] + backchannelLogoutKeys,
         .entra: ["audiences", "tenants", "accept_v1"],
         .kubernetes: ["audiences", "api_server", "ca_file", "token_file", "token_review"],
         .introspection: [
@@ -72,6 +72,7 @@ extension ConfigurationDecoder {
         }
         if applies("audiences") { provider.audiences = nonEmptyList(table, "audiences") ?? [] }
         if applies("token_typ") { provider.tokenTypes = tokenTypes(table) }
+        if applies("backchannel_logout") { provider.backchannelLogout = backchannelLogout(table) }
         if applies("hosted_domains") { provider.hostedDomains = domains(table, "hosted_domains") ?? [] }
         if applies("project_id") { provider.projectID = table.parsed("project_id", projectID) }
         if type == .cognito || type == nil { decodeCognito(table, into: &provider) }

@@ -27,6 +27,8 @@ package final class ExchangeSettings: Sendable {
     /// Whether a connection may remember its last verified token (`RecentToken`): not with userinfo enrichment,
     /// whose fields may change from one request to the next.
     package let remembersTokens: Bool
+    /// The providers with `backchannel_logout = true`: each has its `/.gatehouse/backchannel-logout/<name>`.
+    package let backchannelLogoutProviders: Set<String>
 
     /// The settings of one configuration. `upstreamHead`: its head's rules (`UpstreamRequestHead(configuration)`,
     /// with the assertion signer its owner made); `remembersTokens`: false with userinfo enrichment.
@@ -40,5 +42,12 @@ package final class ExchangeSettings: Sendable {
         responseTimeout = TimeAmount(configuration.upstream.timeout)
         idleTimeout = TimeAmount(configuration.listen.idleTimeout)
         self.remembersTokens = remembersTokens
+        backchannelLogoutProviders = Set(configuration.providers.filter { $0.backchannelLogout != nil }.map(\.name))
+    }
+
+    /// Whether this configuration answers `endpoint`: a back-channel logout only for a provider that takes them.
+    package func opens(_ endpoint: OwnEndpoint) -> Bool {
+        guard case .backchannelLogout(let provider) = endpoint else { return true }
+        return backchannelLogoutProviders.contains(provider)
     }
 }

@@ -16,6 +16,9 @@ extension ExchangeStateMachine {
         case decide(ExchangeRequest, recent: VerifiedIdentity?, generation: Int)
         /// Apply a sign-out (`ProxyServices.signOut`) with the body read; report its answer through `answered(_:generation:)`.
         case signOut(OwnEndpoint, VerifiedIdentity, ExchangeRequest, body: [UInt8], generation: Int)
+        /// Judge and apply a back-channel logout (`ProxyServices.backchannelLogout`) with the body read; report what it came
+        /// to through `loggedOut(_:generation:)`.
+        case logOut(provider: String, ExchangeRequest, body: [UInt8], generation: Int)
         /// Go on reading the request body (a sign-out's), and look again at `until` (`watch(now:legTakesMore:)`): it
         /// must arrive within `idle_timeout`.
         case readBody(until: NIODeadline)

@@ -11,6 +11,8 @@ extension ExchangeStateMachine {
         case waiting(HeldBody)
         /// A sign-out reading its small body, which may carry a refresh token for the provider, until `bodyDeadline`.
         case readingSignOut(OwnEndpoint, VerifiedIdentity, HeldBody, bodyDeadline: NIODeadline)
+        /// A back-channel logout reading its small form body (the logout token) until `bodyDeadline`.
+        case readingLogout(provider: String, HeldBody, bodyDeadline: NIODeadline)
         /// An MCP server's POST reading its JSON-RPC message whole before it is judged (its routes and rules read it);
         /// `known` the connection's last verified identity of the token it presents, `context` a Check's route context.
         case readingMessage(HeldBody, bodyDeadline: NIODeadline, known: VerifiedIdentity?, context: [String: String])
@@ -34,6 +36,14 @@ extension ExchangeStateMachine {
         package mutating func append(_ buffer: ByteBuffer) {
             buffers.append(buffer)
             bytes += buffer.readableBytes
+        }
+
+        /// The bytes in one array (a small body read whole: a sign-out's, a logout token).
+        package var joined: [UInt8] {
+            var joined: [UInt8] = []
+            joined.reserveCapacity(bytes)
+            for buffer in buffers { joined.append(contentsOf: buffer.readableBytesView) }
+            return joined
         }
     }
 

@@ -39,7 +39,7 @@ package struct ExchangeStateMachine {
     /// A sign-out is reading its body: the door keeps reading the client.
     package var isReadingBody: Bool {
         switch state {
-        case .readingSignOut, .readingMessage: true
+        case .readingSignOut, .readingLogout, .readingMessage: true
         default: false
         }
     }
@@ -85,7 +85,7 @@ package struct ExchangeStateMachine {
             return forward(admission, held)
         case .answering(let response):
             return send(response)
-        case .awaitingHead, .waiting, .readingSignOut, .readingMessage, .forwarding, .finished, .modifying:
+        case .awaitingHead, .waiting, .readingSignOut, .readingLogout, .readingMessage, .forwarding, .finished, .modifying:
             return .none
         }
     }
@@ -114,6 +114,11 @@ package struct ExchangeStateMachine {
             let known = judged.endpoint == nil ? RecentToken.identity(of: recent, for: judged.presentedToken, settings: settings) : nil
             judged.presentsRecentToken = known != nil
             inHand = judged
+            if case .backchannelLogout(let provider)? = judged.endpoint {
+                let bodyDeadline = now + settings.idleTimeout
+                state = .readingLogout(provider: provider, HeldBody(), bodyDeadline: bodyDeadline)
+                return .readBody(until: bodyDeadline)
+            }
             if let resource = judged.resource, resource.settings.mcp {
                 return receivedMCPHead(judged, resource: resource, known: known, context: routeContext, now: now)
             }
@@ -145,11 +150,12 @@ package struct ExchangeStateMachine {
             state = .modifying
             held.append(buffer)
             state = .readingSignOut(endpoint, identity, held, bodyDeadline: bodyDeadline)
-            if held.bytes > SignOutRequest.maxBodyBytes {
-                var response = LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}")
-                response.closeConnection = true
-                return send(response)
-            }
+            if held.bytes > SignOutRequest.maxBodyBytes { return send(Self.bodyTooLarge) }
+        case .readingLogout(let provider, var held, let bodyDeadline):
+            state = .modifying
+            held.append(buffer)
+            state = .readingLogout(provider: provider, held, bodyDeadline: bodyDeadline)
+            if held.bytes > SignOutRequest.maxBodyBytes { return send(Self.bodyTooLarge) }
         case .readingMessage(var held, let bodyDeadline, let known, let context):
             state = .modifying
             held.append(buffer)
@@ -171,6 +177,10 @@ package struct ExchangeStateMachine {
         switch state {
         case .readingSignOut(let endpoint, let identity, let held, _):
             return signOut(endpoint, identity, held)
+        case .readingLogout(let provider, let held, _):
+            guard let inHand else { return .ignored(.noRequest) }
+            state = .waiting(HeldBody())
+            return .logOut(provider: provider, inHand, body: held.joined, generation: generation)
         case .readingMessage(let held, _, let known, let context):
             return judgeMessage(held, known: known, context: context)
         case .answering(let response):
@@ -214,6 +224,18 @@ package struct ExchangeStateMachine {
         return reject(AuthFailure(.keysUnavailable, "no decision before the caller's deadline (grpc-timeout)"), inHand)
     }
 
+    /// What a back-channel logout came to: a refusal is logged and counted as every refusal (its reason in the failure
+    /// log, the logout token's fingerprint), an applied one counted as an endpoint's answer.
+    package mutating func loggedOut(_ outcome: LogoutOutcome, generation: Int) -> Action {
+        guard generation == self.generation, let inHand, case .waiting = state else { return .ignored(.lateReport) }
+        if let refusal = outcome.refusal {
+            records.rejection = .init(failure: refusal, request: inHand.request, routeAuth: "none", token: outcome.token)
+        } else {
+            records.outcome = ("none", .endpoint)
+        }
+        return answer(outcome.response)
+    }
+
     /// A sign-out's answer, once the store and the provider have answered.
     package mutating func answered(_ response: LocalResponse, generation: Int) -> Action {
         guard generation == self.generation, case .waiting = state else { return .ignored(.lateReport) }
@@ -255,7 +277,7 @@ package struct ExchangeStateMachine {
             let bodyDeadline = now + inHand.settings.idleTimeout
             state = .readingSignOut(endpoint, identity, held, bodyDeadline: bodyDeadline)
             return .readBody(until: bodyDeadline)
-        case (.userinfo, _), (.signout, _), (.signoutEverywhere, _):
+        case (.userinfo, _), (.signout, _), (.signoutEverywhere, _), (.backchannelLogout, _):
             // Their rule is `required`: only a verified identity gets here.
             return answer(LocalResponse.json(.unauthorized, "{\"error\":\"invalid_token\"}"))
         }
@@ -264,11 +286,8 @@ package struct ExchangeStateMachine {
     /// The revocation (`SignOutResponder`) with the body read: answered when it is stored.
     private mutating func signOut(_ endpoint: OwnEndpoint, _ identity: VerifiedIdentity, _ held: HeldBody) -> Action {
         guard let inHand else { return .ignored(.noRequest) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(held.bytes)
-        for buffer in held.buffers { bytes.append(contentsOf: buffer.readableBytesView) }
         state = .waiting(HeldBody())
-        return .signOut(endpoint, identity, inHand, body: bytes, generation: generation)
+        return .signOut(endpoint, identity, inHand, body: held.joined, generation: generation)
     }
 
     // MARK: - The upstream leg
@@ -380,6 +399,13 @@ package struct ExchangeStateMachine {
         if requestEnded || !isInRead { return send(response) }
         state = .answering(response)
         return .none
+    }
+
+    /// A sign-out's or logout's body over 16 KiB: 413, and the connection closed (the rest is not read).
+    private static var bodyTooLarge: LocalResponse {
+        var response = LocalResponse.json(.payloadTooLarge, "{\"error\":\"invalid_request\",\"error_description\":\"body too large\"}")
+        response.closeConnection = true
+        return response
     }
 
     private mutating func send(_ response: LocalResponse) -> Action {

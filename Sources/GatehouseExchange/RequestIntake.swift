@@ -60,7 +60,7 @@ package enum RequestIntake {
         // An own endpoint: its own path (never its query) is what the failure log records. They answer on the doors
         // only: a Check (`via`) for one is refused as an unknown path.
         let own = makeRequest(NormalizedTarget(path: target.path, query: nil))
-        guard via == nil, let endpoint = OwnEndpoint(path: target.path) else {
+        guard via == nil, let endpoint = OwnEndpoint(path: target.path), settings.opens(endpoint) else {
             return .answer(own, LocalResponse.json(.notFound, "{\"error\":\"not_found\"}"), .endpoint)
         }
         guard endpoint.allows(head.method) else {

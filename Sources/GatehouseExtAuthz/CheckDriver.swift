@@ -118,7 +118,7 @@ package final class CheckDriver: ExchangeDriving {
             let request = inHand.request
             if case .verified(let identity) = admission { tokenMemory?.remember(inHand, identity: identity, identityFields: nil) }
             finish(.allow(services.checkHead.checkAllowance(request, admission: admission, at: Int64(Date().timeIntervalSince1970))))
-        case .decide, .signOut:
+        case .decide, .signOut, .logOut:
             performDecisionAction(action)
         case .readBody, .retry, .cut, .none, .ignored:
             break  // no body and no upstream leg: own endpoints are not reached through a Check

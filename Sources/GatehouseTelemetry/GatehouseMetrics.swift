@@ -92,6 +92,14 @@ public struct GatehouseMetrics: Sendable {
         counter.increment()
     }
 
+    /// `gatehouse_backchannel_logouts_total`: back-channel logouts by provider and result (`applied`, `rate_limited`,
+    /// `invalid_request`, or the refusal's reason). Rare: the registry finds the series again.
+    package func backchannelLogout(provider: String, result: String) {
+        registry.makeCounter(
+            descriptor: MetricHelp.descriptor("gatehouse_backchannel_logouts_total"), labels: [("provider", provider), ("result", result)]
+        ).increment()
+    }
+
     /// One `gatehouse_auth_failures_total` series: found again without building its label list.
     private struct FailureSeries: Hashable {
         var reason: FailureReason

@@ -10,6 +10,7 @@ package enum MetricHelp {
     private static let texts: [String: String] = [
         "gatehouse_requests_total": "Requests by route auth and outcome",
         "gatehouse_auth_failures_total": "Refusals by reason code and provider",
+        "gatehouse_backchannel_logouts_total": "Back-channel logouts by provider and result (applied, or why not)",
         "gatehouse_jwks_fetches_total": "JWKS fetches by provider and result",
         "gatehouse_jwks_keys": "Usable keys in the last fetched key set",
         "gatehouse_jwks_age_seconds": "Seconds since the last successful JWKS fetch (-1: never)",

@@ -333,7 +333,7 @@ struct FrontDoorTableTests {
         pending.append(recorded(core.readEnded()))
         while !pending.isEmpty {
             switch pending.removeFirst() {
-            case .none, .ignored, .readBody, .retry, .cut:
+            case .none, .ignored, .readBody, .retry, .cut, .logOut:
                 continue
             case .decide(let request, let recent, let generation):
                 var decision = services.decide(request, recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())

@@ -139,11 +139,6 @@ package final class IssuerVerdicts: Sendable {
 extension IssuerVerdicts.State {
     /// One call from the budget, refilled for the time since the last refill.
     package mutating func takeFromBudget(perSecond rate: Int, now: NIODeadline = .now()) -> Bool {
-        let elapsed = Double((now - refilled).nanoseconds) / 1e9
-        refilled = now
-        budget = min(Double(rate), budget + elapsed * Double(rate))
-        guard budget >= 1 else { return false }
-        budget -= 1
-        return true
+        CallBudget.take(budget: &budget, refilled: &refilled, perSecond: rate, now: now)
     }
 }

@@ -1,5 +1,6 @@
 public import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 public import NIOCore
 import NIOHTTP1
 package import NIOSSL
@@ -18,6 +19,8 @@ public struct JWKSFetcher: Sendable {
         /// nil when the header cannot be read.
         public var age: Duration?
         public var body: [UInt8]
+        /// OIDC discovery's `backchannel_logout_supported` (nil: the keys were not found through discovery).
+        public var announcesBackchannelLogout: Bool? = nil
     }
 
     public struct FetchError: Error, Sendable, CustomStringConvertible {
@@ -40,11 +43,15 @@ public struct JWKSFetcher: Sendable {
     public func fetch(_ provider: Provider, on eventLoop: any EventLoop) -> EventLoopFuture<Fetched> {
         let deadline = NIODeadline.now() + TimeAmount(timeout)
         let jwksURL: EventLoopFuture<URL>
+        let announced = NIOLockedValueBox<Bool?>(nil)
         switch provider.keySource {
         case .jwksURL(let url):
             jwksURL = eventLoop.makeSucceededFuture(url)
         case .discovery(let issuer):
-            jwksURL = discoverJWKSURL(issuer: issuer, deadline: deadline, on: eventLoop)
+            jwksURL = discoverJWKSURL(issuer: issuer, deadline: deadline, on: eventLoop).map { discovered in
+                announced.withLockedValue { $0 = discovered.announcesBackchannelLogout }
+                return discovered.jwksURL
+            }
         case .introspection:
             return eventLoop.makeFailedFuture(FetchError("provider \(provider.name) has no keys (its tokens are introspected)"))
         case .kubernetes(let api):
@@ -65,14 +72,16 @@ public struct JWKSFetcher: Sendable {
                 let keySet = try JWKSet.parse(body, allowedAlgorithms: algorithms)
                 return Fetched(
                     keySet: keySet, freshFor: CacheLifetime.freshness(of: response.headers, now: Date()), age: CacheLifetime.age(of: response.headers),
-                    body: body)
+                    body: body, announcesBackchannelLogout: announced.withLockedValue { $0 })
             } catch {
                 throw FetchError("unusable JWKS: \(error)")
             }
         }
     }
 
-    private func discoverJWKSURL(issuer: String, deadline: NIODeadline, on eventLoop: any EventLoop) -> EventLoopFuture<URL> {
+    private func discoverJWKSURL(
+        issuer: String, deadline: NIODeadline, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<(jwksURL: URL, announcesBackchannelLogout: Bool)> {
         let trimmed = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         guard let url = URL(string: trimmed + "/.well-known/openid-configuration") else {
             return eventLoop.makeFailedFuture(FetchError("issuer \(issuer) is not a URL"))
@@ -90,7 +99,7 @@ public struct JWKSFetcher: Sendable {
             else {
                 throw FetchError("discovery document at \(url) has no usable jwks_uri")
             }
-            return jwksURL
+            return (jwksURL, document["backchannel_logout_supported"] == .bool(true))
         }
     }
 

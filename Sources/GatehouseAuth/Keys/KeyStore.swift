@@ -31,6 +31,8 @@ public final class KeyStore: Sendable {
         package var lastFailureLogged: NIODeadline?
         /// When the scheduled refresher should fetch next.
         package var nextRefresh: NIODeadline = .now()
+        /// `backchannel_logout = true` and discovery does not announce it: said once.
+        package var toldBackchannelLogoutUnannounced = false
     }
 
     /// The same fetch failure is logged at most this often per provider (the metrics count every one).
@@ -251,6 +253,13 @@ public final class KeyStore: Sendable {
             for skipped in fetched.keySet.skipped {
                 logger.warning("skipped unusable JWKS key", metadata: [
                     "gatehouse.provider": "\(name)", "gatehouse.kid": "\(skipped.keyID ?? "-")", "gatehouse.reason": "\(skipped.reason)",
+                ])
+            }
+            if providers[index].backchannelLogout != nil, fetched.announcesBackchannelLogout == false,
+                states[index].withLockedValue({ state in defer { state.toldBackchannelLogoutUnannounced = true }; return !state.toldBackchannelLogoutUnannounced })
+            {
+                logger.warning("the provider's discovery document does not announce backchannel_logout_supported: it may never send logout tokens", metadata: [
+                    "gatehouse.provider": "\(name)",
                 ])
             }
             logger.info("fetched JWKS", metadata: [

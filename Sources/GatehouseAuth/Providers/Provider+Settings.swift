@@ -71,6 +71,8 @@ extension Provider {
             introspection: settings.type == .introspection ? settings.introspection : nil,
             tenants: Set(settings.tenants)
         )
+        backchannelLogout = settings.backchannelLogout
+        logoutAudiences = Set(settings.audiences)
         if settings.type == .entra {
             issuerTemplates = (settings.issuer.map { [$0] } ?? [EntraPreset.v2Issuer] + (settings.acceptV1 ? [EntraPreset.v1Issuer] : []))
                 .compactMap(EntraPreset.Template.init)

@@ -24,6 +24,10 @@ public struct Provider: Sendable {
     public let tenants: Set<String>
     /// `type = "introspection"`: how its opaque tokens are judged.
     public let introspection: IntrospectionSettings?
+    /// OpenID Connect Back-Channel Logout (`backchannel_logout = true`): how its logout tokens are judged; nil: off.
+    package var backchannelLogout: BackchannelLogoutSettings?
+    /// The audiences a logout token may name: the configured client ids only (never a `[[resource]]` url).
+    package var logoutAudiences: Set<String> = []
 
     /// Where the provider's keys come from.
     public enum KeySource: Sendable, Equatable {
@@ -51,6 +55,7 @@ public struct Provider: Sendable {
         tenants: Set<String> = []
     ) {
         self.issuerTemplates = []
+        self.backchannelLogout = nil
         self.tenants = tenants
         self.tokenTypes = tokenTypes
         self.introspection = introspection

@@ -97,6 +97,16 @@ package final class PostgresRevocationStore: RevocationStore {
                     RETURNING 1)
                 SELECT pg_notify(\(Self.channel), \(payload)) FROM saved
                 """, logger: logger)
+        case .providerSession(let provider, let sid, let issuedBefore):
+            try await connection.query("""
+                WITH saved AS (
+                    INSERT INTO gatehouse_revoked_provider_sessions (provider, sid, issued_before)
+                    VALUES (\(provider), \(sid), \(issuedBefore))
+                    ON CONFLICT (provider, sid) DO UPDATE
+                        SET issued_before = GREATEST(gatehouse_revoked_provider_sessions.issued_before, EXCLUDED.issued_before)
+                    RETURNING 1)
+                SELECT pg_notify(\(Self.channel), \(payload)) FROM saved
+                """, logger: logger)
         case .session(let id, let owner, let expiresAt):
             // The first owner keeps the id: another identity's binding changes nothing and tells no replica.
             try await connection.query("""
@@ -168,6 +178,11 @@ package final class PostgresRevocationStore: RevocationStore {
         for try await (provider, subject, issuedBefore) in subjects.decode((String, String, Int64).self) {
             revocations.append(.subject(provider: provider, subject: subject, issuedBefore: issuedBefore))
         }
+        let providerSessions = try await connection.query(
+            "SELECT provider, sid, issued_before FROM gatehouse_revoked_provider_sessions", logger: logger)
+        for try await (provider, sid, issuedBefore) in providerSessions.decode((String, String, Int64).self) {
+            revocations.append(.providerSession(provider: provider, sid: sid, issuedBefore: issuedBefore))
+        }
         let sessions = try await connection.query(
             "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= \(RevocationService.now())", logger: logger)
         for try await (id, owner, expiresAt) in sessions.decode((String, String, Int64).self) {
@@ -192,6 +207,14 @@ package final class PostgresRevocationStore: RevocationStore {
         ["CREATE TABLE gatehouse_dpop_proofs (proof_key text PRIMARY KEY, expires_at bigint NOT NULL)"],
         // Version 3: MCP sessions bound to the identity that made them (docs/reference.md §17.4).
         ["CREATE TABLE gatehouse_mcp_sessions (session_id text PRIMARY KEY, owner text NOT NULL, expires_at bigint NOT NULL)"],
+        // Version 4: provider sessions ended by a back-channel logout (docs/reference.md §7.3); the logout tokens' `jti`s
+        // are kept with the DPoP proofs (the same claim-once rule, under a `logout:` key).
+        [
+            """
+            CREATE TABLE gatehouse_revoked_provider_sessions (provider text NOT NULL, sid text NOT NULL,
+                issued_before bigint NOT NULL, PRIMARY KEY (provider, sid))
+            """,
+        ],
     ]
 
     /// Any fixed number: the advisory lock all Gatehouse replicas take while migrating.

@@ -8,6 +8,9 @@ package enum Revocation: Sendable, Hashable {
     case token(key: String, expiresAt: Int64)
     /// Every token of this provider's subject issued (`iat`) before `issuedBefore` (Unix seconds).
     case subject(provider: String, subject: String, issuedBefore: Int64)
+    /// Every token of this provider carrying this `sid` claim issued (`iat`) at or before `issuedBefore`: the session the
+    /// provider ended (OpenID Connect Back-Channel Logout, docs/reference.md §7.3). Kept like a subject entry.
+    case providerSession(provider: String, sid: String, issuedBefore: Int64)
     /// An MCP session id bound to its owner (`MCPSessionOwner`) until `expiresAt`: a request of another identity with it
     /// is refused. The first owner keeps it; the owner's later use moves `expiresAt` on.
     case session(id: String, owner: String, expiresAt: Int64)
@@ -27,7 +30,7 @@ package enum Revocation: Sendable, Hashable {
     package func isLive(now: Int64) -> Bool {
         switch self {
         case .token(_, let expiresAt): expiresAt >= Self.droppableBefore(now: now)
-        case .subject, .sessionEnded: true
+        case .subject, .providerSession, .sessionEnded: true
         case .session(_, _, let expiresAt): expiresAt >= now
         }
     }
@@ -47,6 +50,8 @@ extension Revocation {
             .object(["token": .string(key), "exp": .number(String(expiresAt))])
         case .subject(let provider, let subject, let issuedBefore):
             .object(["provider": .string(provider), "sub": .string(subject), "before": .number(String(issuedBefore))])
+        case .providerSession(let provider, let sid, let issuedBefore):
+            .object(["provider": .string(provider), "sid": .string(sid), "before": .number(String(issuedBefore))])
         case .session(let id, let owner, let expiresAt):
             .object(["session": .string(id), "owner": .string(owner), "exp": .number(String(expiresAt))])
         case .sessionEnded(let id, let owner):
@@ -67,6 +72,10 @@ extension Revocation {
             self = .sessionEnded(id: id, owner: owner)
         } else if let key = object["token"]?.stringValue, let expiresAt = object["exp"]?.integerValue, !key.isEmpty {
             self = .token(key: key, expiresAt: expiresAt)
+        } else if let provider = object["provider"]?.stringValue, let sid = object["sid"]?.stringValue,
+            let issuedBefore = object["before"]?.integerValue
+        {
+            self = .providerSession(provider: provider, sid: sid, issuedBefore: issuedBefore)
         } else if let provider = object["provider"]?.stringValue, let subject = object["sub"]?.stringValue,
             let issuedBefore = object["before"]?.integerValue
         {

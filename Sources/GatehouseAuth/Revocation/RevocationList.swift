@@ -15,9 +15,11 @@ package final class RevocationList: Sendable {
         package var tokens: [String: Int64] = [:]
         /// Provider + subject -> tokens issued at or before this time (Unix seconds) are revoked.
         package var subjects: [SubjectKey: Int64] = [:]
+        /// Provider + `sid` -> tokens of that session issued at or before this time (Unix seconds) are revoked.
+        package var providerSessions: [ProviderSessionKey: Int64] = [:]
         /// MCP session id -> its owner and until when the binding is kept (not sign-outs: `isEmpty` leaves them out).
         package var sessions: [String: SessionBinding] = [:]
-        package var isEmpty: Bool { tokens.isEmpty && subjects.isEmpty }
+        package var isEmpty: Bool { tokens.isEmpty && subjects.isEmpty && providerSessions.isEmpty }
     }
 
     package struct SessionBinding: Sendable, Equatable {
@@ -28,6 +30,11 @@ package final class RevocationList: Sendable {
     package struct SubjectKey: Hashable, Sendable {
         package var provider: String
         package var subject: String
+    }
+
+    package struct ProviderSessionKey: Hashable, Sendable {
+        package var provider: String
+        package var sid: String
     }
 
     package final class Box: AtomicReference, Sendable {
@@ -80,6 +87,12 @@ package final class RevocationList: Sendable {
         {
             return true
         }
+        if !snapshot.providerSessions.isEmpty, let sid = identity.claims["sid"]?.stringValue,
+            let before = snapshot.providerSessions[ProviderSessionKey(provider: identity.providerName, sid: sid)],
+            (identity.claims["iat"]?.integerValue ?? .min) <= before
+        {
+            return true
+        }
         return !snapshot.tokens.isEmpty && snapshot.tokens[Self.tokenKey(identity, token: token)] != nil
     }
 
@@ -116,6 +129,9 @@ package final class RevocationList: Sendable {
                 case .subject(let provider, let subject, let issuedBefore):
                     let key = SubjectKey(provider: provider, subject: subject)
                     snapshot.subjects[key] = max(snapshot.subjects[key] ?? .min, issuedBefore)
+                case .providerSession(let provider, let sid, let issuedBefore):
+                    let key = ProviderSessionKey(provider: provider, sid: sid)
+                    snapshot.providerSessions[key] = max(snapshot.providerSessions[key] ?? .min, issuedBefore)
                 case .session(let id, let owner, let expiresAt):
                     if let bound = snapshot.sessions[id], bound.owner != owner, bound.expiresAt >= now { continue }
                     let kept = snapshot.sessions[id].map { $0.owner == owner ? $0.expiresAt : .min } ?? .min

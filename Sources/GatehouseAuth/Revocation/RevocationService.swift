@@ -12,6 +12,8 @@ import GatehouseTelemetry
 /// `run()` keeps the store connected, applies what other replicas revoke, and deletes expired entries.
 package final class RevocationService: Sendable {
     package let list = RevocationList()
+    /// The back-channel logout tokens taken here (`claimLogout`).
+    package let logoutReplays = LogoutReplayMemory()
     package let store: any RevocationStore
     private let logger: Logger
     private let state = NIOLockedValueBox(StoreState())
@@ -58,8 +60,24 @@ package final class RevocationService: Sendable {
     /// Records a DPoP proof in the shared store: the future is true when no replica had recorded it.
     /// Proofs arriving while a write is under way go together in the next one.
     package func claimProof(_ key: DPoPReplayCache.Key, expiresAt: Int64, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
+        claimProof(key: key.hex, expiresAt: expiresAt, on: eventLoop)
+    }
+
+    /// Records a back-channel logout token's `jti` here and, with a shared store, there: the future is false when this
+    /// replica or another had taken it (a replay). A store that cannot answer counts as not having it: taking a token
+    /// twice revokes nothing new (`LogoutToken.revocation(now:)`), refusing one the provider sent once would lose a logout.
+    package func claimLogout(_ token: LogoutToken, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
+        let now = Self.now()
+        let key = token.replayKey
+        if logoutReplays.contains(key, now: now) { return eventLoop.makeSucceededFuture(false) }
+        logoutReplays.insert(key, until: token.replayableUntil, now: now)
+        guard sharesProofs else { return eventLoop.makeSucceededFuture(true) }
+        return claimProof(key: key, expiresAt: token.replayableUntil, on: eventLoop).recover { _ in true }
+    }
+
+    private func claimProof(key: String, expiresAt: Int64, on eventLoop: any EventLoop) -> EventLoopFuture<Bool> {
         let promise = eventLoop.makePromise(of: Bool.self)
-        pendingProofs.withLockedValue { $0.append(PendingProof(claim: ProofClaim(key: key.hex, expiresAt: expiresAt), promise: promise)) }
+        pendingProofs.withLockedValue { $0.append(PendingProof(claim: ProofClaim(key: key, expiresAt: expiresAt), promise: promise)) }
         if case .terminated = proofSignal.yield() {
             for pending in pendingProofs.withLockedValue({ pending in defer { pending = [] }; return pending }) {
                 pending.promise.fail(RevocationStoreError(description: "gatehouse is stopping"))

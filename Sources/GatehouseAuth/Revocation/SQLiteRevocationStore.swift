@@ -35,6 +35,13 @@ package final class SQLiteRevocationStore: RevocationStore {
                     rows.withLockedValue { $0.append(.subject(provider: provider, subject: subject, issuedBefore: Int64(before))) }
                 }
             }
+            try await opened.query("SELECT provider, sid, issued_before FROM gatehouse_revoked_provider_sessions", []) { row in
+                if let provider = row.column("provider")?.string, let sid = row.column("sid")?.string,
+                    let before = row.column("issued_before")?.integer
+                {
+                    rows.withLockedValue { $0.append(.providerSession(provider: provider, sid: sid, issuedBefore: Int64(before))) }
+                }
+            }
             try await opened.query(
                 "SELECT session_id, owner, expires_at FROM gatehouse_mcp_sessions WHERE expires_at >= ?1", [.integer(Int(RevocationService.now()))]
             ) { row in
@@ -79,6 +86,12 @@ package final class SQLiteRevocationStore: RevocationStore {
         // Version 3: MCP sessions bound to the identity that made them.
         "INSERT OR IGNORE INTO gatehouse_schema_version (version) VALUES (3)",
         "CREATE TABLE IF NOT EXISTS gatehouse_mcp_sessions (session_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at INTEGER NOT NULL)",
+        // Version 4: provider sessions ended by a back-channel logout.
+        "INSERT OR IGNORE INTO gatehouse_schema_version (version) VALUES (4)",
+        """
+        CREATE TABLE IF NOT EXISTS gatehouse_revoked_provider_sessions (provider TEXT NOT NULL, sid TEXT NOT NULL,
+            issued_before INTEGER NOT NULL, PRIMARY KEY (provider, sid))
+        """,
     ]
 
     package func save(_ revocation: Revocation) async throws {
@@ -96,6 +109,12 @@ package final class SQLiteRevocationStore: RevocationStore {
                 INSERT INTO gatehouse_revoked_subjects (provider, subject, issued_before) VALUES (?1, ?2, ?3)
                 ON CONFLICT (provider, subject) DO UPDATE SET issued_before = max(issued_before, excluded.issued_before)
                 """, [.text(provider), .text(subject), .integer(Int(issuedBefore))]) { _ in }
+        case .providerSession(let provider, let sid, let issuedBefore):
+            try await connection.query(
+                """
+                INSERT INTO gatehouse_revoked_provider_sessions (provider, sid, issued_before) VALUES (?1, ?2, ?3)
+                ON CONFLICT (provider, sid) DO UPDATE SET issued_before = max(issued_before, excluded.issued_before)
+                """, [.text(provider), .text(sid), .integer(Int(issuedBefore))]) { _ in }
         case .session(let id, let owner, let expiresAt):
             // The first owner keeps the id while its binding lasts.
             try await connection.query(

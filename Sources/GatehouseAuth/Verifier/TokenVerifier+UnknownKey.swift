@@ -10,27 +10,48 @@ import GatehouseTelemetry
 /// or timed-out fetch): the holder of a token signed by a key just published retries instead of signing in
 /// again, whatever other traffic spent the cooldown on (docs/reference.md §3.8, docs/security.md K03, K17).
 extension TokenVerifier {
+    /// What a judgement of a token naming an unknown key comes to: now, or once its provider's keys were refetched.
+    package enum KeyedJudgement<Value: Sendable> {
+        case now(Result<Value, AuthFailure>)
+        case later(EventLoopFuture<Result<Value, AuthFailure>>)
+    }
+
     package func unknownKey(
         _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, tokenKey: TokenKey, rejectionKey: TokenKey, now: Int64,
         on eventLoop: any EventLoop
     ) -> Verdict {
+        let judgement = withUnknownKey(jws, provider: index, in: snapshot, on: eventLoop) { keys, fetchedAt in
+            check(tokenKey, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fetchedAt, now: now)
+        }
+        switch judgement {
+        case .now(let result): return .done(result)
+        case .later(let future): return .pending(future)
+        }
+    }
+
+    /// The keys a token naming an unknown `kid` may be checked with: `check` is given them once a refetch found the kid
+    /// (or a key without one fits), else the refusal or 503 the evidence calls for.
+    package func withUnknownKey<Value: Sendable>(
+        _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, on eventLoop: any EventLoop,
+        check: @escaping @Sendable (_ keys: [VerificationKey], _ keysFetchedAt: NIODeadline) -> Result<Value, AuthFailure>
+    ) -> KeyedJudgement<Value> {
         if let evidence = UnknownKeyEvidence.inSnapshot(snapshot, keyID: jws.keyID, issuedAt: jws.claims["iat"]?.integerValue, leeway: leeway) {
-            return .done(.failure(notPublished(jws, index, evidence)))
+            return .now(.failure(notPublished(jws, index, evidence)))
         }
         let refetch: EventLoopFuture<Bool>
         switch keyStore.refetchForUnknownKey(provider: index, on: eventLoop) {
         case .coolingDown(let wait):
             let why = keyStore.lastFetchFailed(provider: index) ? "the last fetch of them failed" : "refetch cooldown active"
-            return .done(.failure(cannotRefetch(jws, index, why: why, retryAfter: wait)))
+            return .now(.failure(cannotRefetch(jws, index, why: why, retryAfter: wait)))
         case .fetching(let fetch):
             refetch = fetch
         }
         let traced = TraceScope.span("gatehouse.jwks.fetch", attributes: [("gatehouse.provider", .string(providers[index].name))], around: refetch)
-        return .pending(traced.map { succeeded in
+        return .later(traced.map { succeeded in
             guard let fresh = keyStore.usableKeys(provider: index) else { return .failure(keysUnavailable(jws, index)) }
             let keys = fresh.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
             if !keys.isEmpty || isKeyIDKnown(jws.keyID, in: fresh) {
-                return check(tokenKey, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fresh.fetchedAt, now: now)
+                return check(keys, fresh.fetchedAt)
             }
             guard succeeded else {
                 return .failure(cannotRefetch(jws, index, why: "refetching them failed", retryAfter: keyStore.refetchAllowedIn(provider: index)))

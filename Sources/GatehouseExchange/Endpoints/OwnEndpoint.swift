@@ -13,8 +13,12 @@ package enum OwnEndpoint: Equatable {
     case check
     /// The identity assertion's keys (`[assertion]`): public, answered before any token is looked at.
     case jwks
+    /// Where this provider POSTs its logout tokens (OpenID Connect Back-Channel Logout): no bearer token, the logout
+    /// token in the body is the credential (docs/reference.md §7.3).
+    case backchannelLogout(provider: String)
 
     package static let prefix = "/.gatehouse"
+    package static let backchannelLogoutPrefix = "/.gatehouse/backchannel-logout/"
 
     package init?(path: String) {
         switch path {
@@ -23,6 +27,10 @@ package enum OwnEndpoint: Equatable {
         case "/.gatehouse/signout-everywhere": self = .signoutEverywhere
         case "/.gatehouse/check": self = .check
         case "/.gatehouse/jwks.json": self = .jwks
+        case _ where path.hasPrefix(Self.backchannelLogoutPrefix) && path.utf8.count > Self.backchannelLogoutPrefix.utf8.count:
+            let name = path.dropFirst(Self.backchannelLogoutPrefix.count)
+            guard !name.contains("/") else { return nil }
+            self = .backchannelLogout(provider: String(name))
         default: return nil
         }
     }
@@ -35,7 +43,7 @@ package enum OwnEndpoint: Equatable {
     package func allows(_ method: HTTPMethod) -> Bool {
         switch self {
         case .userinfo, .jwks: method == .GET || method == .HEAD
-        case .signout, .signoutEverywhere: method == .POST
+        case .signout, .signoutEverywhere, .backchannelLogout: method == .POST
         case .check: true
         }
     }
@@ -43,7 +51,7 @@ package enum OwnEndpoint: Equatable {
     package var allowHeader: String {
         switch self {
         case .userinfo, .jwks: "GET, HEAD"
-        case .signout, .signoutEverywhere: "POST"
+        case .signout, .signoutEverywhere, .backchannelLogout: "POST"
         case .check: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
         }
     }

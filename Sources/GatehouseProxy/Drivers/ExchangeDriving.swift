@@ -49,6 +49,12 @@ extension ExchangeDriving {
                 guard self.coreHasRequest else { return }
                 self.performCoreAction(self.core.answered(response, generation: generation))
             }
+        case .logOut(let provider, let request, let body, let generation):
+            let outcome = TraceScope.with(trace) { services.backchannelLogout(provider: provider, request, body: body, on: coreEventLoop) }
+            outcome.assumeIsolated().whenSuccess { outcome in
+                guard self.coreHasRequest else { return }
+                self.performCoreAction(self.core.loggedOut(outcome, generation: generation))
+            }
         case .none, .ignored, .readBody, .send, .forward, .retry, .cut:
             break
         }

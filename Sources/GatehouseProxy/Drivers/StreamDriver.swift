@@ -191,7 +191,7 @@ package final class StreamDriver: ExchangeDriving {
             deadline = nil
             transport.finish(completed: false)
             endTrace(error: why)
-        case .decide, .signOut:
+        case .decide, .signOut, .logOut:
             performDecisionAction(action)
         case .readBody(let until):
             armWatchdog(at: until)

@@ -5,7 +5,7 @@ package import GatehouseTokens
 package import GatehouseAuth
 package import GatehouseExchange
 
-/// The two calls the core's decision actions ask a driver to make (`ExchangeStateMachine.Action.decide`, `.signOut`),
+/// The calls the core's decision actions ask a driver to make (`ExchangeStateMachine.Action.decide`, `.signOut`, `.logOut`),
 /// made with the services of the configuration the request started with. What they come to goes back to the core as
 /// plain values (`decided(_:generation:now:wallClock:)`, `answered(_:generation:)`): the core sees no future.
 extension ProxyServices {
@@ -25,5 +25,13 @@ extension ProxyServices {
         SignOutResponder(services: self).respond(
             endpoint, identity, token: request.presentedToken, body: body, contentType: request.head.headers.first(name: "content-type"),
             on: eventLoop)
+    }
+
+    /// Judges and applies a back-channel logout with the body read (`BackchannelLogoutResponder`).
+    package func backchannelLogout(
+        provider: String, _ request: ExchangeRequest, body: [UInt8], on eventLoop: any EventLoop
+    ) -> EventLoopFuture<LogoutOutcome> {
+        BackchannelLogoutResponder(services: self).respond(
+            provider: provider, body: body, contentType: request.head.headers.first(name: "content-type"), on: eventLoop)
     }
 }

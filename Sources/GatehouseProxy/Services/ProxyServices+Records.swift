@@ -27,6 +27,7 @@ extension ProxyServices {
         metrics.authFailure(reason: failure.reason, provider: failure.provider)
         let outcome: GatehouseMetrics.RequestOutcome = switch failure.status {
         case .forbidden, .notFound: .forbidden
+        case .badRequest: .badRequest
         case .serviceUnavailable: .unavailable
         default: .unauthorized
         }

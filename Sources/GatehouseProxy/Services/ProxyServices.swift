@@ -24,6 +24,8 @@ package final class ProxyServices: Sendable {
     package let tracer: Tracer?
     /// Upstream answers that are not HTTP/1.x come with every request while the upstream is wrong.
     private let upstreamProtocolErrors = RateLimitedReport()
+    /// Back-channel logouts taken per provider per second (`BackchannelLogoutResponder`).
+    package let logoutBudget = LogoutBudget()
 
     package init(
         exchange: ExchangeSettings, gatekeeper: Gatekeeper, checkHead: UpstreamRequestHead,

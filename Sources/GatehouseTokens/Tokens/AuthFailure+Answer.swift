@@ -46,6 +46,7 @@ extension FailureReason {
         case .introspectionBusy: "Too many tokens are being checked with the issuer. Please try again."
         case .originNotAllowed: "Requests from this origin are not allowed."
         case .sessionMismatch: "Session not found."
+        case .replayed: "The logout token was already used."
         }
     }
 }
@@ -63,7 +64,8 @@ extension FailureReason {
 extension AuthFailure {
     /// The HTTP status this failure is answered with (docs/reference.md §4).
     package var status: HTTPResponseStatus {
-        switch reason {
+        if let answeredStatus { return HTTPResponseStatus(statusCode: answeredStatus) }
+        return switch reason {
         case .insufficientScope, .forbidden, .originNotAllowed: .forbidden
         case .sessionMismatch: .notFound
         case .keysUnavailable, .dpopUnavailable, .introspectionUnavailable, .introspectionBusy: .serviceUnavailable

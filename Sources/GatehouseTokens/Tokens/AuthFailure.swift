@@ -35,6 +35,8 @@ public enum FailureReason: String, Sendable, Equatable, CaseIterable {
     case originNotAllowed = "origin_not_allowed"
     /// An MCP session id bound to another identity (docs/reference.md §17.4): answered 404 as an ended session is.
     case sessionMismatch = "session_mismatch"
+    /// A back-channel logout token whose `jti` was seen before (docs/reference.md §7.3).
+    case replayed = "replayed"
 }
 
 /// A rejected token or request, with what the failure log may say about it.
@@ -58,6 +60,9 @@ public struct AuthFailure: Error, Sendable, Equatable {
     /// For a 503: the `Retry-After` this answer carries, when it knows better than the server's default
     /// (an unknown `kid`: when its provider's keys may be refetched).
     public var retryAfterSeconds: Int?
+    /// A refusal answered otherwise than a request for the upstream is (a back-channel logout's 400): the status it
+    /// got, for the failure log; nil: the reason's (`status`).
+    public var answeredStatus: Int?
 
     public init(_ reason: FailureReason, _ detail: String) {
         self.reason = reason

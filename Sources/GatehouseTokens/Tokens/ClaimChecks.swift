@@ -71,7 +71,8 @@ public enum ClaimChecks {
         return text
     }
 
-    private static func numericDate(_ value: JSONValue, name: String) throws(AuthFailure) -> Int64 {
+    /// A NumericDate claim's value: a whole number of seconds in `0...maximumNumericDate`, else `invalid_claims`.
+    package static func numericDate(_ value: JSONValue, name: String) throws(AuthFailure) -> Int64 {
         guard case .number = value else { throw AuthFailure(.invalidClaims, "\(name) is not a number") }
         // integerValue refuses fractions and exponents, so 1.5, 1e3 and 1e300 all land here.
         guard let seconds = value.integerValue, seconds >= 0, seconds <= maximumNumericDate else {

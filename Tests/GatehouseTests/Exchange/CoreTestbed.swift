@@ -104,7 +104,7 @@ struct CoreTestbed {
         while !pending.isEmpty {
             let action = pending.removeFirst()
             switch action {
-            case .none, .ignored, .retry:
+            case .none, .ignored, .retry, .logOut:
                 continue
             case .decide(let request, _, let generation):
                 now = now + decisionTakes
