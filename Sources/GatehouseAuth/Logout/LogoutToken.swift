@@ -25,8 +25,8 @@ package struct LogoutToken: Sendable, Equatable {
     }
 
     /// What it revokes: with `sid`, that session's tokens; with `sub` only, every token of the user; in both cases those
-    /// issued at or before the logout (its `iat`, never later than `now`). A pure function of the token, so that taking
-    /// the same token twice (a replay, or a retry after a 503) moves nothing.
+    /// issued at or before the logout (its `iat`, never later than `now`). The token decides it (`now` only caps an `iat`
+    /// up to the leeway ahead), so taking the same token twice (a replay, or a retry after a 503) moves at most that much.
     package func revocation(now: Int64) -> Revocation? {
         let cutoff = min(issuedAt, now)
         if let sid { return .providerSession(provider: provider, sid: sid, issuedBefore: cutoff) }
