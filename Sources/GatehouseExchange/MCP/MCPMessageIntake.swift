@@ -10,11 +10,18 @@ package enum MCPMessageIntake {
     /// `Content-Type: application/json` (any parameters, any case): the one media type of an MCP message. A POST of
     /// another type carries no message (its rules see `mcp.method` empty; routes with `mcp_methods` do not match).
     package static func isJSON(_ headers: HTTPHeaders) -> Bool {
-        guard let type = headers.first(name: "content-type") else { return false }
-        let essence = type.utf8.prefix { $0 != UInt8(ascii: ";") }
-        let trimmed = essence.reversed().drop { $0 == ASCIIByte.space || $0 == ASCIIByte.tab }.reversed()
-        return trimmed.count == 16 && zip(trimmed, "application/json".utf8).allSatisfy { ASCIIByte.lowercased($0) == $1 }
+        guard var type = headers.first(name: "content-type") else { return false }
+        // One pass over the bytes: this runs for every POST to an MCP server (generic reversed/zip chains cost a microsecond).
+        return type.withUTF8 { bytes in
+            var end = bytes.firstIndex(of: ASCIIByte.semicolon) ?? bytes.count
+            while end > 0, ASCIIByte.isOptionalWhitespace(bytes[end - 1]) { end -= 1 }
+            guard end == jsonType.count else { return false }
+            for index in 0..<end where ASCIIByte.lowercased(bytes[index]) != jsonType[index] { return false }
+            return true
+        }
     }
+
+    private static let jsonType: [UInt8] = Array("application/json".utf8)
 
     /// The `Content-Length` a head declares (the doors have checked it is one valid number), so that a message too
     /// large is refused before any of it is read.
