@@ -43,6 +43,8 @@ def token(subject: str, signer, extra=None) -> str:
 
 with open(f"{out}/token", "w") as f:
     f.write(token("user-0", key))
+with open(f"{out}/sid-token", "w") as f:  # bench/logout.sh: a token of a provider session (OIDC back-channel logout's sid)
+    f.write(token("user-sid", key, {"sid": "bench-session"}))
 with open(f"{out}/rules-token", "w") as f:
     f.write(token("user-rules", key, {"tenant": "acme", "level": 3, "teams": [f"team-{i}" for i in range(10)]}))
 
