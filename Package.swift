@@ -27,7 +27,6 @@ extension Target.Dependency {
     static let tomlKit: Self = .product(name: "TOMLKit", package: "TOMLKit")
     static let nioConcurrencyHelpers: Self = .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
     static let logging: Self = .product(name: "Logging", package: "swift-log")
-    static let metrics: Self = .product(name: "Metrics", package: "swift-metrics")
     static let prometheus: Self = .product(name: "Prometheus", package: "swift-prometheus")
     static let atomics: Self = .product(name: "Atomics", package: "swift-atomics")
     static let asyncHTTPClient: Self = .product(name: "AsyncHTTPClient", package: "async-http-client")
@@ -59,7 +58,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics.git", .upToNextMinor(from: "1.3.0")),
         .package(url: "https://github.com/apple/swift-crypto.git", .upToNextMinor(from: "4.5.2")),
         .package(url: "https://github.com/apple/swift-log.git", .upToNextMinor(from: "1.16.2")),
-        .package(url: "https://github.com/apple/swift-metrics.git", .upToNextMinor(from: "2.13.0")),
         .package(url: "https://github.com/apple/swift-argument-parser.git", .upToNextMinor(from: "1.8.2")),
         .package(url: "https://github.com/swift-server/async-http-client.git", .upToNextMinor(from: "1.37.0")),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", .upToNextMinor(from: "2.4.1")),
@@ -88,7 +86,7 @@ let package = Package(
         // functions of their input.
         .target(
             name: "GatehouseRules",
-            dependencies: ["GatehouseSyntax"],
+            dependencies: ["GatehouseSyntax", .nioHTTP1],
             swiftSettings: upcomingFeatures
         ),
         // HTTP on the wire, without policy: the strict parsers (an HTTP/1.1 request, an upstream's HTTP/1.1
@@ -151,7 +149,6 @@ let package = Package(
                 .nioConcurrencyHelpers,
                 .crypto,
                 .logging,
-                .metrics,
                 .prometheus,
                 .nioHTTP1,
                 .atomics,
@@ -180,7 +177,6 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
                 .logging,
-                .metrics,
                 .prometheus,
                 .asyncHTTPClient,
                 .postgresNIO,
@@ -278,7 +274,6 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
                 .logging,
-                .metrics,
                 .asyncHTTPClient,
                 .prometheus,
                 .serviceLifecycle,
@@ -300,6 +295,8 @@ let package = Package(
                 "GatehouseAuth",
                 "GatehouseConfig",
                 "GatehouseTelemetry",
+                "GatehouseTokens",
+                "GatehouseSyntax",
                 .argumentParser,
                 .logging,
                 .nioPosix,

@@ -36,15 +36,21 @@ if ! podman image exists "$debian_image"; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
     # The suites Debian's own image has (security updates included: the CA bundle comes from there).
-    # Three tries: one failed package download (seen on fresh machines) should not fail the image.
-    for attempt in 1 2 3; do
+    # Four tries, 10, 20 then 40 s apart: one failed package download (seen on fresh machines) should not fail the
+    # image. When all fail, the last try's output says which step and what it printed.
+    for attempt in 1 2 3 4; do
         mmdebstrap --quiet --variant=minbase "$suite" "$work/base.tar" \
             "deb http://deb.debian.org/debian $suite main" \
             "deb http://deb.debian.org/debian $suite-updates main" \
-            "deb http://deb.debian.org/debian-security $suite-security main" && break
-        [ "$attempt" -lt 3 ] || { echo "mmdebstrap failed three times" >&2; exit 1; }
-        echo "mmdebstrap failed (try $attempt of 3); trying again" >&2
+            "deb http://deb.debian.org/debian-security $suite-security main" > "$work/mmdebstrap.log" 2>&1 && break
+        if [ "$attempt" -eq 4 ]; then
+            echo "making the Debian base failed four times (mmdebstrap); the last try printed:" >&2
+            tail -n 40 "$work/mmdebstrap.log" >&2
+            exit 1
+        fi
+        echo "mmdebstrap failed (try $attempt of 4: $(grep -m1 -E '^E:' "$work/mmdebstrap.log" || tail -n 1 "$work/mmdebstrap.log")); trying again in $((10 * 2 ** (attempt - 1))) s" >&2
         rm -f "$work/base.tar"
+        sleep $((10 * 2 ** (attempt - 1)))
     done
     podman import --quiet "$work/base.tar" "$debian_image" >/dev/null
 fi

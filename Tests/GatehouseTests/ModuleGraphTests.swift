@@ -28,6 +28,45 @@ struct ModuleGraphTests {
         return graph
     }
 
+    /// Each `Gatehouse…` target's direct dependencies as the modules they bring: other targets by name, products by
+    /// the `static let name: Self = .product(name: "Module", …)` the manifest spells them with.
+    static func declaredImports() throws -> [String: Set<String>] {
+        let manifest = try String(contentsOf: repository.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var products: [String: String] = [:]
+        for match in manifest.matches(of: /static let (\w+): Self = \.product\(name: "(\w+)"/) { products[String(match.1)] = String(match.2) }
+        let target = /\.(?:target|executableTarget)\(\s*name: "(Gatehouse\w*)",\s*dependencies: \[([^\]]*)\]/
+        var declared: [String: Set<String>] = [:]
+        for match in manifest.matches(of: target) {
+            let named = match.2.matches(of: /"(\w+)"/).map { String($0.1) }
+            let spelled = match.2.matches(of: /\.(\w+)\b/).compactMap { products[String($0.1)] }
+            declared[String(match.1)] = Set(named + spelled)
+        }
+        return declared
+    }
+
+    /// SwiftPM's explicit import check refuses only a module outside a target's dependency closure; one inside it but
+    /// not declared (reached through another dependency) compiles, and the manifest then no longer says what the code
+    /// needs. Every `import` in `Sources/<module>` names one of that module's own dependencies, or the platform.
+    @Test func everyImportIsADeclaredDirectDependency() throws {
+        let platform: Set<String> = ["Foundation", "FoundationEssentials", "Glibc", "Musl", "Darwin", "Dispatch", "Synchronization"]
+        let declared = try Self.declaredImports()
+        #expect(declared.count >= 10, "the manifest's targets were not found: \(declared.keys.sorted())")
+        for (module, dependencies) in declared {
+            let root = Self.repository.appendingPathComponent("Sources/\(module)")
+            let files = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
+                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+            #expect(!files.isEmpty, "no sources under \(root.path)")
+            for file in files {
+                for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") where line.contains("import ") {
+                    guard let imported = line.wholeMatch(of: /\s*(?:@\w+ )*(?:public |package |internal )?import (\w+)(?:\.\w+)?/) else { continue }
+                    let name = String(imported.1)
+                    #expect(platform.contains(name) || dependencies.contains(name),
+                            "\(module)/\(file.lastPathComponent) imports \(name), which Package.swift does not declare for \(module)")
+                }
+            }
+        }
+    }
+
     @Test func theReadmesModuleGraphIsTheManifests() throws {
         let manifest = try Self.manifestGraph()
         #expect(manifest.count >= 4, "the manifest's targets were not found: \(manifest)")

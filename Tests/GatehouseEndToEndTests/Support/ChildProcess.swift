@@ -58,6 +58,16 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the test process: its sockets are not all close-on-exec (NIO's accepted ones, a fake
+        // upstream's), and a helper holding one would keep a port open or a connection alive after the test let go.
+        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which its Swift module map does not show.)
+        guard let closeFrom = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            throw Failed(description: "this libc has no posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later is needed)")
+        }
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, 3) == 0 else {
+            throw Failed(description: "posix_spawn_file_actions_addclosefrom_np: errno \(errno)")
+        }
         // The test's threads are libdispatch workers, which block signals, and a spawned program
         // inherits that mask: its SIGTERM would stay pending forever. Start it with no signal
         // blocked and every signal at its default.
