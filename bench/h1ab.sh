@@ -18,25 +18,16 @@ case $SCENARIO in
   b) ARGS=(-s bench/pool.lua); export TOKENS=bench/out/tokens TOKEN_OFFSET=0 ;;
   *) echo "SCENARIO is a or b" >&2; exit 2 ;;
 esac
+source bench/ab.sh
 A=(); B=()
 for round in $(seq "$ROUNDS"); do
   for side in A B; do
     binary=$1; [[ $side == B ]] && binary=$2
     taskset -c 1 "$binary" serve --config "$OUT/gatehouse.toml" 2>/dev/null & pid=$!
     for _ in $(seq 100); do curl -sf http://127.0.0.1:18184/readyz >/dev/null && break; sleep 0.1; done
-    taskset -c 0 wrk -t1 -c50 -d2s "${ARGS[@]}" http://127.0.0.1:18183/x >/dev/null
-    text=$(taskset -c 0 wrk -t1 -c50 -d"${DURATION}s" --latency "${ARGS[@]}" http://127.0.0.1:18183/x)
+    measure "round $round $side" http://127.0.0.1:18183/x "${ARGS[@]}" || { kill "$pid"; exit 1; }
     kill "$pid"; wait "$pid" 2>/dev/null || true
-    rps=$(awk '/^Requests\/sec/ { print $2 }' <<<"$text")
-    bad=$(awk '/Non-2xx/ { print $NF }' <<<"$text")
-    [[ -z $bad ]] || { echo "round $round $side: $bad non-2xx answers" >&2; exit 1; }
-    echo "round $round $side $rps req/s  p99 $(awk '$1 == "99%" { print $2 }' <<<"$text")"
     if [[ $side == A ]]; then A+=("$rps"); else B+=("$rps"); fi
   done
 done
-echo "CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-python3 -c '
-import statistics, sys
-a, b = [float(x) for x in sys.argv[1].split()], [float(x) for x in sys.argv[2].split()]
-print(f"A median {statistics.median(a):.0f}  B median {statistics.median(b):.0f}  B/A {statistics.median(b) / statistics.median(a):.3f}"
-      f"  paired median {statistics.median([y / x for x, y in zip(a, b)]):.3f}")' "${A[*]}" "${B[*]}"
+summarize "${A[*]}" "${B[*]}"

@@ -43,23 +43,14 @@ db.commit()
 print(f"B's store: {db.execute('SELECT COUNT(*) FROM gatehouse_revoked_provider_sessions').fetchone()[0]} ended sessions")
 PY
 
+source bench/ab.sh
 A=(); B=()
 for round in $(seq "$ROUNDS"); do
   for side in A B; do
     if [[ $side == A ]]; then serve "$1" "$OUT/a.toml"; else serve "$2" "$OUT/b.toml"; fi
-    taskset -c 0 wrk -t1 -c50 -d2s -H "Authorization: Bearer $TOKEN" http://127.0.0.1:18183/x >/dev/null
-    text=$(taskset -c 0 wrk -t1 -c50 -d"${DURATION}s" --latency -H "Authorization: Bearer $TOKEN" http://127.0.0.1:18183/x)
+    measure "round $round $side" http://127.0.0.1:18183/x -H "Authorization: Bearer $TOKEN" || { kill "$pid"; exit 1; }
     kill "$pid"; wait "$pid" 2>/dev/null || true
-    rps=$(awk '/^Requests\/sec/ { print $2 }' <<<"$text")
-    bad=$(awk '/Non-2xx/ { print $NF }' <<<"$text")
-    [[ -z $bad ]] || { echo "round $round $side: $bad non-2xx answers" >&2; exit 1; }
-    echo "round $round $side $rps req/s  p99 $(awk '$1 == "99%" { print $2 }' <<<"$text")"
     if [[ $side == A ]]; then A+=("$rps"); else B+=("$rps"); fi
   done
 done
-echo "CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-python3 -c '
-import statistics, sys
-a, b = [float(x) for x in sys.argv[1].split()], [float(x) for x in sys.argv[2].split()]
-print(f"A median {statistics.median(a):.0f}  B median {statistics.median(b):.0f}  B/A {statistics.median(b) / statistics.median(a):.3f}"
-      f"  paired median {statistics.median([y / x for x, y in zip(a, b)]):.3f}")' "${A[*]}" "${B[*]}"
+summarize "${A[*]}" "${B[*]}" A B 0.98

@@ -91,27 +91,17 @@ PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true' EXIT
 taskset -c 0 nginx -c "$OUT/upstream.conf" -p "$OUT" & PIDS+=($!)
 for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$UP/jwks.json" && break; sleep 0.1; done
+source bench/ab.sh
 MCP=(); PLAIN=()
 for round in $(seq "$ROUNDS"); do
   taskset -c 1 "$GATEHOUSE" serve --config "$OUT/gatehouse.toml" 2>"$OUT/gatehouse.err" & pid=$!
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$ADMIN/readyz" >/dev/null && break; sleep 0.1; done
   order=(mcp plain); (( round % 2 == 0 )) && order=(plain mcp)
   for path in "${order[@]}"; do
-    taskset -c 0 wrk -t1 -c50 -d2s -s "$OUT/post.lua" "http://127.0.0.1:$GH/$path" >/dev/null
-    text=$(taskset -c 0 wrk -t1 -c50 -d"${DURATION}s" --latency -s "$OUT/post.lua" "http://127.0.0.1:$GH/$path")
-    rps=$(awk '/^Requests\/sec/ { print $2 }' <<<"$text")
-    bad=$(awk '/Non-2xx/ { print $NF }' <<<"$text")
-    [[ -z $bad ]] || { echo "round $round $path: $bad non-2xx answers" >&2; exit 1; }
-    echo "round $round $path $rps req/s  p99 $(awk '$1 == "99%" { print $2 }' <<<"$text")"
+    measure "round $round $path" "http://127.0.0.1:$GH/$path" -s "$OUT/post.lua" || { kill "$pid"; exit 1; }
     if [[ $path == mcp ]]; then MCP+=("$rps"); else PLAIN+=("$rps"); fi
   done
   kill "$pid"; wait "$pid" 2>/dev/null || true
 done
-echo "CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-python3 -c '
-import statistics, sys
-mcp, plain = [float(x) for x in sys.argv[1].split()], [float(x) for x in sys.argv[2].split()]
-print(f"tools/call 1 KiB to the MCP resource: median {statistics.median(mcp):.0f} req/s")
-print(f"plain POST 1 KiB:                     median {statistics.median(plain):.0f} req/s")
-print(f"ratio (paired median): {statistics.median([m / p for m, p in zip(mcp, plain)]):.3f}x (target >= 0.9x)")
-' "${MCP[*]}" "${PLAIN[*]}"
+# plain POST 1 KiB as the reference, tools/call 1 KiB to the MCP resource measured against it
+summarize "${PLAIN[*]}" "${MCP[*]}" plain tools/call 0.9
