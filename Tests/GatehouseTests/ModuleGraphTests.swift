@@ -67,6 +67,18 @@ struct ModuleGraphTests {
         }
     }
 
+    /// Small files, one concept each: none of the sources over 450 lines (issue 45's bound, held by issue 58).
+    @Test func noSourceFileIsOver450Lines() throws {
+        let root = Self.repository.appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        #expect(files.count >= 100, "the sources were not found under \(root.path)")
+        for file in files {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count
+            #expect(lines <= 451, "\(file.path.dropFirst(Self.repository.path.count + 1)) has \(lines - 1) lines")
+        }
+    }
+
     @Test func theReadmesModuleGraphIsTheManifests() throws {
         let manifest = try Self.manifestGraph()
         #expect(manifest.count >= 4, "the manifest's targets were not found: \(manifest)")

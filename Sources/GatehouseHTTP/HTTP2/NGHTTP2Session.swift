@@ -1,53 +1,6 @@
 import CNGHTTP2
 public import NIOCore
 
-/// What an `NGHTTP2Session` tells the connection it serves, from inside `receive` and `send`.
-public protocol NGHTTP2SessionDelegate: AnyObject {
-    /// A frame's header, before its payload: every frame the peer sends passes here first (the flood defences).
-    /// Returns the connection error to end the session with, or nil to go on.
-    func sessionBeginsFrame(_ frame: NGHTTP2Session.FrameHeader) -> HTTP2ConnectionError?
-    /// A header block begins on `stream`: a new stream's first (`opensStream`), or its trailers.
-    func sessionBeginsBlock(of stream: Int32, opensStream: Bool)
-    /// One decoded field of the block being read.
-    func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
-    /// The last stream the connection took (its GOAWAY for an error names it, RFC 9113 §6.8).
-    var sessionLastStreamTaken: Int32 { get }
-    /// The block was read whole; a connection error ends the session.
-    func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError?
-    /// DATA bytes (a slice of the input where they lie in it), as they arrive.
-    func sessionReceivedData(of stream: Int32, _ bytes: ByteBuffer)
-    /// A DATA frame was read whole: how many bytes it carried (padding aside), and whether it ended the stream.
-    func sessionEndedData(of stream: Int32, payloadBytes: Int, endStream: Bool) -> HTTP2ConnectionError?
-    /// nghttp2 refused a frame of the peer's at stream level (it resets the stream): a glitch.
-    func sessionRefusedFrame(of stream: Int32) -> HTTP2ConnectionError?
-    func sessionClosed(stream: Int32, errorCode: UInt32)
-    /// A frame that ended `stream` on our side went out.
-    func sessionSentEnd(of stream: Int32)
-    /// Bytes to write to the socket, in order: serialized frames, or a queued body's slice with the promise of the
-    /// buffer it completes.
-    func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?)
-    /// What was sent is to be flushed now (`sendNow`, the end of a read, or a `sendSoon`).
-    func sessionFlush()
-}
-
-/// A connection error to end an HTTP/2 session with: GOAWAY with this code and last stream.
-public struct HTTP2ConnectionError: Equatable, Sendable {
-    public var code: UInt32
-    /// Streams up to this one may have been processed; nil: the last one the connection took.
-    public var lastStream: Int32?
-
-    public init(code: UInt32, lastStream: Int32?) {
-        self.code = code
-        self.lastStream = lastStream
-    }
-
-    public static let protocolError: UInt32 = 0x1
-    public static let cancel: UInt32 = 0x8
-    public static let refusedStream: UInt32 = 0x7
-    public static let compressionError: UInt32 = 0x9
-    public static let enhanceYourCalm: UInt32 = 0xb
-}
-
 /// One HTTP/2 connection's codec: nghttp2 (Debian's libnghttp2) reads the bytes given to `receive` and serializes
 /// what is submitted into `send`, telling its delegate what came and asking it for DATA. HTTP messaging is off
 /// (Gatehouse reads each header block by its own rules, in one place), and so is nghttp2's window update:
@@ -225,7 +178,7 @@ public final class NGHTTP2Session {
     /// A response head; with `hasBody`, DATA follows as the delegate queues it (`resumeData`).
     public func submitResponse(_ stream: Int32, _ fields: [OutboundField], hasBody: Bool) {
         if hasBody { outbound[stream] = HTTP2OutboundQueue() }
-        Self.withNameValues(fields) { nva, count in
+        NGHTTP2NameValues.withNameValues(fields) { nva, count in
             if hasBody {
                 var provider = nghttp2_data_provider()
                 provider.read_callback = Self.readData
@@ -240,7 +193,7 @@ public final class NGHTTP2Session {
     /// `hasBody`, DATA follows as the delegate queues it (`resumeData`).
     public func submitRequest(_ fields: [OutboundField], hasBody: Bool) -> Int32? {
         var stream: Int32 = -1
-        Self.withNameValues(fields) { nva, count in
+        NGHTTP2NameValues.withNameValues(fields) { nva, count in
             if hasBody {
                 var provider = nghttp2_data_provider()
                 provider.read_callback = Self.readData
@@ -391,7 +344,7 @@ public final class NGHTTP2Session {
 
     // MARK: - Callbacks
 
-    fileprivate func beginFrame(_ header: nghttp2_frame_hd) -> Int32 {
+    func beginFrame(_ header: nghttp2_frame_hd) -> Int32 {
         let frame = FrameHeader(length: header.length, stream: header.stream_id, type: header.type, flags: header.flags)
         return fail(delegate.sessionBeginsFrame(frame))
     }
@@ -402,18 +355,18 @@ public final class NGHTTP2Session {
         return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
     }
 
-    fileprivate func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+    func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let category = frame.pointee.headers.cat
         delegate.sessionBeginsBlock(of: frame.pointee.hd.stream_id, opensStream: category == NGHTTP2_HCAT_REQUEST || category == NGHTTP2_HCAT_RESPONSE)
         return 0
     }
 
-    fileprivate func header(_ frame: UnsafePointer<nghttp2_frame>, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
+    func header(_ frame: UnsafePointer<nghttp2_frame>, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
         delegate.sessionReceivedField(of: frame.pointee.hd.stream_id, name: name, value: value)
         return 0
     }
 
-    fileprivate func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+    func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let header = frame.pointee.hd
         let endStream = header.flags & FrameHeader.endStream != 0
         switch header.type {
@@ -428,7 +381,7 @@ public final class NGHTTP2Session {
         return 0
     }
 
-    fileprivate func dataChunk(of stream: Int32, _ start: UnsafeRawPointer, count: Int) -> Int32 {
+    func dataChunk(of stream: Int32, _ start: UnsafeRawPointer, count: Int) -> Int32 {
         nghttp2_session_consume_connection(session, count)
         var chunk: ByteBuffer
         if let input, start >= input.base, start + count <= input.base + input.count {
@@ -441,24 +394,24 @@ public final class NGHTTP2Session {
         return 0
     }
 
-    fileprivate func invalidFrame(of stream: Int32) -> Int32 {
+    func invalidFrame(of stream: Int32) -> Int32 {
         fail(delegate.sessionRefusedFrame(of: stream))
     }
 
-    fileprivate func streamClosed(_ stream: Int32, errorCode: UInt32) -> Int32 {
+    func streamClosed(_ stream: Int32, errorCode: UInt32) -> Int32 {
         if var queue = outbound.removeValue(forKey: stream) { queue.fail() }
         delegate.sessionClosed(stream: stream, errorCode: errorCode)
         return 0
     }
 
-    fileprivate func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
+    func frameSent(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let header = frame.pointee.hd
         let frameHeader = FrameHeader(length: header.length, stream: header.stream_id, type: header.type, flags: header.flags)
         if frameHeader.endsStream { delegate.sessionSentEnd(of: header.stream_id) }
         return 0
     }
 
-    fileprivate func nextData(of stream: Int32, limit: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+    func nextData(of stream: Int32, limit: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
         switch outbound[stream]?.nextTurn(limit: limit) ?? .send(0, endsBody: true, trailers: nil) {
         case .deferred:
             return Int(NGHTTP2_ERR_DEFERRED.rawValue)
@@ -468,7 +421,7 @@ public final class NGHTTP2Session {
                 flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
                 if let trailers {
                     flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                    Self.withNameValues(trailers.map { ($0.0, $0.1, true) }) { nva, count in
+                    NGHTTP2NameValues.withNameValues(trailers.map { ($0.0, $0.1, true) }) { nva, count in
                         _ = nghttp2_submit_trailer(session, stream, nva, count)
                     }
                 }
@@ -477,95 +430,11 @@ public final class NGHTTP2Session {
         }
     }
 
-    fileprivate func sendData(_ frame: UnsafeMutablePointer<nghttp2_frame>, header: UnsafePointer<UInt8>, length: Int) -> Int32 {
+    func sendData(_ frame: UnsafeMutablePointer<nghttp2_frame>, header: UnsafePointer<UInt8>, length: Int) -> Int32 {
         if output == nil { output = allocator.buffer(capacity: 9) }
         output?.writeBytes(UnsafeRawBufferPointer(start: header, count: 9))
         writeOutput()
         outbound[frame.pointee.hd.stream_id]?.take(length) { delegate.sessionWrite($0, promise: $1) }
         return 0
     }
-
-    // MARK: - nghttp2's C side
-
-    /// Fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps).
-    private static func withNameValues(_ fields: [OutboundField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
-        var storage: [UInt8] = []
-        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
-        for field in fields {
-            storage.append(contentsOf: field.name.utf8)
-            storage.append(contentsOf: field.value.utf8)
-        }
-        storage.withUnsafeMutableBufferPointer { bytes in
-            guard let base = bytes.baseAddress else {
-                var none = nghttp2_nv()
-                return body(&none, 0)
-            }
-            var offset = 0
-            var nva: [nghttp2_nv] = []
-            nva.reserveCapacity(fields.count)
-            for field in fields {
-                let nameCount = field.name.utf8.count
-                let valueCount = field.value.utf8.count
-                let flags = field.indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue
-                nva.append(nghttp2_nv(name: base + offset, value: base + offset + nameCount, namelen: nameCount, valuelen: valueCount, flags: UInt8(flags)))
-                offset += nameCount + valueCount
-            }
-            nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }  // safe: not empty (fields has bytes)
-        }
-    }
-
-    private static let readData: nghttp2_data_source_read_callback = { _, stream, _, limit, flags, _, userData in
-        owningSession(userData).nextData(of: stream, limit: limit, flags: flags!)  // safe: nghttp2 always passes flags
-    }
-
-    /// The callbacks every session shares (nghttp2 copies them into the session).
-    private static let callbacks: CallbackTable = CallbackTable()
-
-    final class CallbackTable: @unchecked Sendable {  // safe: made once, then only read by nghttp2
-        let pointer: OpaquePointer?
-
-        /// safe: the pointers unwrapped below (`frame!`, `header!`) are never NULL in nghttp2's calls of these
-        /// callbacks (nghttp2_session.c passes its own inbound or outbound frame); what a peer sends decides their
-        /// contents, never whether they exist. DATA, whose pointer could be empty, is guarded.
-        init() {
-            var callbacks: OpaquePointer?
-            nghttp2_session_callbacks_new(&callbacks)
-            nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, userData in
-                owningSession(userData).beginFrame(header!.pointee)  // safe: see init
-            }
-            nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
-                owningSession(userData).beginHeaders(frame!)  // safe: see init
-            }
-            nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
-                // safe: see init
-                owningSession(userData).header(frame!, name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                                         value: UnsafeRawBufferPointer(start: value, count: valueLength))
-            }
-            nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
-                owningSession(userData).frameReceived(frame!)  // safe: see init
-            }
-            nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, userData in
-                guard let data, length > 0 else { return 0 }
-                return owningSession(userData).dataChunk(of: stream, UnsafeRawPointer(data), count: length)
-            }
-            nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, _, userData in
-                owningSession(userData).invalidFrame(of: frame!.pointee.hd.stream_id)  // safe: see init
-            }
-            nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, userData in
-                owningSession(userData).streamClosed(stream, errorCode: errorCode)
-            }
-            nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
-                owningSession(userData).frameSent(frame!)  // safe: see init
-            }
-            nghttp2_session_callbacks_set_send_data_callback(callbacks) { _, frame, header, length, _, userData in
-                owningSession(userData).sendData(frame!, header: header!, length: length)  // safe: see init
-            }
-            pointer = callbacks
-        }
-    }
-}
-
-/// The session a callback's user data points at (set to it when the session is made).
-private func owningSession(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
-    Unmanaged<NGHTTP2Session>.fromOpaque(userData!).takeUnretainedValue()  // safe: set at creation, never nil
 }

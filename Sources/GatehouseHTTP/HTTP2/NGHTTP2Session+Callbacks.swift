@@ -1,0 +1,91 @@
+import CNGHTTP2
+
+/// nghttp2's C side of an `NGHTTP2Session`: the callback table every session shares (nghttp2 calls back into the
+/// session its user data points at), the DATA provider's read callback, and fields as nghttp2's name-value array.
+extension NGHTTP2Session {
+    static let readData: nghttp2_data_source_read_callback = { _, stream, _, limit, flags, _, userData in
+        owningSession(userData).nextData(of: stream, limit: limit, flags: flags!)  // safe: nghttp2 always passes flags
+    }
+
+    /// The callbacks every session shares (nghttp2 copies them into the session).
+    static let callbacks: CallbackTable = CallbackTable()
+
+    final class CallbackTable: @unchecked Sendable {  // safe: made once, then only read by nghttp2
+        let pointer: OpaquePointer?
+
+        /// safe: the pointers unwrapped below (`frame!`, `header!`) are never NULL in nghttp2's calls of these
+        /// callbacks (nghttp2_session.c passes its own inbound or outbound frame); what a peer sends decides their
+        /// contents, never whether they exist. DATA, whose pointer could be empty, is guarded.
+        init() {
+            var callbacks: OpaquePointer?
+            nghttp2_session_callbacks_new(&callbacks)
+            nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, userData in
+                owningSession(userData).beginFrame(header!.pointee)  // safe: see init
+            }
+            nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+                owningSession(userData).beginHeaders(frame!)  // safe: see init
+            }
+            nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
+                // safe: see init
+                owningSession(userData).header(frame!, name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                                         value: UnsafeRawBufferPointer(start: value, count: valueLength))
+            }
+            nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
+                owningSession(userData).frameReceived(frame!)  // safe: see init
+            }
+            nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, userData in
+                guard let data, length > 0 else { return 0 }
+                return owningSession(userData).dataChunk(of: stream, UnsafeRawPointer(data), count: length)
+            }
+            nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, _, userData in
+                owningSession(userData).invalidFrame(of: frame!.pointee.hd.stream_id)  // safe: see init
+            }
+            nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, userData in
+                owningSession(userData).streamClosed(stream, errorCode: errorCode)
+            }
+            nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+                owningSession(userData).frameSent(frame!)  // safe: see init
+            }
+            nghttp2_session_callbacks_set_send_data_callback(callbacks) { _, frame, header, length, _, userData in
+                owningSession(userData).sendData(frame!, header: header!, length: length)  // safe: see init
+            }
+            pointer = callbacks
+        }
+    }
+}
+
+/// Fields as nghttp2 takes them.
+enum NGHTTP2NameValues {
+    /// Fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps).
+    static func withNameValues(_ fields: [NGHTTP2Session.OutboundField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
+        var storage: [UInt8] = []
+        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
+        for field in fields {
+            storage.append(contentsOf: field.name.utf8)
+            storage.append(contentsOf: field.value.utf8)
+        }
+        storage.withUnsafeMutableBufferPointer { bytes in
+            guard let base = bytes.baseAddress else {
+                var none = nghttp2_nv()
+                return body(&none, 0)
+            }
+            var offset = 0
+            var nva: [nghttp2_nv] = []
+            nva.reserveCapacity(fields.count)
+            for field in fields {
+                let nameCount = field.name.utf8.count
+                let valueCount = field.value.utf8.count
+                let flags = field.indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue
+                nva.append(nghttp2_nv(name: base + offset, value: base + offset + nameCount, namelen: nameCount, valuelen: valueCount, flags: UInt8(flags)))
+                offset += nameCount + valueCount
+            }
+            nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }  // safe: not empty (fields has bytes)
+        }
+    }
+}
+
+
+/// The session a callback's user data points at (set to it when the session is made).
+func owningSession(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
+    Unmanaged<NGHTTP2Session>.fromOpaque(userData!).takeUnretainedValue()  // safe: set at creation, never nil
+}
