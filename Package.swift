@@ -75,8 +75,7 @@ let package = Package(
         // The wire syntaxes Gatehouse reads and writes, below everything else: ASCII, HTTP field names and values,
         // JSON, base64url, form encoding, protobuf. No I/O. Its API is `public` and what the parsers call per byte
         // `@inlinable`: Swift 6.3 does not inline an `@inlinable package` declaration into another module (seen in
-        // the disassembly: 0.88x the one-target build until the byte classes were public), nor specialize a generic
-        // one.
+        // the disassembly; bench/RESULTS.md, issue 45), nor specialize a generic one.
         .target(
             name: "GatehouseSyntax",
             dependencies: [.nioHTTP1],

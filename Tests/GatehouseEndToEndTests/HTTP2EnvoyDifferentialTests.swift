@@ -66,7 +66,7 @@ struct HTTP2EnvoyDifferentialTests {
             case .headerSectionOverMaxHeaderBytes:
                 "a header section over max_header_bytes (16 KiB by default, Envoy's is 60 KiB): 431 on its stream (reference §6)"
             case .headerBlockPastDecoderCeiling:
-                "a block past what NIO's HPACK decoder decodes, max(4 x max_header_bytes, 64 KiB): it cannot keep the HPACK state, "
+                "a block past what nghttp2's HPACK decoder decodes, max(4 x max_header_bytes, 64 KiB): it cannot keep the HPACK state, "
                     + "so the connection ends (GOAWAY naming the last stream taken); Envoy resets the one stream"
             }
         }

@@ -380,7 +380,7 @@ struct HTTP2IntakeTests {
         }
     }
 
-    /// Past what NIO's HPACK decoder decodes of one block (`HTTP2ServerSetup.headerListCeiling`), the connection
+    /// Past what nghttp2's HPACK decoder decodes of one block (`HTTP2ServerSetup.headerListCeiling`), the connection
     /// ends; its GOAWAY names the last stream Gatehouse took (RFC 9113 §6.8), not 2^31-1.
     @Test func aBlockPastTheDecodersCeilingEndsTheConnectionNamingTheLastStreamTaken() async throws {
         try await TestEnvironment.run { env in
@@ -419,8 +419,8 @@ struct HTTP2IntakeTests {
 
     // MARK: - 10. Field values are UTF-8 or refused, on both doors (H20)
 
-    /// The byte 0xE9 reached the upstream as EF BF BD (NIO's HPACK decoder makes U+FFFD of it, and the HTTP/1.1
-    /// parser did the same): a value is now forwarded byte for byte, or refused.
+    /// The byte 0xE9 reached the upstream as EF BF BD (the HTTP/2 door's String(decoding:) makes U+FFFD of it, and
+    /// the HTTP/1.1 parser did the same): a value is now forwarded byte for byte, or refused.
     @Test(arguments: upstreamProtocols)
     func aValueThatIsNotUTF8IsRefusedAndUTF8IsForwardedAsSent(_ upstream: UpstreamProtocol) async throws {
         try await Self.run(upstream) { env in

@@ -2,7 +2,7 @@ import Foundation
 package import GatehouseTokens
 
 /// Why a `kid` its provider's key set lacks is known not to be the provider's: the only grounds for
-/// 401 `unknown_key` (docs/reference.md §6.3). Without one of them, a token signed by a key the
+/// 401 `unknown_key` (docs/reference.md §3.8). Without one of them, a token signed by a key the
 /// provider has just begun to publish could be refused, and its holder told to sign in again; such a
 /// token gets a refetch, or 503 `keys_unavailable` when no fetch may start now.
 public enum UnknownKeyEvidence: Sendable, Equatable {

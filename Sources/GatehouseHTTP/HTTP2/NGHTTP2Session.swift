@@ -85,7 +85,7 @@ public final class NGHTTP2Session {
         nghttp2_option_set_max_outbound_ack(option, maxBufferedControlFrames)
         // Closed streams are dropped at once: nghttp2 1.52 would keep them for RFC 7540's priority tree, up to the
         // local stream limit, which it is not told (`submitSettings`): without this, every stream a connection
-        // ever had (measured: malloc's time per call up fivefold, 14% of an HTTP/2 GET's throughput).
+        // ever had, and malloc slows with them (bench/RESULTS.md, issue 46).
         nghttp2_option_set_no_closed_streams(option, 1)
         let callbacks = Self.callbacks
         let userData = Unmanaged.passUnretained(self).toOpaque()

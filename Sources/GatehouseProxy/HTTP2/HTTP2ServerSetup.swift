@@ -17,7 +17,7 @@ package struct HTTP2ServerSetup {
     package let idleTimeout: TimeAmount
     package let drainTimeout: TimeAmount
 
-    /// What NIO's HPACK decoder decodes of one header block before it gives up on the connection (an HPACK
+    /// What nghttp2's HPACK decoder decodes of one header block before it gives up on the connection (an HPACK
     /// bomb; it advertises this as SETTINGS_MAX_HEADER_LIST_SIZE and cannot go on decoding past it): room
     /// for a section over `max_header_bytes` to be decoded whole and refused on its own stream (431), its
     /// siblings served. RFC 7541 counts 32 bytes more per field than Gatehouse's HTTP/1.1-like count.

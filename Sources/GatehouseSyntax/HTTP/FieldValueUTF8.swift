@@ -1,8 +1,9 @@
 /// The rule for field-value bytes above 0x7F (RFC 9110 §5.5 obs-text), one for both front doors
 /// (docs/reference.md §4.9): a value is forwarded byte for byte when those bytes are well-formed UTF-8,
 /// and refused (400) otherwise. Gatehouse's fields are Swift strings, which cannot hold other bytes, and
-/// NIO's HPACK decoder turns them into U+FFFD before Gatehouse sees an HTTP/2 value; so U+FFFD itself is
-/// refused too (on HTTP/2 a sent U+FFFD and a replaced byte cannot be told apart), on both doors alike.
+/// the HTTP/2 door decodes each field into one (`String(decoding:)`), which turns them into U+FFFD; so
+/// U+FFFD itself is refused too (on HTTP/2 a sent U+FFFD and a replaced byte cannot be told apart), on
+/// both doors alike.
 /// Nothing is ever forwarded changed.
 public enum FieldValueUTF8 {
     /// Whether the value's bytes are well-formed UTF-8 (no overlong forms, surrogates or bytes past

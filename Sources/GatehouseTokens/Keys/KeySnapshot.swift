@@ -13,7 +13,7 @@ public struct KeySnapshot: Sendable {
     /// persisted by an earlier run, an unreadable `Age`): then no token's `iat` is judged against it.
     public let listedAsOf: Date?
     /// Key IDs an earlier set of this provider listed and a later fetch dropped, most recently retired
-    /// first, at most `retiredLimit`: a token naming one is refused at once (docs/reference.md §6.3).
+    /// first, at most `retiredLimit`: a token naming one is refused at once (docs/reference.md §3.8).
     public let retiredKeyIDs: [String]
 
     /// How many retired key IDs a provider remembers (an IdP retires a few keys a year).

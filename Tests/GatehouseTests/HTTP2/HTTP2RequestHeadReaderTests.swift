@@ -133,7 +133,7 @@ struct HTTP2RequestHeadReaderTests {
         #expect(refusal(([(":method", "CONNECT"), (":authority", "a:443")])) == .badRequest)
     }
 
-    /// obs-text only as UTF-8 (H20): NIO's HPACK decoder has turned other bytes into U+FFFD by now.
+    /// obs-text only as UTF-8 (H20): the HTTP/2 door's String(decoding:) has turned other bytes into U+FFFD by now.
     @Test func aValueWithTheReplacementCharacterIsABadRequest() {
         #expect(refusal(block([("x-note", "caf\u{FFFD}")])) == .badRequest)
         #expect((try? HTTP2RequestHeadReader.readTrailers(fields: ([("x-note", "\u{FFFD}")]), maxBytes: 16384).get()) == nil)
