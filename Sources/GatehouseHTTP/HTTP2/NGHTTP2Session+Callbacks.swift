@@ -54,10 +54,10 @@ extension NGHTTP2Session {
     }
 }
 
-/// Fields as nghttp2 takes them.
+/// Fields as nghttp2 takes them: its name-value array.
 enum NGHTTP2NameValues {
-    /// Fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps).
-    static func withNameValues(_ fields: [NGHTTP2Session.OutboundField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
+    /// The fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps).
+    static func with(_ fields: [NGHTTP2Session.OutboundField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
         var storage: [UInt8] = []
         storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
         for field in fields {
@@ -84,8 +84,7 @@ enum NGHTTP2NameValues {
     }
 }
 
-
 /// The session a callback's user data points at (set to it when the session is made).
-func owningSession(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
+private func owningSession(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
     Unmanaged<NGHTTP2Session>.fromOpaque(userData!).takeUnretainedValue()  // safe: set at creation, never nil
 }

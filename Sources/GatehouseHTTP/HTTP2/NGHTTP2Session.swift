@@ -178,7 +178,7 @@ public final class NGHTTP2Session {
     /// A response head; with `hasBody`, DATA follows as the delegate queues it (`resumeData`).
     public func submitResponse(_ stream: Int32, _ fields: [OutboundField], hasBody: Bool) {
         if hasBody { outbound[stream] = HTTP2OutboundQueue() }
-        NGHTTP2NameValues.withNameValues(fields) { nva, count in
+        NGHTTP2NameValues.with(fields) { nva, count in
             if hasBody {
                 var provider = nghttp2_data_provider()
                 provider.read_callback = Self.readData
@@ -193,7 +193,7 @@ public final class NGHTTP2Session {
     /// `hasBody`, DATA follows as the delegate queues it (`resumeData`).
     public func submitRequest(_ fields: [OutboundField], hasBody: Bool) -> Int32? {
         var stream: Int32 = -1
-        NGHTTP2NameValues.withNameValues(fields) { nva, count in
+        NGHTTP2NameValues.with(fields) { nva, count in
             if hasBody {
                 var provider = nghttp2_data_provider()
                 provider.read_callback = Self.readData
@@ -421,7 +421,7 @@ public final class NGHTTP2Session {
                 flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
                 if let trailers {
                     flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                    NGHTTP2NameValues.withNameValues(trailers.map { ($0.0, $0.1, true) }) { nva, count in
+                    NGHTTP2NameValues.with(trailers.map { ($0.0, $0.1, true) }) { nva, count in
                         _ = nghttp2_submit_trailer(session, stream, nva, count)
                     }
                 }
