@@ -21,7 +21,8 @@ esac
 source bench/ab.sh
 A=(); B=()
 for round in $(seq "$ROUNDS"); do
-  for side in A B; do
+  order=(A B); (( round % 2 == 0 )) && order=(B A)   # neither build always runs first
+  for side in "${order[@]}"; do
     binary=$1; [[ $side == B ]] && binary=$2
     taskset -c 1 "$binary" serve --config "$OUT/gatehouse.toml" 2>/dev/null & pid=$!
     for _ in $(seq 100); do curl -sf http://127.0.0.1:18184/readyz >/dev/null && break; sleep 0.1; done

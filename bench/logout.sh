@@ -46,7 +46,8 @@ PY
 source bench/ab.sh
 A=(); B=()
 for round in $(seq "$ROUNDS"); do
-  for side in A B; do
+  order=(A B); (( round % 2 == 0 )) && order=(B A)   # neither build always runs first
+  for side in "${order[@]}"; do
     if [[ $side == A ]]; then serve "$1" "$OUT/a.toml"; else serve "$2" "$OUT/b.toml"; fi
     measure "round $round $side" http://127.0.0.1:18183/x -H "Authorization: Bearer $TOKEN" || { kill "$pid"; exit 1; }
     kill "$pid"; wait "$pid" 2>/dev/null || true
