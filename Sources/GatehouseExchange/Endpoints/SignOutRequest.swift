@@ -1,4 +1,3 @@
-import Foundation
 import GatehouseSyntax
 
 /// What a sign-out's body may carry: the refresh token to revoke at the provider too.
@@ -18,17 +17,16 @@ package struct SignOutRequest: Equatable {
     }
 
     package init(body: [UInt8], contentType: String?) throws(Invalid) {
-        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let contentType = contentType ?? ""
         guard !body.isEmpty else { self.init(refreshToken: nil); return }
-        switch mediaType {
-        case "application/json":
+        if MediaType.hasEssence(contentType, "application/json") {
             guard case .object(let object)? = try? StrictJSON.parse(body) else { throw Invalid(detail: "body is not a JSON object") }
             switch object["refresh_token"] {
             case nil, .null?: self.init(refreshToken: nil)
             case .string(let token)?: self.init(refreshToken: token.isEmpty ? nil : token)
             default: throw Invalid(detail: "refresh_token must be a string")
             }
-        case "application/x-www-form-urlencoded":
+        } else if MediaType.hasEssence(contentType, "application/x-www-form-urlencoded") {
             guard body.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { throw Invalid(detail: "form body is not URL-encoded ASCII") }
             let token: String?
             do {
@@ -37,7 +35,7 @@ package struct SignOutRequest: Equatable {
                 throw Invalid(detail: "refresh_token is not valid percent-encoded UTF-8")
             }
             self.init(refreshToken: token?.isEmpty == false ? token : nil)
-        default:
+        } else {
             throw Invalid(detail: "send application/x-www-form-urlencoded or application/json")
         }
     }

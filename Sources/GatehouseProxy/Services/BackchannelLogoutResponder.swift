@@ -114,8 +114,7 @@ package struct BackchannelLogoutResponder {
 
     /// §2.5: `application/x-www-form-urlencoded` with one `logout_token`.
     package static func logoutToken(body: [UInt8], contentType: String?) -> Result<String, InvalidRequest> {
-        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard mediaType == "application/x-www-form-urlencoded" else {
+        guard let contentType, MediaType.hasEssence(contentType, "application/x-www-form-urlencoded") else {
             return .failure(InvalidRequest(detail: "send application/x-www-form-urlencoded with logout_token"))
         }
         guard body.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return .failure(InvalidRequest(detail: "form body is not URL-encoded ASCII")) }
