@@ -138,19 +138,13 @@ struct TestEnvironment: Sendable {
         try await request(path, port: adminPort)
     }
 
-    /// How long a refusal is given for stray bytes to reach the upstream before "nothing reached it" is
-    /// judged: a negative can only be observed over a window. Bytes Gatehouse wrote before its answer
-    /// are in the upstream's socket before the client reads that answer; this covers the upstream's
-    /// event loop picking them up.
-    static let upstreamSettle = Duration.milliseconds(30)
-
     /// docs/security.md §1 "nothing reaches the upstream": no connection, no byte, no request head
-    /// beyond `since` (the upstream's traffic before the refused request).
+    /// beyond `since` (the upstream's traffic before the refused request), judged once everything sent to the
+    /// upstream before this call has been read (`TestUpstream.settledTraffic()`, a positive marker).
     func expectNothingReachedUpstream(
         since: TestUpstream.Traffic = TestUpstream.Traffic(), _ comment: String = "", sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
-        try await Task.sleep(for: Self.upstreamSettle)
-        let now = upstream.traffic
+        let now = try upstream.settledTraffic()
         #expect(now == since, "the upstream was reached (\(now), before: \(since)) \(comment)", sourceLocation: sourceLocation)
     }
 }

@@ -60,6 +60,12 @@ final class TestUpstream: Sendable {
     /// The connections open now, closed with the listener (an upstream that stops drops them all).
     private let open = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
     private let channel: any Channel
+    /// The listener of `settledTraffic()`'s marker connections, on the same event loop as `channel`.
+    private let markerChannel: any Channel
+
+    /// One thread serves every test upstream, its listeners and its connections: a marker connection is then
+    /// read on the loop that reads everything else (see `settledTraffic()`).
+    private static let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// - Parameters:
     ///   - tls: serve https with this context.
@@ -70,7 +76,7 @@ final class TestUpstream: Sendable {
         let counted = self.counted
         let closed = self.closed
         let open = self.open
-        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        channel = try await ServerBootstrap(group: Self.loop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 counted.withLockedValue { $0.connections += 1 }
@@ -100,6 +106,11 @@ final class TestUpstream: Sendable {
                 }
             }
             .bind(host: "127.0.0.1", port: port).get()
+        markerChannel = try await ServerBootstrap(group: Self.loop)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(SettleMarker()) }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
     }
 
     var port: Int { channel.localAddress?.port ?? 0 }
@@ -110,6 +121,23 @@ final class TestUpstream: Sendable {
     var last: Received? { received.withLockedValue { $0.last } }
     var traffic: Traffic { counted.withLockedValue { $0 } }
 
+    /// What has reached this upstream, counted once everything sent to it before this call has been read: the
+    /// positive marker that "nothing reached the upstream" (docs/security.md §1) is judged by, in place of a wait.
+    ///
+    /// A marker connection goes to a second listener on the upstream's one event loop, which answers it only after
+    /// two more turns of that loop. A connection made or a byte written to this upstream before the marker was sent
+    /// (bytes a proxy wrote before answering its client are in the upstream's socket before the client reads the
+    /// answer) was ready when the marker was, so it is accepted and read in the marker's turn of the loop or
+    /// before it, and counted before the marker is answered.
+    func settledTraffic() throws -> Traffic {
+        let port = markerChannel.localAddress?.port ?? 0
+        let answer = RawHTTP.exchange(port: port, "marker", timeout: .seconds(10))
+        guard answer == SettleMarker.answer else { throw SettleError.markerUnanswered(port: port, answer: answer) }
+        return traffic
+    }
+
+    enum SettleError: Error { case markerUnanswered(port: Int, answer: String) }
+
     /// Forgets what was received and counted so far.
     func reset() {
         received.withLockedValue { $0.removeAll() }
@@ -119,6 +147,7 @@ final class TestUpstream: Sendable {
     /// Stops listening and drops every open connection, as a stopped process would.
     func close() async {
         try? await channel.close()
+        try? await markerChannel.close()
         for connection in open.withLockedValue({ Array($0.values) }) { try? await connection.close() }
     }
 
@@ -277,6 +306,27 @@ final class TestUpstream: Sendable {
                     if let decoder = try? sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) { _ = sync.removeHandler(decoder) }
                     _ = sync.removeHandler(self)
                 }
+        }
+    }
+
+    /// Answers a marker connection's first bytes after two turns of the event loop, then closes it.
+    private final class SettleMarker: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        static let answer = "settled"
+        var answered = false
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !answered else { return }
+            answered = true
+            let loop = context.eventLoop.assumeIsolated()
+            loop.execute {
+                loop.execute {
+                    context.writeAndFlush(self.wrapOutboundOut(ByteBuffer(string: Self.answer))).assumeIsolated().whenComplete { _ in
+                        context.close(promise: nil)
+                    }
+                }
+            }
         }
     }
 
