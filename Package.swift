@@ -47,7 +47,7 @@ let package = Package(
     products: [
         .executable(name: "gatehouse", targets: ["GatehouseCLI"]),
         // The library's API names types of the modules below it (`JSONValue`, `RuleExpression`): they come with it.
-        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseExtAuthz", "GatehouseProxy", "GatehouseExchange", "GatehouseAuth", "GatehouseTelemetry", "GatehouseTokens", "GatehouseConfig", "GatehouseHTTP", "GatehouseRules", "GatehouseSyntax"]),
+        .library(name: "Gatehouse", targets: ["Gatehouse", "GatehouseExtAuthz", "GatehouseProxy", "GatehouseExchange", "GatehouseAuth", "GatehouseTelemetry", "GatehousePolicy", "GatehouseTokens", "GatehouseConfig", "GatehouseHTTP", "GatehouseRules", "GatehouseVocabulary", "GatehouseSyntax"]),
     ],
     // Pinned up to the next minor version (a patch release may come in): what the image builds is what the
     // tests ran. Package.resolved stays out of git (the package copies of these machines make it unusable).
@@ -81,6 +81,14 @@ let package = Package(
             dependencies: [.nioHTTP1],
             swiftSettings: upcomingFeatures
         ),
+        // The words every part shares, below configuration, tokens and telemetry: the JWS algorithms and a key's
+        // thumbprint, why a request is refused (`AuthFailure`), what a request came to, a provider's key status, the
+        // trace headers sent on, and a value now or later (`Eventual`). Values only.
+        .target(
+            name: "GatehouseVocabulary",
+            dependencies: ["GatehouseSyntax", .nioCore, .crypto],
+            swiftSettings: upcomingFeatures
+        ),
         // Rules: Gatehouse's CEL (parser, checker, cost bound, evaluator) and its linear-time RE2 matcher. Pure
         // functions of their input.
         .target(
@@ -104,12 +112,13 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // The configuration as data: the TOML file read and checked into settings values, and the small vocabularies
-        // settings name (JWS algorithms, address ranges, route hosts, assertion keys, the Entra preset's issuers). No
-        // service and no network: every other part of Gatehouse reads it, it reads none of them.
+        // settings name (address ranges, route hosts, assertion keys, the presets' identity headers, the Entra preset's
+        // issuers). No service and no network: every other part of Gatehouse reads it, it reads none of them.
         .target(
             name: "GatehouseConfig",
             dependencies: [
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
                 "GatehouseRules",
                 .crypto,
                 .cryptoExtras,
@@ -118,19 +127,36 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // Tokens and keys as data: the compact JWS and its signature check, JWKs and key sets, the claim checks, the
-        // bearer token and its scheme, DPoP proofs, why a token is refused, who a verified token is. Pure functions of
-        // their input and swift-crypto: no cache, fetch, clock or service (those are the verifier's, above).
+        // bearer token and its scheme, DPoP proofs, who a verified token is. Pure functions of their input and
+        // swift-crypto: no cache, fetch, clock or service (those are the verifier's, above).
         .target(
             name: "GatehouseTokens",
             dependencies: [
                 "GatehouseSyntax",
-                "GatehouseConfig",
+                "GatehouseVocabulary",
                 "CPreparedCrypto",
                 .nioCore,
                 .nioHTTP1,
                 .nioConcurrencyHelpers,
                 .crypto,
                 .cryptoExtras,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // What a request is judged against and judged to be, as values: routes and their table, the path
+        // normalization they match, `[[resource]]`s, the certificate a trusted proxy forwards, an MCP session's owner,
+        // and the admission or refusal of a request. No cache, fetch, clock or service: the gatekeeper (GatehouseAuth)
+        // decides with them, the request core reads them.
+        .target(
+            name: "GatehousePolicy",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehouseRules",
+                "GatehouseConfig",
+                "GatehouseTokens",
+                .nioHTTP1,
+                .crypto,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -141,8 +167,8 @@ let package = Package(
             name: "GatehouseTelemetry",
             dependencies: [
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
                 "GatehouseConfig",
-                "GatehouseTokens",
                 "CGatehouseBuildInfo",
                 .nioCore,
                 .nioConcurrencyHelpers,
@@ -163,7 +189,9 @@ let package = Package(
             name: "GatehouseAuth",
             dependencies: [
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
                 "GatehouseRules",
+                "GatehousePolicy",
                 "GatehouseConfig",
                 "GatehouseTokens",
                 "GatehouseTelemetry",
@@ -191,12 +219,12 @@ let package = Package(
             name: "GatehouseExchange",
             dependencies: [
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
                 "GatehouseRules",
                 "GatehouseHTTP",
                 "GatehouseConfig",
                 "GatehouseTokens",
-                "GatehouseTelemetry",
-                "GatehouseAuth",
+                "GatehousePolicy",
                 .nioCore,
                 .nioHTTP1,
                 .atomics,
@@ -211,6 +239,8 @@ let package = Package(
             name: "GatehouseProxy",
             dependencies: [
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehousePolicy",
                 "GatehouseHTTP",
                 "GatehouseConfig",
                 "GatehouseTokens",
@@ -235,6 +265,8 @@ let package = Package(
             name: "GatehouseExtAuthz",
             dependencies: [
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehousePolicy",
                 "GatehouseHTTP",
                 "GatehouseTokens",
                 "GatehouseTelemetry",
@@ -255,6 +287,8 @@ let package = Package(
             name: "Gatehouse",
             dependencies: [
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehousePolicy",
                 "GatehouseRules",
                 "GatehouseHTTP",
                 "GatehouseConfig",
@@ -295,6 +329,7 @@ let package = Package(
                 "GatehouseConfig",
                 "GatehouseTelemetry",
                 "GatehouseTokens",
+                "GatehouseVocabulary",
                 "GatehouseSyntax",
                 .argumentParser,
                 .logging,
@@ -316,6 +351,8 @@ let package = Package(
                 "GatehouseTokens",
                 "GatehouseTelemetry",
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehousePolicy",
                 "GatehouseRules",
                 "GatehouseHTTP",
                 .nioCore,
@@ -340,6 +377,8 @@ let package = Package(
                 "GatehouseTokens",
                 "GatehouseTelemetry",
                 "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehousePolicy",
                 "GatehouseRules",
                 "GatehouseHTTP",
                 .asyncHTTPClient,
@@ -376,6 +415,8 @@ let fuzzDependencies: [Target.Dependency] = [
     "GatehouseExchange",
     "GatehouseAuth",
     "GatehouseSyntax",
+    "GatehouseVocabulary",
+    "GatehousePolicy",
     "GatehouseRules",
     "GatehouseHTTP",
     "GatehouseConfig",

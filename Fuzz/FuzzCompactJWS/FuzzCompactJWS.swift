@@ -16,6 +16,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseExtAuthz
+import GatehouseVocabulary
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzCompactJWS; FuzzReplayTests replays the seeds through it).
 public func fuzzCompactJWS(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -18,6 +18,7 @@ import NIOHTTP1
 import FuzzSupport
 import GatehouseHTTP
 import GatehouseTelemetry
+import GatehouseVocabulary
 
 /// One input (libFuzzer's entry point calls it, Fuzz/Entry/FuzzHTTP1RequestParser; FuzzReplayTests replays the seeds through it).
 public func fuzzHTTP1RequestParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

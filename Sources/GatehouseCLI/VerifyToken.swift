@@ -5,6 +5,7 @@ import Logging
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseVocabulary
 
 struct VerifyToken: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 package import Crypto
 import Foundation
 package import GatehouseSyntax
+import GatehouseVocabulary
 
 /// A key of the identity assertion (`[assertion]`, docs/reference.md §15): EC P-256 (ES256) or Ed25519
 /// (EdDSA). The signing key has its private half; a key only published beside it (rotation) may not.

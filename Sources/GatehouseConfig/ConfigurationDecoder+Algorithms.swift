@@ -1,3 +1,4 @@
+import GatehouseVocabulary
 // `algorithms` of a provider: a subset of the asymmetric JWS algorithms, never none or HMAC.
 extension ConfigurationDecoder {
     package static func algorithms(_ table: TOMLReader) -> [String]? {

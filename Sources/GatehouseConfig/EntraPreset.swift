@@ -11,10 +11,6 @@ package enum EntraPreset {
     package static let v2Issuer = "https://login.microsoftonline.com/{tenantid}/v2.0"
     package static let v1Issuer = "https://sts.windows.net/{tenantid}/"
     /// Forwarded unless `[provider.headers]` says otherwise: the tenant and the user's object id.
-    package static let defaultHeaders = [
-        HeaderMapping(name: "X-Auth-Tenant-Id", claimPath: "tid"), HeaderMapping(name: "X-Auth-Object-Id", claimPath: "oid"),
-    ]
-
     /// An issuer with `{tenantid}` in it: the text before and after.
     package struct Template: Sendable, Equatable {
         package let prefix: String

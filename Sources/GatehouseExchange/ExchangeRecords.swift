@@ -1,13 +1,12 @@
 package import GatehouseSyntax
-package import GatehouseTokens
-package import GatehouseTelemetry
-import GatehouseAuth
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// What the core saw during one event, for its driver to count and log (`ProxyServices.record`): the core writes
 /// no metric and no log line itself. Fixed fields, so recording allocates nothing: one event sets each at most once.
 package struct ExchangeRecords {
     /// A request's outcome by its route's `auth` (`gatehouse_requests_total`); a refusal's is counted with it.
-    package var outcome: (routeAuth: String, outcome: GatehouseMetrics.RequestOutcome)?
+    package var outcome: (routeAuth: String, outcome: RequestOutcome)?
     /// From the request's head to its decision (`gatehouse_auth_duration_seconds`), for a route that is not public.
     package var authNanoseconds: Int64?
     /// From the request's head to the end of the upstream's response (`gatehouse_upstream_request_duration_seconds`).

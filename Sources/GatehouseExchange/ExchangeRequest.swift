@@ -4,7 +4,7 @@ package import NIOHTTP1
 import GatehouseConfig
 package import GatehouseSyntax
 package import GatehouseTokens
-package import GatehouseAuth
+package import GatehousePolicy
 
 /// A request as the core holds it from its head on, whichever door it came by: what is judged
 /// (for `/.gatehouse/check`, the request the fronting proxy describes), by which rule, with which
@@ -29,7 +29,7 @@ package final class ExchangeRequest {
     package let settings: ExchangeSettings
     package let startedAt: NIODeadline
     /// Who the request was forwarded as, once admitted: a retry goes as the same.
-    var admission: Gatekeeper.Admission?
+    var admission: Admission?
     /// The client presented the same token as its connection's last verified request.
     package var presentsRecentToken = false
     /// The host routes matched (Host, `:authority`, the decision endpoint's `X-Forwarded-Host`), which a `when` rule

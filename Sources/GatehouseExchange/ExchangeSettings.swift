@@ -1,6 +1,6 @@
 package import NIOCore
 package import GatehouseConfig
-package import GatehouseAuth
+package import GatehousePolicy
 
 /// What the request core reads of the configuration: plain rules and figures, no service (no gatekeeper, logger,
 /// metrics or tracer: those are the drivers'). One per configuration, made with its `ProxyServices`; a request keeps

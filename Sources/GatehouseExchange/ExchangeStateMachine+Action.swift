@@ -1,7 +1,7 @@
 package import NIOCore
 import NIOHTTP1
 package import GatehouseTokens
-package import GatehouseAuth
+package import GatehousePolicy
 
 extension ExchangeStateMachine {
     /// What the driver is to do after an event.
@@ -26,9 +26,9 @@ extension ExchangeStateMachine {
         /// its body is left unread: close the connection or reset the stream after it.
         case send(LocalResponse)
         /// Open the upstream leg and send it the request, with the body read so far.
-        case forward(Gatekeeper.Admission, bufferedBody: [ByteBuffer])
+        case forward(Admission, bufferedBody: [ByteBuffer])
         /// Send the request again, as the same admission, on a new upstream leg (`upstreamLost`).
-        case retry(Gatekeeper.Admission)
+        case retry(Admission)
         /// The upstream's response has begun and cannot become an answer any more: end the stream or the connection
         /// incomplete, so the client never takes part of a response for the whole; `why` for the trace.
         case cut(why: String)

@@ -1,6 +1,6 @@
 package import NIOCore
 package import GatehouseTokens
-package import GatehouseAuth
+package import GatehousePolicy
 
 extension ExchangeStateMachine {
     /// Where the request is, each state with the data only it has.
@@ -17,7 +17,7 @@ extension ExchangeStateMachine {
         /// `known` the connection's last verified identity of the token it presents, `context` a Check's route context.
         case readingMessage(HeldBody, bodyDeadline: NIODeadline, known: VerifiedIdentity?, context: [String: String])
         /// Admitted: handed to the upstream leg once the read that carried the head is over (`forwardsAtReadEnd`).
-        case admitted(Gatekeeper.Admission, HeldBody)
+        case admitted(Admission, HeldBody)
         /// Answered here: sent once the request has ended or the read is over (then with its body unread, so the door
         /// closes the connection or the stream after it).
         case answering(LocalResponse)

@@ -3,8 +3,8 @@ package import NIOHTTP1
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
-package import GatehouseTelemetry
-package import GatehouseAuth
+package import GatehouseVocabulary
+package import GatehousePolicy
 
 /// The life of one request up to its answer or its upstream leg, the same for every door: a door
 /// reports what arrived (a head, body, the end, the end of a read, a decision, with the time) and
@@ -194,7 +194,7 @@ package struct ExchangeStateMachine {
 
     /// The gatekeeper's decision for request `generation`, `now` on the monotonic clock and `wallClock` in seconds since
     /// the epoch (what an identity assertion in the answer of `/.gatehouse/check` is signed with).
-    package mutating func decided(_ verdict: Gatekeeper.Verdict, generation: Int, now: NIODeadline, wallClock: Int64) -> Action {
+    package mutating func decided(_ verdict: GateVerdict, generation: Int, now: NIODeadline, wallClock: Int64) -> Action {
         guard generation == self.generation, let inHand, case .waiting(let held) = state else { return .ignored(.lateReport) }
         if inHand.rule.auth != .public { records.authNanoseconds = (now - inHand.startedAt).nanoseconds }
         switch verdict {
@@ -258,7 +258,7 @@ package struct ExchangeStateMachine {
     /// An own endpoint the request was admitted to: answered here. Counted as `endpoint`; a
     /// rejection was counted (and logged) like any other.
     private mutating func answerEndpoint(
-        _ endpoint: OwnEndpoint, _ admission: Gatekeeper.Admission, _ inHand: ExchangeRequest, _ held: HeldBody, now: NIODeadline,
+        _ endpoint: OwnEndpoint, _ admission: Admission, _ inHand: ExchangeRequest, _ held: HeldBody, now: NIODeadline,
         wallClock: Int64
     ) -> Action {
         records.outcome = ("none", .endpoint)
@@ -414,7 +414,7 @@ package struct ExchangeStateMachine {
         return .send(GRPCRefusal.response(for: response, message: response.grpcMessage ?? GRPCRefusal.defaultMessage(response.status)))
     }
 
-    private mutating func forward(_ admission: Gatekeeper.Admission, _ held: HeldBody) -> Action {
+    private mutating func forward(_ admission: Admission, _ held: HeldBody) -> Action {
         state = .forwarding(Forwarding(since: lastReadBegan))
         inHand?.admission = admission
         // A Check's allowance is its answer: counted now, where a door's request is counted once the upstream answers.

@@ -1,10 +1,10 @@
 package import NIOCore
 package import NIOHTTP1
 import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
 import GatehouseConfig
-package import GatehouseTelemetry
-package import GatehouseAuth
+package import GatehouseVocabulary
+package import GatehousePolicy
 
 /// The first step of every request, on both doors: target, Host, request id, token, route or own
 /// endpoint. A request whose head decides its answer before any token is looked at (a bad target or
@@ -16,7 +16,7 @@ package enum RequestIntake {
         /// Refused before its token is looked at (an MCP server's disallowed `Origin`): logged and counted as every refusal.
         case refuse(ExchangeRequest, AuthFailure)
         /// Answered without judging: counted with this outcome, never in the failure log.
-        case answer(ExchangeRequest, LocalResponse, GatehouseMetrics.RequestOutcome)
+        case answer(ExchangeRequest, LocalResponse, RequestOutcome)
     }
 
     package static func read(

@@ -7,6 +7,8 @@ package import GatehouseTelemetry
 import GatehouseAuth
 package import GatehouseExchange
 package import GatehouseProxy
+import GatehousePolicy
+package import GatehouseVocabulary
 
 /// One Check: the third way into the request core, beside the two doors. The `CheckRequest` is read into a
 /// request head by the HTTP/2 door's own rules (`HTTP2RequestHeadReader`: pseudo-headers are not fields,
@@ -45,10 +47,7 @@ package final class CheckDriver: ExchangeDriving {
     }
 
     /// A verdict now, or once the decision it waits on has come.
-    package enum Judged {
-        case now(CheckVerdict)
-        case later(EventLoopFuture<CheckVerdict>)
-    }
+    package typealias Judged = Eventual<CheckVerdict>
 
     /// Judges a Check. `deadline`: the caller's (gRPC `grpc-timeout`); a decision still pending then is a 503,
     /// never an allowance.

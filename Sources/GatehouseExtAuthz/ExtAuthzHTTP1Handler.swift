@@ -3,6 +3,7 @@ package import NIOHTTP1
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
+import GatehouseVocabulary
 
 /// The `[ext_authz]` port's HTTP/1.1 door (Envoy's HTTP protocol over an HTTP/1.1 cluster), behind NIO's HTTP/1
 /// server pipeline: a request's parts in, `ExtAuthzResponder`'s answer out.
@@ -34,7 +35,7 @@ package final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
             let request = ExtAuthzResponder.Request(
                 method: head.method, uri: head.uri, headers: head.headers, body: body.bytes, bodyTooLarge: body.isTooLarge,
                 peerIP: channelContext.channel.remoteAddress?.ipAddress ?? "", startedAt: startedAt, isHTTP2: false)
-            responder.respond(to: request, tokenMemory: tokenMemory, on: channelContext.eventLoop).whenAnswered { answer in
+            responder.respond(to: request, tokenMemory: tokenMemory, on: channelContext.eventLoop).whenReady { answer in
                 self.write(answer, version: head.version, keepAlive: head.isKeepAlive, context: channelContext)
             }
         }

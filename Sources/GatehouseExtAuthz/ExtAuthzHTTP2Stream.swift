@@ -5,6 +5,7 @@ import GatehouseHTTP
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
+import GatehouseVocabulary
 
 /// One stream of the `[ext_authz]` port's HTTP/2 connection (`HTTP2ServerConnection`, as on the client port): its
 /// HEADERS and DATA gathered (a CheckRequest is small: at most `ExtAuthzContext.maxCheckRequestBytes`), handed to
@@ -118,7 +119,7 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
         let request = ExtAuthzResponder.Request(
             method: head.method, uri: head.uri, headers: head.headers, body: body.bytes, bodyTooLarge: body.isTooLarge, peerIP: shared.peerIP,
             startedAt: startedAt, isHTTP2: true)
-        shared.responder.respond(to: request, tokenMemory: shared.tokenMemory, on: connection.eventLoop).whenAnswered { answer in
+        shared.responder.respond(to: request, tokenMemory: shared.tokenMemory, on: connection.eventLoop).whenReady { answer in
             self.write(answer, isHEAD: head.method == .HEAD)
         }
     }

@@ -4,6 +4,7 @@ import GatehouseSyntax
 import GatehouseAuth
 package import GatehouseExchange
 import GatehouseProxy
+package import GatehouseVocabulary
 
 /// One request on the `[ext_authz]` port, whichever HTTP it came by (`ExtAuthzHTTP1Handler`, `ExtAuthzHTTP2Stream`):
 /// gRPC `envoy.service.auth.v3.Authorization/Check` and `grpc.health.v1.Health/Check`, or the HTTP protocol (Envoy's
@@ -30,7 +31,7 @@ package struct ExtAuthzResponder {
     }
 
     /// What the door writes back.
-    package enum Answer {
+    package enum Answer: Sendable {
         /// A gRPC response: 200, `content-type: application/grpc`, the message if any, then `grpc-status` (and
         /// `grpc-message`) trailers.
         case grpc(message: [UInt8]?, status: Int, statusMessage: String?)
@@ -38,18 +39,7 @@ package struct ExtAuthzResponder {
     }
 
     /// An answer now, or once the Check's decision has come (`CheckDriver.Judged`).
-    package enum EventualAnswer {
-        case now(Answer)
-        case later(EventLoopFuture<Answer>)
-
-        /// Hands the answer to `write`, at once when it is there.
-        package func whenAnswered(_ write: @escaping (Answer) -> Void) {
-            switch self {
-            case .now(let answer): write(answer)
-            case .later(let future): future.assumeIsolated().whenSuccess(write)
-            }
-        }
-    }
+    package typealias EventualAnswer = Eventual<Answer>
 
     package let context: ExtAuthzContext
 
@@ -153,10 +143,7 @@ package struct ExtAuthzResponder {
             metrics.checked(protocol: protocolName, verdict.result, nanoseconds: (NIODeadline.now() - startedAt).nanoseconds)
             return form(verdict)
         }
-        switch verdict {
-        case .now(let verdict): return .now(answer(verdict))
-        case .later(let future): return .later(future.map(answer))
-        }
+        return verdict.map(answer)
     }
 
     private static func httpAnswer(_ verdict: CheckVerdict) -> Answer {

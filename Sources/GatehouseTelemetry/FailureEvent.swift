@@ -1,7 +1,7 @@
 import Crypto
 package import Foundation
 import GatehouseSyntax
-package import GatehouseTokens
+package import GatehouseVocabulary
 
 /// One line of the failure log (docs/reference.md §8), before rate limiting.
 package struct FailureEvent: Sendable {
@@ -102,6 +102,6 @@ package struct FailureEvent: Sendable {
         let milliseconds = min(Int((sinceReference - whole) * 1000), 999)
         let seconds = Int64(whole) + Int64(Date.timeIntervalBetween1970AndReferenceDate)
         let digits = String(milliseconds)
-        return ClaimChecks.formatted(seconds).dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
+        return NumericDate.formatted(seconds).dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 }

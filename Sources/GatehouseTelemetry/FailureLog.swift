@@ -2,7 +2,7 @@ import Crypto
 package import Foundation
 import NIOConcurrencyHelpers
 import GatehouseSyntax
-import GatehouseTokens
+import GatehouseVocabulary
 
 /// Where failure-log lines go.
 public enum FailureLogDestination: Sendable {

@@ -1,19 +1,11 @@
 import Foundation
 import NIOConcurrencyHelpers
 public import Prometheus
-package import GatehouseTokens
+package import GatehouseVocabulary
 
 /// The Prometheus series of docs/reference.md §9, kept in a registry of this instance's own (not the
 /// process-global MetricsSystem), so tests and several servers in one process stay apart.
 public struct GatehouseMetrics: Sendable {
-    /// `outcome` values of `gatehouse_requests_total`.
-    package enum RequestOutcome: String, CaseIterable {
-        case forwarded, unauthorized, forbidden, unavailable
-        case badRequest = "bad_request"
-        case upstreamError = "upstream_error"
-        case endpoint
-    }
-
     public let registry: PrometheusCollectorRegistry
     /// `gatehouse_requests_total` by route auth (`routeAuths` order), then outcome (`outcomes` order):
     /// a request counts with two comparisons and an index, no string built or hashed.

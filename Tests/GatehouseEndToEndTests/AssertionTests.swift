@@ -8,6 +8,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
+import GatehouseVocabulary
 
 /// The signed identity assertion (`[assertion]`, docs/reference.md §15; docs/security.md A01-A06), checked the way an
 /// upstream checks it: by PyJWT (its PyJWKClient fetching Gatehouse's JWKS) and jwcrypto (Resources/assertion/verifier.py),

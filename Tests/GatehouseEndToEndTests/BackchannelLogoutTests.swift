@@ -8,6 +8,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// OpenID Connect Back-Channel Logout 1.0 (`[[provider]] backchannel_logout`, docs/reference.md §7.3): logout tokens made
 /// by PyJWT (Resources/logout/mint_logout_tokens.py) with the provider's key, POSTed to

@@ -7,6 +7,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
 import GatehouseProxy
+import GatehouseVocabulary
 
 /// Promises of docs/reference.md that held in a black-box run but that no test guarded (issue 24.6):
 /// token forwarding, where the token is read, upstream failures (connect timeout, a stray 101), the

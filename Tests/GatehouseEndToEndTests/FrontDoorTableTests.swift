@@ -11,6 +11,8 @@ import GatehouseTokens
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
+import GatehouseVocabulary
+import GatehousePolicy
 
 /// One table of requests, each run four ways: through the request core alone (`ExchangeStateMachine`
 /// driven with events, no socket), through the HTTP/1.1 door, through the HTTP/2 door (real sockets),
@@ -336,14 +338,14 @@ struct FrontDoorTableTests {
             case .none, .ignored, .readBody, .retry, .cut, .logOut:
                 continue
             case .decide(let request, let recent, let generation):
-                var decision = services.decide(request, recent: recent, now: Date(), on: MultiThreadedEventLoopGroup.singleton.next())
+                let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+                let verdict: GateVerdict
                 do {
-                    while case .pending(let future) = decision { decision = try await future.get() }
+                    verdict = try await services.decide(request, recent: recent, now: Date(), on: eventLoop).future(on: eventLoop).get()
                 } catch {
                     pending.append(recorded(core.decisionFailed(generation: generation, now: .now())))
                     continue
                 }
-                let verdict = try #require(decision.verdict)
                 pending.append(recorded(core.decided(verdict, generation: generation, now: .now(), wallClock: Int64(Date().timeIntervalSince1970))))
             case .signOut(let endpoint, let identity, let request, let body, let generation):
                 let answer = services.signOut(endpoint, identity, request, body: body, on: MultiThreadedEventLoopGroup.singleton.next())

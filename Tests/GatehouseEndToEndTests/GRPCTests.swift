@@ -4,6 +4,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// gRPC through Gatehouse end to end: a grpcio client and server (Resources/grpc) on loopback,
 /// Gatehouse between them speaking HTTP/2 both ways. Refusals must be what gRPC libraries

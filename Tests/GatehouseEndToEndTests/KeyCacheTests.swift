@@ -7,6 +7,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseVocabulary
 
 /// The rotation-aware key cache, against a scriptable JWKS server: never a false 401, never a fetch storm.
 @Suite(.serialized, .timeLimit(.minutes(2)))

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import GatehouseVocabulary
 #endif
 import AsyncHTTPClient
 import Foundation

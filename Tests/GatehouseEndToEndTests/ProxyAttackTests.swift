@@ -10,6 +10,7 @@ import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
 import GatehouseExtAuthz
+import GatehouseVocabulary
 
 /// docs/security.md, the P rows (reverse-proxy cases), end to end through the real listener, judged by what the echo upstream received:
 /// identity headers only Gatehouse can set, one canonical path for decision and forward, malformed

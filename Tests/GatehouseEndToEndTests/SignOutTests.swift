@@ -7,6 +7,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseVocabulary
 
 /// Sign-out beyond this replica: the provider's revocation endpoint, the request body, durable stores.
 @Suite(.timeLimit(.minutes(2)))

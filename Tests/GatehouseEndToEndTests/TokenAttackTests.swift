@@ -9,6 +9,7 @@ import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseProxy
+import GatehouseVocabulary
 
 /// docs/security.md, the J rows (token cases), end to end through the real listener: every attack token is answered 401 with its
 /// docs/reference.md §4 reason and an RFC 6750 challenge, reaches nothing upstream, writes exactly one

@@ -7,6 +7,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseVocabulary
 
 /// 401 `unknown_key` only with evidence that the kid is not the provider's (docs/reference.md §3.8, docs/security.md
 /// K03, K17, K18): a token signed by a key the provider publishes is never refused with 401, whatever other traffic

@@ -6,6 +6,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehouseVocabulary
 
 /// `gatehouse verify-token`: the same verdict `serve` gives, fetching keys from the real JWKS server.
 @Suite(.timeLimit(.minutes(2)))

@@ -8,6 +8,7 @@ import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
 import GatehouseExtAuthz
+import GatehouseVocabulary
 
 /// The admin port: `/healthz`, `/readyz`, `/metrics`, `/.well-known/jwks.json` (docs/reference.md §7.2, §9, §15).
 /// Never on the client port.

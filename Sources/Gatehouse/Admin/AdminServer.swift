@@ -7,6 +7,7 @@ import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
+import GatehouseVocabulary
 
 enum AdminServer {
     static func bind(host: String, port: Int, group: any EventLoopGroup, keyStatus: @escaping @Sendable () -> [ProviderKeyStatus], revocations: RevocationService, dpopReplay: DPoPReplayCache, metrics: GatehouseMetrics, assertion: @escaping @Sendable () -> AssertionSigner?, logger: Logger) async throws -> any Channel {

@@ -5,6 +5,8 @@ import GatehouseRules
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehousePolicy
+import GatehouseVocabulary
 
 /// `gatehouse bench-verify --rule '<CEL>'`: what one evaluation of a route's `when` rule costs on this core, over the
 /// claims of bench/routes.sh's token (tenant, level, a ten-element teams list) and a GET with a few header fields.

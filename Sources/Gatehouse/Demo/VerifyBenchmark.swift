@@ -4,6 +4,7 @@ import _CryptoExtras
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// The cost of what Gatehouse does for a token it has not verified before: strict parse of the
 /// compact JWS, then the signature check, per algorithm (`gatehouse bench-verify`; bench/run.sh

@@ -4,6 +4,7 @@ import GatehouseSyntax
 import GatehouseTokens
 import GatehouseExchange
 import GatehouseExtAuthz
+import GatehouseVocabulary
 
 /// The blocks of a proxy's configuration that name Gatehouse's identity headers, for the names of one configuration
 /// (`IdentityHeaderCatalog`): what `gatehouse proxy-headers` prints and what the examples under deploy/ hold.

@@ -9,6 +9,7 @@ import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
+import GatehousePolicy
 
 /// What every request is judged and forwarded with, built from one configuration: the key store, the services of a
 /// configuration (verifier, gatekeeper, the head sent upstream), the DPoP nonce secret, the failure log's alarm.

@@ -1,6 +1,7 @@
 import Foundation
 package import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// What an RFC 7662 introspection response means (docs/reference.md §13). Only a 200 whose body is one
 /// JSON object with `"active": true` (the boolean) is an active token; `"active": false` is an inactive

@@ -7,6 +7,7 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 package import GatehouseTelemetry
+import GatehouseVocabulary
 
 /// One introspection provider's judge of opaque tokens: which tokens it takes (`token_prefix`), the RFC 7662
 /// call (the endpoint configured or discovered once), and the answer judged (`IntrospectionAnswer`); the

@@ -3,6 +3,7 @@ package import NIOCore
 import Prometheus
 package import GatehouseTokens
 package import GatehouseTelemetry
+package import GatehouseVocabulary
 
 /// What the issuer said about tokens it alone can judge (RFC 7662 introspection, Kubernetes TokenReview),
 /// kept so that the cache can never be the hole:
@@ -80,16 +81,16 @@ package final class IssuerVerdicts: Sendable {
         switch step {
         case .cached(let result):
             counters.hits.increment()
-            return .done(result)
+            return .now(result)
         case .join(let pending):
             counters.misses.increment()
-            return .pending(TraceScope.span("gatehouse.introspection", attributes: [("gatehouse.provider", .string(providerName)),
+            return .later(TraceScope.span("gatehouse.introspection", attributes: [("gatehouse.provider", .string(providerName)),
                                             ("gatehouse.joined", .bool(true))], around: pending.hop(to: eventLoop)))
         case .busy:
             counters.misses.increment()
             var failure = AuthFailure(.introspectionBusy, "\(maxInFlight) calls to the issuer in flight, or \(maxCallsPerSecond) started this second")
             failure.provider = providerName
-            return .done(.failure(failure))
+            return .now(.failure(failure))
         case .call(let promise):
             counters.misses.increment()
             let started = NIODeadline.now()
@@ -102,7 +103,7 @@ package final class IssuerVerdicts: Sendable {
                 }
                 promise.succeed(self.settle(answer, key: key))
             }
-            return .pending(TraceScope.span("gatehouse.introspection", attributes: [("gatehouse.provider", .string(providerName))],
+            return .later(TraceScope.span("gatehouse.introspection", attributes: [("gatehouse.provider", .string(providerName))],
                                             around: promise.futureResult))
         }
     }

@@ -6,6 +6,7 @@ import GatehouseSyntax
 package import GatehouseConfig
 package import GatehouseTokens
 package import GatehouseTelemetry
+import GatehouseVocabulary
 
 /// `token_review = true` on a `kubernetes` provider: after a service-account token verified, the API server
 /// is asked whether it still authenticates it (a TokenReview), so the token of a deleted pod or service

@@ -5,6 +5,7 @@ public import NIOCore
 import NIOConcurrencyHelpers
 public import GatehouseConfig
 public import GatehouseTokens
+public import GatehouseVocabulary
 
 /// Every provider's current keys, read on each request without waiting, and the one place that
 /// fetches them: at most one fetch per provider in flight (single-flight), unknown-`kid` refetches

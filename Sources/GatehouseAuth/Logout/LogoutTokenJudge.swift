@@ -2,6 +2,7 @@ package import NIOCore
 import GatehouseSyntax
 import GatehouseConfig
 package import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Judges a logout token POSTed to `/.gatehouse/backchannel-logout/<provider>` exactly as OpenID Connect Back-Channel
 /// Logout 1.0 §2.6 says, with the provider's keys (the same rotation-aware cache as its access tokens): every refusal is

@@ -4,40 +4,14 @@ package import GatehouseSyntax
 package import GatehouseConfig
 package import GatehouseTokens
 import GatehouseTelemetry
+package import GatehouseVocabulary
+package import GatehousePolicy
 
 /// Decides one request: route -> token -> verification -> the route's requirements.
 package struct Gatekeeper: Sendable {
-    /// Who the request is forwarded as.
-    package enum Admission {
-        /// A public route, or a CORS preflight let through by configuration: no identity headers.
-        case anonymous
-        /// An optional route without a token: `X-Auth-Guest: true`.
-        case guest
-        case verified(VerifiedIdentity)
-    }
-
     /// What the gatekeeper answers: a verdict at once, or one still to come (a key refetch, introspection, userinfo,
     /// a shared replay store).
-    package enum Decision {
-        case admit(Admission)
-        case reject(AuthFailure)
-        case pending(EventLoopFuture<Decision>)
-
-        /// The verdict of a decision made; nil while pending (its future completes with a made one).
-        package var verdict: Verdict? {
-            switch self {
-            case .admit(let admission): .admit(admission)
-            case .reject(let failure): .reject(failure)
-            case .pending: nil
-            }
-        }
-    }
-
-    /// A decision made, as the request core takes it (`ExchangeStateMachine.decided`).
-    package enum Verdict {
-        case admit(Admission)
-        case reject(AuthFailure)
-    }
+    package typealias Decision = Eventual<GateVerdict>
 
     package let routes: RouteTable
     package let verifier: TokenVerifier
@@ -87,7 +61,11 @@ package struct Gatekeeper: Sendable {
             recent: recent, resource: resource, mcp: mcp, on: eventLoop)
         // An MCP session id is judged once who is asking is known (docs/reference.md §17.4).
         guard let resource, resource.settings.mcp, let sessionID = head.headers.first(name: "mcp-session-id") else { return decision }
-        return sessionChecked(decision, sessionID: sessionID, now: now)
+        // A switch, not `map`: the closure is made only for a decision still to come (most are made at once).
+        switch decision {
+        case .now(let verdict): return .now(sessionChecked(verdict, sessionID: sessionID, now: now))
+        case .later(let future): return .later(future.map { sessionChecked($0, sessionID: sessionID, now: now) })
+        }
     }
 
     /// Route, token, verification and the route's requirements.
@@ -95,14 +73,14 @@ package struct Gatekeeper: Sendable {
         _ head: HTTPRequestHead, path: String, host: String?, rule: RouteRule, token: BearerToken, evidence: SenderEvidence, now: Int64,
         acceptingRevoked: Bool, recent: VerifiedIdentity?, resource: ProtectedResource?, mcp: MCPMessage?, on eventLoop: any EventLoop
     ) -> Decision {
-        if rule.auth == .public || isAllowedPreflight(head) { return .admit(.anonymous) }
+        if rule.auth == .public || isAllowedPreflight(head) { return .now(.admit(.anonymous)) }
         let presented: Substring
         switch token {
         case .absent:
-            guard rule.auth != .optional else { return .admit(.guest) }
-            return challenged(.reject(AuthFailure(.missingToken, "no bearer token")), evidence: evidence, rule: rule, now: now)
+            guard rule.auth != .optional else { return .now(.admit(.guest)) }
+            return .now(challenged(.reject(AuthFailure(.missingToken, "no bearer token")), evidence: evidence, rule: rule, now: now))
         case .malformed(let detail):
-            return challenged(.reject(AuthFailure(.malformedToken, detail)), evidence: evidence, rule: rule, now: now)
+            return .now(challenged(.reject(AuthFailure(.malformedToken, detail)), evidence: evidence, rule: rule, now: now))
         case .present(let value):
             presented = value
         }
@@ -111,18 +89,18 @@ package struct Gatekeeper: Sendable {
             resource: resource, ownAudiences: ownAudiences, mcp: mcp)
         let decision: Decision
         switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
-        case .done(let result):
+        case .now(let result):
             decision = constrained(result, request, on: eventLoop)
-        case .pending(let future):
+        case .later(let future):
             let trace = TraceScope.current  // the steps after the wait are this request's too
-            decision = .pending(future.flatMap { result in
-                switch TraceScope.with(trace, { constrained(result, request, on: eventLoop) }) {
-                case .pending(let next): return next
-                case let decision: return eventLoop.makeSucceededFuture(decision)
-                }
+            decision = .later(future.flatMap { result in
+                TraceScope.with(trace, { constrained(result, request, on: eventLoop) }).future(on: eventLoop)
             })
         }
-        return challenged(decision, evidence: evidence, rule: rule, now: now)
+        switch decision {
+        case .now(let verdict): return .now(challenged(verdict, evidence: evidence, rule: rule, now: now))
+        case .later(let future): return .later(future.map { challenged($0, evidence: evidence, rule: rule, now: now) })
+        }
     }
 
     /// What the steps after verification need of the request.
@@ -146,26 +124,23 @@ package struct Gatekeeper: Sendable {
 
     /// Revocation, then the sender constraint (DPoP proof, certificate binding), then enrichment and the route.
     private func constrained(_ result: Result<VerifiedIdentity, AuthFailure>, _ request: Judged, on eventLoop: any EventLoop) -> Decision {
-        guard case .success(let identity) = result else { return Self.apply(request, to: result) }
+        guard case .success(let identity) = result else { return .now(Self.apply(request, to: result)) }
         if !request.acceptingRevoked, revocations.isRevoked(identity, token: request.token) {
-            return .reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity))
+            return .now(.reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity)))
         }
         switch senderConstraints.check(
             identity, token: request.token, evidence: request.evidence, head: request.head, rule: request.rule, now: request.now,
             on: eventLoop)
         {
-        case .pass:
+        case .now(nil):
             return enriched(identity, request, on: eventLoop)
-        case .fail(let failure):
-            return .reject(Self.authentic(failure, identity))
-        case .pending(let future):
+        case .now(let failure?):
+            return .now(.reject(Self.authentic(failure, identity)))
+        case .later(let future):
             let trace = TraceScope.current
-            return .pending(future.flatMap { failure in
+            return .later(future.flatMap { failure in
                 if let failure { return eventLoop.makeSucceededFuture(.reject(Self.authentic(failure, identity))) }
-                switch TraceScope.with(trace, { enriched(identity, request, on: eventLoop) }) {
-                case .pending(let next): return next
-                case let decision: return eventLoop.makeSucceededFuture(decision)
-                }
+                return TraceScope.with(trace, { enriched(identity, request, on: eventLoop) }).future(on: eventLoop)
             })
         }
     }
@@ -173,17 +148,12 @@ package struct Gatekeeper: Sendable {
     /// Userinfo attributes (when configured) join the claims before the route's requirements see them.
     private func enriched(_ identity: VerifiedIdentity, _ request: Judged, on eventLoop: any EventLoop) -> Decision {
         let result = Result<VerifiedIdentity, AuthFailure>.success(identity)
-        guard let userinfo else { return Self.apply(request, to: result) }
-        switch userinfo.enrich(identity, token: request.token, now: request.now, on: eventLoop) {
-        case .done(let enrichedIdentity):
-            return Self.apply(request, to: .success(enrichedIdentity))
-        case .pending(let future):
-            return .pending(future.map { Self.apply(request, to: .success($0)) })
-        }
+        guard let userinfo else { return .now(Self.apply(request, to: result)) }
+        return userinfo.enrich(identity, token: request.token, now: request.now, on: eventLoop).map { Self.apply(request, to: .success($0)) }
     }
 
     /// The route's requirements, then its `when` rule.
-    private static func apply(_ request: Judged, to result: Result<VerifiedIdentity, AuthFailure>) -> Decision {
+    private static func apply(_ request: Judged, to result: Result<VerifiedIdentity, AuthFailure>) -> GateVerdict {
         switch result {
         case .failure(let failure):
             return .reject(failure)
@@ -216,24 +186,22 @@ package struct Gatekeeper: Sendable {
 
     /// A request with an MCP session id bound to another identity (or bound while the request has none) is refused
     /// `session_mismatch`; an id with no binding, or the owner's, goes on.
-    private func sessionChecked(_ decision: Decision, sessionID: String, now: Int64) -> Decision {
-        switch decision {
-        case .reject: return decision
-        case .pending(let future): return .pending(future.map { sessionChecked($0, sessionID: sessionID, now: now) })
+    private func sessionChecked(_ verdict: GateVerdict, sessionID: String, now: Int64) -> GateVerdict {
+        switch verdict {
+        case .reject: return verdict
         case .admit(let admission):
-            guard let binding = revocations.session(sessionID, now: now) else { return decision }
+            guard let binding = revocations.session(sessionID, now: now) else { return verdict }
             let failure = AuthFailure(.sessionMismatch, "the session is bound to another identity")
             guard case .verified(let identity) = admission else { return .reject(failure) }
-            return binding.owner == MCPSessionOwner.of(identity) ? decision : .reject(Self.authentic(failure, identity))
+            return binding.owner == MCPSessionOwner.of(identity) ? verdict : .reject(Self.authentic(failure, identity))
         }
     }
 
     /// A refusal carries the `DPoP` challenge when the request used the DPoP scheme, when it is a DPoP refusal,
     /// or when the route takes DPoP only (RFC 9449 §7.1), with a fresh nonce when nonces are required.
-    private func challenged(_ decision: Decision, evidence: SenderEvidence, rule: RouteRule, now: Int64) -> Decision {
-        switch decision {
-        case .admit: return decision
-        case .pending(let future): return .pending(future.map { challenged($0, evidence: evidence, rule: rule, now: now) })
+    private func challenged(_ verdict: GateVerdict, evidence: SenderEvidence, rule: RouteRule, now: Int64) -> GateVerdict {
+        switch verdict {
+        case .admit: return verdict
         case .reject(var failure):
             let requiresDPoP: Bool
             if let provider = failure.provider, let index = providerNames.firstIndex(of: provider) {
@@ -241,7 +209,7 @@ package struct Gatekeeper: Sendable {
             } else {
                 requiresDPoP = senderConstraints.requiresDPoP(rule: rule, providerNames: providerNames)
             }
-            guard evidence.scheme == .dpop || failure.reason.isSenderConstraint || requiresDPoP else { return decision }
+            guard evidence.scheme == .dpop || failure.reason.isSenderConstraint || requiresDPoP else { return verdict }
             let nonce = senderConstraints.nonces.map { $0.issue(now: now) }
             failure.dpopChallenge = DPoPChallenge(offersBearer: !requiresDPoP, nonce: nonce)
             return .reject(failure)

@@ -1,6 +1,7 @@
 package import Foundation
 package import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Sign in with Apple: issuer appleid.apple.com, `aud` = the app's bundle or services ID.
 /// Apple sends `email_verified` and `is_private_email` as the strings "true"/"false" (sometimes

@@ -1,14 +1,13 @@
 package import Foundation
 package import GatehouseSyntax
 package import GatehouseConfig
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Amazon Cognito user pools. Access tokens carry `client_id` and no `aud`; ID tokens carry `aud`;
 /// `token_use` says which, and the provider's `token_use` setting says which it accepts.
 /// `username` (access) / `cognito:username` (ID) is forwarded as `X-Auth-Username`.
 package enum CognitoPreset {
-    package static let defaultHeaders = [HeaderMapping(name: "X-Auth-Username", claimPath: "username")]
-
     package static func issuer(region: String, userPoolID: String) -> String {
         "https://cognito-idp.\(region).amazonaws.com/\(userPoolID)"
     }

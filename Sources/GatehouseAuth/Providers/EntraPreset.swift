@@ -1,6 +1,7 @@
 package import GatehouseSyntax
 package import GatehouseConfig
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Entra's claim rule, at verification (the preset's issuers and tenants are configuration: `EntraPreset`).
 extension EntraPreset {

@@ -1,7 +1,7 @@
 package import Foundation
 package import GatehouseSyntax
-package import GatehouseConfig
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Firebase Authentication ID tokens: issuer and audience are the project id from the
 /// configuration (never the token's own `aud`), `sub` 1-128 characters, `auth_time` in the past.
@@ -9,8 +9,6 @@ package enum FirebasePreset {
     package static let jwksURL = URL(string: "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com")!  // safe: literal
     package static let maxSubjectLength = 128
     /// Forwarded unless `[provider.headers]` says otherwise: how the user signed in (password, google.com, …).
-    package static let defaultHeaders = [HeaderMapping(name: "X-Auth-Sign-In-Provider", claimPath: "firebase.sign_in_provider")]
-
     package static func issuer(projectID: String) -> String { "https://securetoken.google.com/\(projectID)" }
 
     package static func checkClaims(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) {

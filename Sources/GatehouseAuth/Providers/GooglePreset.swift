@@ -1,6 +1,7 @@
 package import Foundation
 package import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Sign in with Google: ID tokens from accounts.google.com (both issuer spellings), keys at
 /// googleapis.com, `aud` = an OAuth client ID, optional Workspace domain (`hd`) restriction.

@@ -1,7 +1,7 @@
 public import Foundation
 package import GatehouseSyntax
-package import GatehouseConfig
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Kubernetes service-account tokens (projected, audience-bound, rotated by the kubelet): keys from the API
 /// server's `/openid/v1/jwks` over TLS checked against the cluster CA, fetched with the pod's own token
@@ -13,11 +13,6 @@ package enum KubernetesPreset {
     package static let serviceAccountDirectory = "/var/run/secrets/kubernetes.io/serviceaccount"
     package static let defaultCAFile = serviceAccountDirectory + "/ca.crt"
     package static let defaultTokenFile = serviceAccountDirectory + "/token"
-    package static let defaultHeaders = [
-        HeaderMapping(name: "X-Auth-K8s-Namespace", claimPath: "kubernetes_namespace"),
-        HeaderMapping(name: "X-Auth-K8s-Service-Account", claimPath: "kubernetes_service_account_name"),
-    ]
-
     /// `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, as every pod has it.
     package static func apiServerFromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
         guard let host = environment["KUBERNETES_SERVICE_HOST"], !host.isEmpty else { return nil }

@@ -1,6 +1,7 @@
 package import GatehouseSyntax
 import GatehouseConfig
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 extension Provider {
     /// RFC 9068 §4: with `token_typ`, the JWS header's `typ` must be one of the listed types, compared as

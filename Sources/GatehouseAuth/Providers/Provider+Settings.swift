@@ -1,15 +1,15 @@
 import Foundation
 public import GatehouseConfig
+import GatehouseVocabulary
 
 extension Provider {
     /// Builds the runtime provider from validated settings.
     ///
     /// Presets supply their published issuer and JWKS URL (each overridable for emulators and
-    /// tests), their default extra headers, and their claim rules (`Provider+Rules`).
+    /// tests), their default extra headers (`ProviderType.presetHeaders`), and their claim rules (`Provider+Rules`).
     public init(settings: ProviderSettings, globalHeaders: [HeaderMapping], resourceAudiences: [String] = []) {
         let issuers: [String]
         let keySource: KeySource
-        var presetHeaders: [HeaderMapping] = []
         let unreachable = URL(fileURLWithPath: "/")  // only for settings validation already refused
         switch settings.type {
         case .jwks:
@@ -28,7 +28,6 @@ extension Provider {
         case .firebase:
             issuers = [settings.issuer ?? FirebasePreset.issuer(projectID: settings.projectID ?? "")]
             keySource = .jwksURL(settings.jwksURI ?? FirebasePreset.jwksURL)
-            presetHeaders = FirebasePreset.defaultHeaders
         case .introspection:
             issuers = settings.issuer.map { [$0] } ?? []
             keySource = .introspection
@@ -37,16 +36,13 @@ extension Provider {
             keySource = .kubernetes(KubernetesAPI(
                 url: settings.apiServer ?? KubernetesPreset.apiServerFromEnvironment() ?? unreachable,
                 caFile: settings.caFile ?? KubernetesPreset.defaultCAFile, tokenFile: settings.tokenFile ?? KubernetesPreset.defaultTokenFile))
-            presetHeaders = KubernetesPreset.defaultHeaders
         case .entra:
             issuers = []
             keySource = .jwksURL(settings.jwksURI ?? EntraPreset.jwksURL)
-            presetHeaders = EntraPreset.defaultHeaders
         case .cognito:
             let issuer = settings.issuer ?? CognitoPreset.issuer(region: settings.region ?? "", userPoolID: settings.userPoolID ?? "")
             issuers = [issuer]
             keySource = .jwksURL(settings.jwksURI ?? CognitoPreset.jwksURL(issuer: issuer) ?? unreachable)
-            presetHeaders = CognitoPreset.defaultHeaders
         }
         let audiences: Set<String> = switch settings.type {
         case .firebase: Set([settings.projectID].compactMap { $0 })
@@ -63,8 +59,7 @@ extension Provider {
             audiences: audiences,
             algorithms: algorithms,
             keySource: keySource,
-            headerMappings: HeaderMapping.merging(
-                HeaderMapping.merging(globalHeaders, overriddenBy: presetHeaders), overriddenBy: settings.headers),
+            headerMappings: settings.headerMappings(globalHeaders: globalHeaders),
             hostedDomains: Set(settings.hostedDomains),
             tokenUse: settings.tokenUse,
             tokenTypes: settings.tokenTypes,
@@ -77,21 +72,5 @@ extension Provider {
             issuerTemplates = (settings.issuer.map { [$0] } ?? [EntraPreset.v2Issuer] + (settings.acceptV1 ? [EntraPreset.v1Issuer] : []))
                 .compactMap(EntraPreset.Template.init)
         }
-    }
-}
-
-extension HeaderMapping {
-    /// `base` with `overrides` applied: an override of the same (case-insensitive) name replaces the
-    /// base entry in place; new names are appended.
-    package static func merging(_ base: [HeaderMapping], overriddenBy overrides: [HeaderMapping]) -> [HeaderMapping] {
-        var result = base
-        for override in overrides {
-            if let index = result.firstIndex(where: { $0.name.lowercased() == override.name.lowercased() }) {
-                result[index] = override
-            } else {
-                result.append(override)
-            }
-        }
-        return result
     }
 }

@@ -1,5 +1,6 @@
 public import Foundation
 public import GatehouseConfig
+public import GatehouseVocabulary
 
 /// A configured identity provider as the verifier uses it: who may issue, which keys, which
 /// audiences, and the checks particular to its type.

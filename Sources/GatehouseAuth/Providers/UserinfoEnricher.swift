@@ -8,6 +8,7 @@ package import GatehouseSyntax
 package import GatehouseConfig
 package import GatehouseTokens
 import GatehouseTelemetry
+package import GatehouseVocabulary
 
 /// Cognito `userinfo = true`: access tokens carry no email, name or picture, so they are fetched
 /// from the pool's `/oauth2/userInfo` with the (already verified) access token and merged into the
@@ -15,10 +16,8 @@ import GatehouseTelemetry
 /// bounded in size. If the endpoint fails the request still goes through (the signature proved
 /// who it is) without those attributes, and the operational log says why.
 package final class UserinfoEnricher: Sendable {
-    package enum Outcome {
-        case done(VerifiedIdentity)
-        case pending(EventLoopFuture<VerifiedIdentity>)
-    }
+    /// The identity with its userinfo attributes: at once (cached, or no endpoint), or once the endpoint answered.
+    package typealias Outcome = Eventual<VerifiedIdentity>
 
     private struct State {
         var cache: BoundedTokenMap<(attributes: [String: JSONValue], expiry: Int64)>
@@ -55,7 +54,7 @@ package final class UserinfoEnricher: Sendable {
     }
 
     package func enrich(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Outcome {
-        guard let endpoint = endpoints[identity.providerIndex] else { return .done(identity) }
+        guard let endpoint = endpoints[identity.providerIndex] else { return .now(identity) }
         let key = TokenKey(token)
         enum Action { case cached([String: JSONValue]), join(EventLoopFuture<[String: JSONValue]>), start(EventLoopPromise<[String: JSONValue]>) }
         let action: Action = state.withLockedValue { state in
@@ -67,11 +66,11 @@ package final class UserinfoEnricher: Sendable {
         }
         switch action {
         case .cached(let attributes):
-            return .done(Self.merging(attributes, into: identity))
+            return .now(Self.merging(attributes, into: identity))
         case .join(let future):
             let joined = TraceScope.span("gatehouse.userinfo", attributes: [("gatehouse.provider", .string(identity.providerName)),
                                          ("gatehouse.joined", .bool(true))], around: future.hop(to: eventLoop))
-            return .pending(joined.map { Self.merging($0, into: identity) })
+            return .later(joined.map { Self.merging($0, into: identity) })
         case .start(let promise):
             fetch(endpoint, token: token, subject: identity.subject, on: eventLoop).whenComplete { result in
                 let attributes = (try? result.get()) ?? [:]
@@ -86,7 +85,7 @@ package final class UserinfoEnricher: Sendable {
             }
             let fetched = TraceScope.span("gatehouse.userinfo", attributes: [("gatehouse.provider", .string(identity.providerName))],
                                           around: promise.futureResult)
-            return .pending(fetched.map { Self.merging($0, into: identity) })
+            return .later(fetched.map { Self.merging($0, into: identity) })
         }
     }
 

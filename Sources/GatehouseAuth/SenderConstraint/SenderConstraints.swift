@@ -5,18 +5,17 @@ import GatehouseSyntax
 package import GatehouseConfig
 package import GatehouseTokens
 import GatehouseTelemetry
+package import GatehouseVocabulary
+package import GatehousePolicy
 
 /// The sender-constraint step of a decision, after the token verified and before its route's
 /// requirements: a token bound to a key (`cnf.jkt`, RFC 9449) must come with a valid DPoP proof of
 /// that key, a token bound to a certificate (`cnf.x5t#S256`, RFC 8705) over a connection that
 /// presented that certificate, and a route or provider that requires DPoP takes nothing else.
 package struct SenderConstraints: Sendable {
-    package enum Outcome {
-        case pass
-        case fail(AuthFailure)
-        /// The shared replay store is asked: nil when the proof is fresh there too.
-        case pending(EventLoopFuture<AuthFailure?>)
-    }
+    /// The refusal the sender constraint calls for, nil when it holds: at once, or once the shared replay store
+    /// answered (nil when the proof is fresh there too).
+    package typealias Outcome = Eventual<AuthFailure?>
 
     /// Each provider's `dpop`, by provider index.
     package let providerModes: [DPoPMode]
@@ -177,10 +176,16 @@ package struct SenderConstraints: Sendable {
         case .fresh: break
         }
         guard let sharedReplay else { return .pass }
-        return .pending(TraceScope.span("gatehouse.dpop.replay_store", around: sharedReplay(key, expiresAt, eventLoop)).map { fresh in
+        return .later(TraceScope.span("gatehouse.dpop.replay_store", around: sharedReplay(key, expiresAt, eventLoop)).map { fresh in
             fresh ? nil : AuthFailure(.dpopReplay, "this proof's jti was already used on another replica")
         }.recover { error in
             AuthFailure(.dpopUnavailable, "the shared replay store did not answer: \(error)")
         })
     }
+}
+
+extension Eventual where Value == AuthFailure? {
+    /// The sender constraint holds.
+    static var pass: Self { .now(nil) }
+    static func fail(_ failure: AuthFailure) -> Self { .now(failure) }
 }

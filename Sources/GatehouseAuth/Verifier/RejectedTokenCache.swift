@@ -1,6 +1,7 @@
 package import NIOCore
 import NIOConcurrencyHelpers
 package import GatehouseTokens
+package import GatehouseVocabulary
 
 /// Tokens whose signature did not verify, so a client repeating a forged or corrupted token costs
 /// a lookup, not a signature check: failing is never the expensive path. An entry holds only while

@@ -8,6 +8,8 @@ import GatehouseSyntax
 public import GatehouseConfig
 public import GatehouseTokens
 import GatehouseTelemetry
+public import GatehouseVocabulary
+import GatehousePolicy
 
 /// `gatehouse verify-token`: one token judged exactly as `serve` would judge it on a route with no
 /// extra requirements, fetching the issuing provider's keys first.
@@ -60,9 +62,9 @@ public enum TokenInspection {
         let now = Int64(Date().timeIntervalSince1970)
         let result: Result<VerifiedIdentity, AuthFailure>
         switch verifier.verify(trimmed[...], allowedProviders: [], now: now, on: group.next()) {
-        case .done(let verdict):
+        case .now(let verdict):
             result = verdict
-        case .pending(let future):
+        case .later(let future):
             result = (try? await future.get()) ?? .failure(AuthFailure(.keysUnavailable, "key refetch failed"))
         }
         try? await client.shutdown()
@@ -90,9 +92,9 @@ public enum TokenInspection {
             proofMaxBytes: configuration.listen.tokenMaxBytes, nonces: nil, replay: DPoPReplayCache(capacity: 1), sharedReplay: nil,
             forwardedCertificate: nil)
         switch constraints.check(identity, token: token, evidence: evidence, head: head, rule: .defaultRule, now: now, on: eventLoop) {
-        case .pass: return .success(identity)
-        case .fail(let failure): return .failure(failure)
-        case .pending: return .failure(AuthFailure(.dpopUnavailable, "no shared replay store here"))
+        case .now(nil): return .success(identity)
+        case .now(let failure?): return .failure(failure)
+        case .later: return .failure(AuthFailure(.dpopUnavailable, "no shared replay store here"))
         }
     }
 

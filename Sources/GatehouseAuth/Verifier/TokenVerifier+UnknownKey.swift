@@ -2,6 +2,7 @@ package import NIOCore
 import GatehouseSyntax
 package import GatehouseTokens
 import GatehouseTelemetry
+package import GatehouseVocabulary
 
 /// A token naming a `kid` its provider's key set lacks (or none, where the set has no single fitting key).
 ///
@@ -11,21 +12,14 @@ import GatehouseTelemetry
 /// again, whatever other traffic spent the cooldown on (docs/reference.md §3.8, docs/security.md K03, K17).
 extension TokenVerifier {
     /// What a judgement of a token naming an unknown key comes to: now, or once its provider's keys were refetched.
-    package enum KeyedJudgement<Value: Sendable> {
-        case now(Result<Value, AuthFailure>)
-        case later(EventLoopFuture<Result<Value, AuthFailure>>)
-    }
+    package typealias KeyedJudgement<Value: Sendable> = Eventual<Result<Value, AuthFailure>>
 
     package func unknownKey(
         _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, tokenKey: TokenKey, rejectionKey: TokenKey, now: Int64,
         on eventLoop: any EventLoop
     ) -> Verdict {
-        let judgement = withUnknownKey(jws, provider: index, in: snapshot, on: eventLoop) { keys, fetchedAt in
+        withUnknownKey(jws, provider: index, in: snapshot, on: eventLoop) { keys, fetchedAt in
             check(tokenKey, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fetchedAt, now: now)
-        }
-        switch judgement {
-        case .now(let result): return .done(result)
-        case .later(let future): return .pending(future)
         }
     }
 

@@ -3,14 +3,13 @@ import GatehouseSyntax
 package import GatehouseConfig
 package import GatehouseTokens
 import GatehouseTelemetry
+package import GatehouseVocabulary
 
 /// The token half of a request: parse -> provider by `iss` -> key by `kid` -> signature -> claims.
 /// Everything is synchronous except a refetch for an unknown `kid`, which the caller waits on.
 package struct TokenVerifier: Sendable {
-    package enum Verdict {
-        case done(Result<VerifiedIdentity, AuthFailure>)
-        case pending(EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>)
-    }
+    /// A token's verification: at once, or once a refetch, introspection or TokenReview answered.
+    package typealias Verdict = Eventual<Result<VerifiedIdentity, AuthFailure>>
 
     package let keyStore: KeyStore
     package let providers: [Provider]
@@ -61,17 +60,17 @@ package struct TokenVerifier: Sendable {
         let verdict = verifyToken(token, allowedProviders: allowedProviders, now: now, recent: recent, on: eventLoop)
         guard !reviewers.isEmpty else { return verdict }
         switch verdict {
-        case .done(.success(let identity)):
+        case .now(.success(let identity)):
             return reviewed(identity, token: token, now: now, on: eventLoop)
-        case .done:
+        case .now:
             return verdict
-        case .pending(let future):
+        case .later(let future):
             let trace = TraceScope.current
-            return .pending(future.flatMap { result in
+            return .later(future.flatMap { result in
                 guard case .success(let identity) = result else { return eventLoop.makeSucceededFuture(result) }
                 switch TraceScope.with(trace, { reviewed(identity, token: token, now: now, on: eventLoop) }) {
-                case .done(let reviewed): return eventLoop.makeSucceededFuture(reviewed)
-                case .pending(let next): return next
+                case .now(let reviewed): return eventLoop.makeSucceededFuture(reviewed)
+                case .later(let next): return next
                 }
             })
         }
@@ -79,10 +78,10 @@ package struct TokenVerifier: Sendable {
 
     /// A token of a `token_review` provider is also asked about (its verdict cached like introspection's).
     private func reviewed(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Verdict {
-        guard let reviewer = reviewers.first(where: { $0.providerIndex == identity.providerIndex }) else { return .done(.success(identity)) }
+        guard let reviewer = reviewers.first(where: { $0.providerIndex == identity.providerIndex }) else { return .now(.success(identity)) }
         switch reviewer.review(token, identity: identity, now: now, on: eventLoop) {
-        case .pending(let future):
-            return .pending(TraceScope.span("gatehouse.token_review", attributes: [("gatehouse.provider", .string(identity.providerName))],
+        case .later(let future):
+            return .later(TraceScope.span("gatehouse.token_review", attributes: [("gatehouse.provider", .string(identity.providerName))],
                                             around: future))
         case let verdict:
             return verdict
@@ -94,7 +93,7 @@ package struct TokenVerifier: Sendable {
     ) -> Verdict {
         if let recent, recent.expiry > now, isStillPublished(recent) {
             onCacheLookup(true)
-            return .done(restrict(.success(recent), to: allowedProviders))
+            return .now(restrict(.success(recent), to: allowedProviders))
         }
         if !introspectors.isEmpty, !OpaqueToken.looksLikeCompactJWS(token),
            let verdict = introspect(token, allowedProviders: allowedProviders, now: now, on: eventLoop) {
@@ -103,7 +102,7 @@ package struct TokenVerifier: Sendable {
         let key = TokenKey(token)
         if let cached = cache.lookup(key, now: now), isStillPublished(cached) {
             onCacheLookup(true)
-            return .done(restrict(.success(cached), to: allowedProviders))
+            return .now(restrict(.success(cached), to: allowedProviders))
         }
         onCacheLookup(false)
         let rejectionKey = key.sha256()
@@ -112,27 +111,27 @@ package struct TokenVerifier: Sendable {
             keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
         {
             onRejectedHit()
-            return .done(.failure(rejection.failure))
+            return .now(.failure(rejection.failure))
         }
         let jws: CompactJWS
         do {
             jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes, headers: headers)
         } catch {
-            return .done(.failure(error))
+            return .now(.failure(error))
         }
         let index: Int
         switch select(jws, allowedProviders: allowedProviders) {
-        case .failure(let failure): return .done(.failure(failure))
+        case .failure(let failure): return .now(.failure(failure))
         case .success(let selected): index = selected
         }
         guard let snapshot = keyStore.usableKeys(provider: index) else {
-            return .done(.failure(keysUnavailable(jws, index)))
+            return .now(.failure(keysUnavailable(jws, index)))
         }
         let keys = snapshot.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
         if keys.isEmpty && !isKeyIDKnown(jws.keyID, in: snapshot) {
             return unknownKey(jws, provider: index, in: snapshot, tokenKey: key, rejectionKey: rejectionKey, now: now, on: eventLoop)
         }
-        return .done(check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
+        return .now(check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
     }
 
     /// An opaque token on a route that allows introspection providers goes to exactly one of them: the one
@@ -142,11 +141,11 @@ package struct TokenVerifier: Sendable {
         let allowed = introspectors.filter { allowedProviders.isEmpty || allowedProviders.contains($0.provider.name) }
         guard !allowed.isEmpty else { return nil }
         guard token.utf8.count <= tokenMaxBytes else {
-            return .done(.failure(AuthFailure(.malformedToken, "token is \(token.utf8.count) bytes, more than the limit of \(tokenMaxBytes)")))
+            return .now(.failure(AuthFailure(.malformedToken, "token is \(token.utf8.count) bytes, more than the limit of \(tokenMaxBytes)")))
         }
         let chosen = allowed.first { $0.hasTokenPrefix && $0.takes(token) } ?? (allowed.count == 1 && allowed[0].takes(token) ? allowed[0] : nil)
         guard let chosen else {
-            return .done(.failure(AuthFailure(.unknownIssuer, "no introspection provider on this route takes this opaque token")))
+            return .now(.failure(AuthFailure(.unknownIssuer, "no introspection provider on this route takes this opaque token")))
         }
         return chosen.introspect(token, now: now, on: eventLoop)
     }

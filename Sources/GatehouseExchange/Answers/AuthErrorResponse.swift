@@ -1,7 +1,8 @@
 import NIOCore
 package import NIOHTTP1
 import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// The 401 / 403 / 503 answer of docs/reference.md §4: status, `WWW-Authenticate` (RFC 6750 §3) and a JSON body.
 package enum AuthErrorResponse {

@@ -1,6 +1,7 @@
 package import NIOHTTP1
 import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// An answer Gatehouse gives itself (401/403/503, 400, 502/504, its own endpoints), whatever
 /// protocol the client speaks.

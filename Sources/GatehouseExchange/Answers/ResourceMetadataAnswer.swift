@@ -1,5 +1,5 @@
 package import NIOHTTP1
-package import GatehouseAuth
+package import GatehousePolicy
 
 /// A `[[resource]]`'s Protected Resource Metadata (RFC 9728 §3), answered by Gatehouse on the resource's host, no
 /// token needed, never forwarded (docs/reference.md §17.1).

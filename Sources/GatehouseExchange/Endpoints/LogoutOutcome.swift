@@ -1,4 +1,5 @@
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// What a back-channel logout came to (`ProxyServices.backchannelLogout`), for the core to answer, log and count
 /// (`ExchangeStateMachine.loggedOut(_:generation:)`).

@@ -1,5 +1,5 @@
 package import NIOHTTP1
-package import GatehouseAuth
+package import GatehousePolicy
 
 extension OwnEndpoint {
     /// The request `/.gatehouse/check` judges: the one the fronting proxy describes with

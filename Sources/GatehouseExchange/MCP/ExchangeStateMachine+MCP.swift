@@ -2,9 +2,9 @@ import NIOCore
 import NIOHTTP1
 import GatehouseConfig
 import GatehouseTokens
-import GatehouseAuth
 import GatehouseSyntax
-import GatehouseTelemetry
+import GatehouseVocabulary
+import GatehousePolicy
 
 /// An MCP server's requests (docs/reference.md §17.3, §17.4): the JSON-RPC message read before the decision, and the
 /// session the server's answer makes, uses or ends.

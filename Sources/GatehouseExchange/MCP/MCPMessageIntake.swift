@@ -1,8 +1,8 @@
 package import NIOCore
 package import NIOHTTP1
 package import GatehouseSyntax
-package import GatehouseAuth
 import GatehouseConfig
+package import GatehousePolicy
 
 /// What the core does with an MCP server's POST before judging it (docs/reference.md §17.3): which requests carry a
 /// message, the bound on its size, and reading it from the body held for the upstream (forwarded byte for byte after).

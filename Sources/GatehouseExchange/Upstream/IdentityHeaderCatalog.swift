@@ -1,6 +1,5 @@
 import GatehouseSyntax
 public import GatehouseConfig
-import GatehouseAuth
 
 /// Every request header name Gatehouse may set upstream for a configuration (docs/reference.md §5, §15): what a proxy
 /// in front (nginx `auth_request`, Traefik ForwardAuth, Envoy, Istio, the Gateway API) must strip from a client's
@@ -13,16 +12,15 @@ public enum IdentityHeaderCatalog {
     /// The names of a configuration with nothing of its own: the default `[headers]`, Gatehouse's own, every preset's
     /// and the default `[assertion]` header. A proxy that clears them all is safe whichever provider is added later.
     public static let builtInNames: [String] = unique(
-        HeaderSettings.defaultMappings.map(\.name) + ownNames + FirebasePreset.defaultHeaders.map(\.name)
-            + CognitoPreset.defaultHeaders.map(\.name) + EntraPreset.defaultHeaders.map(\.name)
-            + KubernetesPreset.defaultHeaders.map(\.name) + [AssertionSettings.defaultHeader])
+        HeaderSettings.defaultMappings.map(\.name) + ownNames + ProviderType.allCases.flatMap(\.presetHeaders).map(\.name)
+            + [AssertionSettings.defaultHeader])
 
     /// The built-in names, then every name `configuration` adds: `[headers]`, each `[provider.headers]` and the
     /// `[assertion] header`, once each (names compare without regard to ASCII case, `_` read as `-`).
     public static func names(for configuration: Configuration?) -> [String] {
         guard let configuration else { return builtInNames }
-        let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
-        let configured = configuration.headers.mappings.map(\.name) + providers.flatMap(\.headerMappings).map(\.name)
+        let configured = configuration.headers.mappings.map(\.name)
+            + configuration.providers.flatMap { $0.headerMappings(globalHeaders: configuration.headers.mappings) }.map(\.name)
         return unique(builtInNames + configured + (configuration.assertion.map { [$0.header] } ?? []))
     }
 

@@ -1,5 +1,5 @@
 package import GatehouseConfig
-import GatehouseAuth
+import GatehousePolicy
 
 /// The head's rules as one configuration says them: the identity header names a client may not send (every provider's
 /// mappings, `[headers]`, the assertion's header), the mappings per provider, the claims and the token forwarded, the
@@ -7,12 +7,11 @@ import GatehouseAuth
 /// into metrics).
 extension UpstreamRequestHead {
     package init(_ configuration: Configuration) {
-        // Providers are made for their header mappings (a reload may change `[headers]`).
-        let providers = configuration.providers.map { Provider(settings: $0, globalHeaders: configuration.headers.mappings) }
-        let allMappings = providers.flatMap(\.headerMappings) + configuration.headers.mappings
+        let mappings = configuration.providers.map { $0.headerMappings(globalHeaders: configuration.headers.mappings) }
+        let allMappings = mappings.flatMap { $0 } + configuration.headers.mappings
         self.init(
             identityHeaderNames: IdentityHeaderNames(mappings: allMappings, otherNames: configuration.assertion.map { [$0.header] } ?? []),
-            headerMappings: providers.map(\.headerMappings),
+            headerMappings: mappings,
             forwardClaimsJSON: configuration.headers.forwardClaimsJSON,
             forwardToken: configuration.upstream.forwardToken,
             tokenHeaderName: configuration.verification.tokenHeader,

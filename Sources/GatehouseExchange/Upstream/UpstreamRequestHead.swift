@@ -5,8 +5,8 @@ import GatehouseRules
 package import GatehouseHTTP
 package import GatehouseConfig
 package import GatehouseTokens
-package import GatehouseTelemetry
-package import GatehouseAuth
+package import GatehouseVocabulary
+package import GatehousePolicy
 
 /// Builds the head sent upstream, written straight into a `ByteBuffer` in one pass over the
 /// client's headers: hop-by-hop and smuggled identity headers are skipped, then what Gatehouse
@@ -66,7 +66,7 @@ package struct UpstreamRequestHead {
     ///   - identityFields: the identity fields this admission's identity was written with before
     ///     (`Written.identityFields` of the same identity and configuration).
     package func make(
-        _ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, allocator: ByteBufferAllocator,
+        _ request: Request, admission: Admission, at now: @autoclosure () -> Int64, allocator: ByteBufferAllocator,
         chunkedBody forceChunked: Bool = false, identityFields: ByteBuffer? = nil
     ) -> Written {
         var sink = BufferSink(buffer: allocator.buffer(capacity: estimatedSize(request, admission)))
@@ -98,7 +98,7 @@ package struct UpstreamRequestHead {
     /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one
     /// Host), then the fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids.
     package func makeHTTP2Head(
-        _ request: Request, admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, scheme: String
+        _ request: Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String
     ) -> [NGHTTP2Session.OutboundField] {
         var sink = HTTP2FieldSink()
         sink.headers.reserveCapacity(request.head.headers.count + 12)
@@ -132,7 +132,7 @@ package struct UpstreamRequestHead {
     /// skipped, then `X-Forwarded-*` and the request id added; what Gatehouse vouches for follows
     /// (`writeAdmission`). One rule for every protocol: only the sink differs.
     private func writeFields<Sink: UpstreamFieldSink>(
-        _ request: Request, admission: Gatekeeper.Admission, into sink: inout Sink, forceChunked: Bool
+        _ request: Request, admission: Admission, into sink: inout Sink, forceChunked: Bool
     ) -> Bool {
         let headers = request.head.headers
         let nominated = HeaderHygiene.connectionNominations(headers)
@@ -226,7 +226,7 @@ package struct UpstreamRequestHead {
     }
 
     /// What Gatehouse vouches for, after the client's fields.
-    private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, into sink: inout Sink) {
+    private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Admission, at now: @autoclosure () -> Int64, into sink: inout Sink) {
         forEachAdmissionHeader(admission, at: now()) { sink.add($0, $1) }
     }
 
@@ -234,12 +234,12 @@ package struct UpstreamRequestHead {
     /// `X-Auth-Guest` for a guest; nothing for a public route. The answer of `/.gatehouse/check`. `now`: the wall
     /// clock's seconds since the epoch, which an assertion is signed with (every `at now` here), read only then: a
     /// request without an assertion to sign reads no clock.
-    package func addIdentityHeaders(for admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, to headers: inout HTTPHeaders) {
+    package func addIdentityHeaders(for admission: Admission, at now: @autoclosure () -> Int64, to headers: inout HTTPHeaders) {
         forEachAdmissionHeader(admission, at: now()) { headers.add(name: $0, value: $1) }
     }
 
     /// The identity headers of an admission, in the order they are written.
-    package func forEachAdmissionHeader(_ admission: Gatekeeper.Admission, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
+    package func forEachAdmissionHeader(_ admission: Admission, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
         switch admission {
         case .verified(let identity): forEachIdentityHeader(identity, at: now(), body)
         case .guest: body("X-Auth-Guest", "true")
@@ -285,7 +285,7 @@ package struct UpstreamRequestHead {
 
     /// Room for the whole head at once (no regrowth while writing): the client's fields, the
     /// signed payload if forwarded, and a margin for the rest.
-    private func estimatedSize(_ request: Request, _ admission: Gatekeeper.Admission) -> Int {
+    private func estimatedSize(_ request: Request, _ admission: Admission) -> Int {
         var size = 512 + request.target.requestURI.utf8.count
         for (name, value) in request.head.headers { size += name.utf8.count + value.utf8.count + 4 }
         if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.encodedPayload.utf8.count }

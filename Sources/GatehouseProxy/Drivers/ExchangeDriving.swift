@@ -4,6 +4,8 @@ import NIOHTTP1
 import GatehouseTokens
 package import GatehouseTelemetry
 import GatehouseAuth
+import GatehousePolicy
+import GatehouseVocabulary
 package import GatehouseExchange
 
 /// A door driving the request core: what every driver does alike with the core's actions. It counts and logs what
@@ -64,14 +66,17 @@ extension ExchangeDriving {
     /// time it was made). `cache`: where the token's identity came from when not from the verifier's cache or a
     /// verification (the connection's last token), for the trace.
     private func report(_ decision: Gatekeeper.Decision, generation: Int, decidedAt: Date?, cache: String?) {
-        guard let verdict = decision.verdict else {
-            guard case .pending(let future) = decision else { return }
+        let verdict: GateVerdict
+        switch decision {
+        case .now(let made):
+            verdict = made
+        case .later(let future):
             future.assumeIsolated().whenComplete { result in
                 guard self.coreHasRequest else { return }
                 switch result {
-                case .success(let decision):
+                case .success(let verdict):
                     // The wait may have been for something else (userinfo, a TokenReview) with the token from a cache.
-                    self.report(decision, generation: generation, decidedAt: nil, cache: nil)
+                    self.report(.now(verdict), generation: generation, decidedAt: nil, cache: nil)
                 case .failure: self.performCoreAction(self.core.decisionFailed(generation: generation, now: .now()))
                 }
             }

@@ -3,14 +3,14 @@ package import NIOCore
 package import NIOHTTP1
 package import GatehouseHTTP
 import GatehouseTelemetry
-package import GatehouseAuth
 package import GatehouseExchange
+package import GatehousePolicy
 
 /// The upstream half of an exchange: open a leg, stream both ways with backpressure, relay 1xx heads,
 /// trailers and a WebSocket's 101, answer 502/504 (gRPC: UNAVAILABLE / DEADLINE_EXCEEDED) when the
 /// upstream fails.
 extension StreamDriver: UpstreamLegDelegate {
-    package func connect(_ admission: Gatekeeper.Admission) {
+    package func connect(_ admission: Admission) {
         state = .connecting
         // The core's deadlines: the response head's (a retry's leg keeps the first one's), a stalled body's.
         let now = NIODeadline.now()
@@ -33,7 +33,7 @@ extension StreamDriver: UpstreamLegDelegate {
         }
     }
 
-    private func begin(_ leg: any UpstreamLeg, admission: Gatekeeper.Admission) {
+    private func begin(_ leg: any UpstreamLeg, admission: Admission) {
         guard let inHand = core.inHand else { return }
         leg.delegate = self
         state = .forwarding(leg)

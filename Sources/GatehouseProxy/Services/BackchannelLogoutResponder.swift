@@ -8,6 +8,7 @@ import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
 package import GatehouseExchange
+import GatehouseVocabulary
 
 /// The answer to `POST /.gatehouse/backchannel-logout/<provider>` (OpenID Connect Back-Channel Logout 1.0 §2.5-2.8,
 /// docs/reference.md §7.3), whichever protocol the provider speaks: the form body's `logout_token` judged

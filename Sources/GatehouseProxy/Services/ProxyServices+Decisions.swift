@@ -4,6 +4,7 @@ import NIOHTTP1
 package import GatehouseTokens
 package import GatehouseAuth
 package import GatehouseExchange
+import GatehousePolicy
 
 /// The calls the core's decision actions ask a driver to make (`ExchangeStateMachine.Action.decide`, `.signOut`, `.logOut`),
 /// made with the services of the configuration the request started with. What they come to goes back to the core as

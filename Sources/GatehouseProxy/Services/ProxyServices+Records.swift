@@ -3,10 +3,12 @@ package import NIOCore
 import NIOHTTP1
 package import GatehouseSyntax
 import Prometheus
-package import GatehouseTokens
+import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
 package import GatehouseExchange
+package import GatehouseVocabulary
+import GatehousePolicy
 
 extension ProxyServices {
     /// What every refused request leaves behind, whichever protocol it came by: one failure-log
@@ -25,7 +27,7 @@ extension ProxyServices {
         }
         failureLog.record(event)
         metrics.authFailure(reason: failure.reason, provider: failure.provider)
-        let outcome: GatehouseMetrics.RequestOutcome = switch failure.status {
+        let outcome: RequestOutcome = switch failure.status {
         case .forbidden, .notFound: .forbidden
         case .badRequest: .badRequest
         case .serviceUnavailable: .unavailable

@@ -2,8 +2,9 @@ package import NIOCore
 package import NIOHTTP1
 package import GatehouseHTTP
 package import GatehouseConfig
-package import GatehouseAuth
+import GatehouseAuth
 package import GatehouseExchange
+package import GatehousePolicy
 
 /// The upstream half of one request forwarded for a `StreamDriver`: an HTTP/1.1 pooled
 /// connection or an HTTP/2 stream, both driven the same way and both on the driver's event loop.
@@ -17,7 +18,7 @@ package protocol UpstreamLeg: AnyObject {
     /// the same identity was written with before (`ConnectionTokenMemory`); returns the identity fields written, to
     /// be kept for the next request (nil when the leg writes a header list).
     func start(
-        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, http2Body: Bool?,
+        _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
         identityFields: ByteBuffer?
     ) -> ByteBuffer?
     func writeBody(_ buffer: ByteBuffer)

@@ -1,7 +1,7 @@
 package import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
-package import GatehouseTokens
+package import GatehouseVocabulary
 
 /// The spans of one request (docs/reference.md §16): its server span, the span of its verification, of what the
 /// decision waited on (`TraceScope`), and of the upstream call. Made for sampled traces only (`TraceStart`).
@@ -177,10 +177,4 @@ public final class RequestTrace: @unchecked Sendable {
         OTLPTraceEncoding.attribute("gatehouse.reason", .string(reason), into: &writer)
         if let provider { OTLPTraceEncoding.attribute("gatehouse.provider", .string(provider), into: &writer) }
     }
-}
-
-/// The trace headers sent on with a request: `traceparent`, and the caller's `tracestate`.
-package struct TracePropagation: Sendable, Equatable {
-    package let traceParent: String
-    package let traceState: String?
 }

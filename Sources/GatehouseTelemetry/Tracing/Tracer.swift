@@ -2,6 +2,7 @@ package import Foundation
 package import NIOCore
 package import NIOHTTP1
 package import GatehouseConfig
+package import GatehouseVocabulary
 
 /// Starts the trace of each request (docs/reference.md §16): continues a caller's W3C `traceparent`, samples the
 /// traces it starts by `sampling_ratio` on the trace id (as OpenTelemetry's TraceIdRatioBased does), and hands

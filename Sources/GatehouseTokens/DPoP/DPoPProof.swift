@@ -1,5 +1,5 @@
 import GatehouseSyntax
-import GatehouseConfig
+package import GatehouseVocabulary
 
 /// A DPoP proof (RFC 9449 §4.2) whose own checks passed: a compact JWS of `typ` `dpop+jwt`, signed
 /// with an asymmetric algorithm by the public key in its `jwk` header, carrying the claims a proof

@@ -1,7 +1,7 @@
 import Crypto
 import _CryptoExtras
 package import GatehouseSyntax
-package import GatehouseConfig
+package import GatehouseVocabulary
 
 /// Turns one JWK (RFC 7517 §4, RFC 7518 §6, RFC 8037) into a `VerificationKey`, or says why not.
 ///

@@ -1,5 +1,5 @@
 import GatehouseSyntax
-public import GatehouseConfig
+public import GatehouseVocabulary
 
 /// The usable signature keys of a JWK set document (RFC 7517 §5), and why the others were left out.
 ///

@@ -1,5 +1,5 @@
 import CPreparedCrypto
-package import GatehouseConfig
+package import GatehouseVocabulary
 
 /// An RSA public key prepared once for every signature it will check: its modulus, exponent and
 /// Montgomery context made when the JWK is loaded (`CPreparedCrypto`, on OpenSSL's numbers), and the

@@ -1,5 +1,5 @@
 package import Crypto
-public import GatehouseConfig
+public import GatehouseVocabulary
 
 /// A public key loaded from a JWK set, together with the algorithms it may verify.
 ///

@@ -1,4 +1,5 @@
 package import NIOHTTP1
+import GatehouseVocabulary
 
 /// What a refusal says of its reason: the status, the error code of the challenge and the message of the body.
 extension FailureReason {

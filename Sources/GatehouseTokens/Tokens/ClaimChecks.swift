@@ -1,4 +1,5 @@
 public import GatehouseSyntax
+public import GatehouseVocabulary
 
 /// Pure checks on the claims of a token whose signature has verified (RFC 7519 §4.1).
 public enum ClaimChecks {
@@ -20,18 +21,18 @@ public enum ClaimChecks {
         guard let expValue = claims["exp"] else { throw AuthFailure(.expired, "exp missing") }
         let exp = try numericDate(expValue, name: "exp")
         if saturatingSum(exp, leeway) <= now {
-            throw AuthFailure(.expired, "exp \(formatted(exp)) is \(secondsBetween(exp, now))s in the past")
+            throw AuthFailure(.expired, "exp \(NumericDate.formatted(exp)) is \(secondsBetween(exp, now))s in the past")
         }
         if let value = claims["nbf"] {
             let nbf = try numericDate(value, name: "nbf")
             if nbf > latestAcceptable {
-                throw AuthFailure(.notYetValid, "nbf \(formatted(nbf)) is \(secondsBetween(now, nbf))s in the future")
+                throw AuthFailure(.notYetValid, "nbf \(NumericDate.formatted(nbf)) is \(secondsBetween(now, nbf))s in the future")
             }
         }
         if let value = claims["iat"] {
             let iat = try numericDate(value, name: "iat")
             if iat > latestAcceptable {
-                throw AuthFailure(.notYetValid, "iat \(formatted(iat)) is \(secondsBetween(now, iat))s in the future")
+                throw AuthFailure(.notYetValid, "iat \(NumericDate.formatted(iat)) is \(secondsBetween(now, iat))s in the future")
             }
         }
     }
@@ -90,28 +91,5 @@ public enum ClaimChecks {
     private static func secondsBetween(_ earlier: Int64, _ later: Int64) -> Int64 {
         let (difference, overflow) = later.subtractingReportingOverflow(earlier)
         return overflow ? .max : difference
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SSZ` for a NumericDate in `0...maximumNumericDate`, without Foundation
-    /// (days-to-civil conversion after Howard Hinnant's `civil_from_days`).
-    package static func formatted(_ seconds: Int64) -> String {
-        let days = seconds / 86_400
-        let secondOfDay = seconds % 86_400
-        let shifted = days + 719_468
-        let era = shifted / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2))T"
-            + "\(padded(secondOfDay / 3_600, 2)):\(padded(secondOfDay / 60 % 60, 2)):\(padded(secondOfDay % 60, 2))Z"
-    }
-
-    private static func padded(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 }

@@ -1,5 +1,5 @@
 public import GatehouseSyntax
-public import GatehouseConfig
+public import GatehouseVocabulary
 
 /// A compact-serialized JWS (RFC 7515 §7.1) carrying a JWT, parsed strictly and not yet verified.
 ///

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// What docs/security.md §1 and docs/reference.md §8 promise of one failure-log line, checked field by
 /// field: the reason and status, the request's id, peer, method and path, the unverified `iss`/`kid`/`alg`

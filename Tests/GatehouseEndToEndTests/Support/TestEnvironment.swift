@@ -14,6 +14,7 @@ import GatehouseConfig
 import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExtAuthz
+import GatehouseVocabulary
 
 /// A real Gatehouse on loopback port 0, in front of a real upstream, verifying against a real
 /// JWKS server, with its failure log captured line by line.

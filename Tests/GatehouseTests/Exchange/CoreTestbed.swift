@@ -8,6 +8,8 @@ import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseVocabulary
+import GatehousePolicy
 
 /// The request core from plain values: its settings made from a configuration value (`ExchangeSettings`), the
 /// gatekeeper's verdict given by the test (the core's input, as a driver reports it), its time a fake clock. No
@@ -44,7 +46,7 @@ struct CoreTestbed {
 
     /// The verdict a gatekeeper gives a request whose token is valid: a public route lets it through anonymously, an
     /// optional one without a token as a guest, a missing token is refused, any presented one verifies.
-    static func admitting(_ request: ExchangeRequest) -> Gatekeeper.Verdict {
+    static func admitting(_ request: ExchangeRequest) -> GateVerdict {
         if request.rule.auth == .public { return .admit(.anonymous) }
         guard request.presentedToken != nil else {
             return request.rule.auth == .optional ? .admit(.guest) : .reject(AuthFailure(.missingToken, "no bearer token"))
@@ -72,7 +74,7 @@ struct CoreTestbed {
             return false
         }
         var rejections: [ExchangeRecords.Rejection] { records.compactMap(\.rejection) }
-        var outcomes: [GatehouseMetrics.RequestOutcome] { records.compactMap(\.outcome?.outcome) }
+        var outcomes: [RequestOutcome] { records.compactMap(\.outcome?.outcome) }
         var reason: String? {
             guard let body = response?.body else { return nil }
             return (try? StrictJSON.parse(Array(body.utf8)).objectValue)?["reason"]?.stringValue
@@ -86,7 +88,7 @@ struct CoreTestbed {
     mutating func run(
         _ core: inout ExchangeStateMachine, version: HTTPVersion = .http1_1, method: HTTPMethod = .GET, path: String, token: String? = nil,
         headers: [(String, String)] = [], body: ByteBuffer? = nil, ended: Bool = true, decisionTakes: TimeAmount = .zero,
-        verdict: (ExchangeRequest) -> Gatekeeper.Verdict = CoreTestbed.admitting
+        verdict: (ExchangeRequest) -> GateVerdict = CoreTestbed.admitting
     ) -> Outcome {
         var fields = [("host", "api.test")] + headers
         if let token { fields.append(("authorization", "Bearer \(token)")) }

@@ -7,6 +7,8 @@ import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseVocabulary
+import GatehousePolicy
 
 /// What the core decides for a Check (`via` set) that a door's request does not need: an allowance is counted as
 /// forwarded when it is given (a door's request is counted once the upstream answers), and a decision still pending at

@@ -5,6 +5,8 @@ import Testing
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseVocabulary
+import GatehousePolicy
 
 /// Every event a state of the core does not take is answered as such (`Action.ignored`), with why, where an expected
 /// event with nothing to do is `.none`: a driver does nothing for either, a reader of the core sees which is which.

@@ -8,6 +8,8 @@ import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseVocabulary
+import GatehousePolicy
 
 /// The request core on its own (`ExchangeStateMachine`), built from plain values (`CoreTestbed`): no socket, no event
 /// loop, no service, time from a fake clock, the gatekeeper's verdicts given. Every answer it gives is checked with what

@@ -8,6 +8,8 @@ import GatehouseTelemetry
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
+import GatehouseVocabulary
+import GatehousePolicy
 
 /// The core's rules about what comes back from the upstream before its answer (`ExchangeStateMachine`): which client
 /// gets an interim 1xx head, when a 101 makes a tunnel, and what a HEAD's refusal tells the door. No socket: the

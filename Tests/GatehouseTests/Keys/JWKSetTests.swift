@@ -4,6 +4,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// JWK set loading policy; docs/security.md J10, J11, J19.
 struct JWKSetTests {

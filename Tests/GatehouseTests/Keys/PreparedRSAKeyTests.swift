@@ -5,6 +5,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// `PreparedRSAKey`'s padding rules on signatures over hand-built blocks (Resources/rsa, made by its
 /// make_vectors.py): the cases Wycheproof's 2048-bit files leave untried, each checked through the JWK

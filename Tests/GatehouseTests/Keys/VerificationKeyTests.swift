@@ -4,6 +4,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// Signature primitives; docs/security.md J13, J14 (J15-18 run against Wycheproof in WycheproofTests).
 struct VerificationKeyTests {

@@ -5,6 +5,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
+import GatehouseVocabulary
 
 struct FailureLogTests {
     private func makeLog(maxLinesPerSecond: Int = 1000, key: [UInt8]? = nil) throws -> (FailureLog, NIOLockedValueBox<[String]>) {

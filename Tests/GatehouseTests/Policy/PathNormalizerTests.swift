@@ -3,6 +3,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseAuth
+import GatehousePolicy
 
 struct PathNormalizerTests {
     private func path(_ target: String) -> String? {

@@ -2,6 +2,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseAuth
+import GatehousePolicy
 
 /// `[[route]] context` (docs/reference.md §3.11; issue 44): every pair must be in a Check's `context_extensions`; a
 /// request without context (the doors, an HTTP Check) never takes such a route.

@@ -2,6 +2,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseAuth
+import GatehousePolicy
 
 /// `[[route]] hosts` (docs/reference.md §3.11; issue 44): the request's host without port and one trailing dot, any
 /// ASCII case; `*.x` matches names under x (one label or more), never x itself; no `hosts`, every host.

@@ -2,6 +2,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseAuth
+import GatehousePolicy
 
 /// The route index (issue 44) narrows, never decides: on random tables and requests it must pick exactly the route
 /// the first-match scan picks (hosts, wildcards, methods, context, prefixes, exact paths, `%2F`, `;` parameters).

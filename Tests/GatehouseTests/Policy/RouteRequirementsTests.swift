@@ -5,6 +5,8 @@ import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
+import GatehousePolicy
+import GatehouseVocabulary
 
 struct RouteRequirementsTests {
     private func strings(_ values: String...) -> JSONValue {

@@ -3,6 +3,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseAuth
+import GatehousePolicy
 
 struct RouteTableTests {
     private func route(_ match: RouteSettings.Match, auth: RouteSettings.Auth, methods: [String] = []) -> RouteSettings {

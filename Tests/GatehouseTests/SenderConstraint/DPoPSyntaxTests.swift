@@ -4,6 +4,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// The pure parts of DPoP (RFC 9449): the RFC 7638 thumbprint a bound token names, and the `htu`
 /// comparison after RFC 3986 syntax-based normalization.

@@ -4,6 +4,7 @@ import _CryptoExtras
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// Builders for tokens and JWKs used across the test files.
 enum TokenFixtures {

@@ -3,6 +3,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseSyntax
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// docs/security.md rows J32-J36.
 struct ClaimChecksTests {
@@ -78,15 +79,15 @@ struct ClaimChecksTests {
     }
 
     @Test func formatsDatesLikeFoundation() {
-        #expect(ClaimChecks.formatted(0) == "1970-01-01T00:00:00Z")
-        #expect(ClaimChecks.formatted(951_782_400) == "2000-02-29T00:00:00Z")
-        #expect(ClaimChecks.formatted(ClaimChecks.maximumNumericDate) == "9999-12-31T23:59:59Z")
+        #expect(NumericDate.formatted(0) == "1970-01-01T00:00:00Z")
+        #expect(NumericDate.formatted(951_782_400) == "2000-02-29T00:00:00Z")
+        #expect(NumericDate.formatted(ClaimChecks.maximumNumericDate) == "9999-12-31T23:59:59Z")
         let formatter = ISO8601DateFormatter()
         formatter.timeZone = TimeZone(identifier: "UTC")
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2_000 {
             let seconds = Int64.random(in: 0...ClaimChecks.maximumNumericDate, using: &generator)
-            #expect(ClaimChecks.formatted(seconds) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))))
+            #expect(NumericDate.formatted(seconds) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))))
         }
     }
 

@@ -3,6 +3,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// docs/security.md rows about parsing: J01, J02, J03, J20, J23-J31, J39, J40.
 struct CompactJWSTests {

@@ -2,6 +2,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
+import GatehouseVocabulary
 
 /// `JWSHeaderMemo`: a header segment seen before is taken from the memo, and only the very same bytes are.
 struct JWSHeaderMemoTests {

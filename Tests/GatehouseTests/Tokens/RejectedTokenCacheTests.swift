@@ -6,6 +6,7 @@ import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseExchange
+import GatehouseVocabulary
 
 /// docs/security.md P47: the rejected-signature cache is bounded by `[verification] cache_size`.
 struct RejectedTokenCacheTests {

@@ -6,6 +6,7 @@ import GatehouseConfig
 import GatehouseTokens
 import GatehouseAuth
 import GatehouseExtAuthz
+import GatehouseVocabulary
 
 /// Wycheproof vectors (C2SP/wycheproof, carried in Resources/wycheproof with their licence): signature primitives
 /// (J13-J18) and the JWS and JWK policy files, run through the same code a request goes through.

@@ -2,8 +2,9 @@ import Foundation
 package import NIOCore
 package import NIOHTTP1
 package import GatehouseHTTP
-package import GatehouseAuth
+import GatehouseAuth
 package import GatehouseExchange
+package import GatehousePolicy
 
 /// A request forwarded over a pooled HTTP/1.1 connection: the head written as bytes (with the identity
 /// fields remembered for the connection's token), the strict response parser, the head relayed as the
@@ -48,7 +49,7 @@ package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     package var isWritable: Bool { connection.channel.isWritable }
 
     package func start(
-        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, http2Body: Bool?,
+        _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
         identityFields: ByteBuffer?
     ) -> ByteBuffer? {
         requestID = request.requestID

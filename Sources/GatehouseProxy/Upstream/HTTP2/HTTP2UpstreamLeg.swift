@@ -3,8 +3,9 @@ package import NIOCore
 package import NIOHTTP1
 import GatehouseSyntax
 package import GatehouseHTTP
-package import GatehouseAuth
+import GatehouseAuth
 package import GatehouseExchange
+package import GatehousePolicy
 
 /// One request on a multiplexed HTTP/2 upstream connection (`HTTP2UpstreamConnection`, nghttp2): the head
 /// sent as one HEADERS frame, the body as DATA, trailers both ways. Reads are manual: what arrives of a response
@@ -34,7 +35,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     package var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
 
     package func start(
-        _ request: UpstreamRequestHead.Request, admission: Gatekeeper.Admission, services: ProxyServices, http2Body: Bool?,
+        _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
         identityFields: ByteBuffer?
     ) -> ByteBuffer? {
         requestID = request.requestID

@@ -1,7 +1,8 @@
 package import NIOHTTP1
 package import GatehouseSyntax
 import GatehouseRules
-package import GatehouseTokens
+import GatehouseTokens
+package import GatehouseVocabulary
 
 /// What a route's `when` rule reads of the request (docs/reference.md §3.11): the head and the path and host the
 /// route was matched by.

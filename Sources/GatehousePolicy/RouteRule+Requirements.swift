@@ -1,5 +1,6 @@
 public import GatehouseSyntax
-public import GatehouseTokens
+import GatehouseTokens
+public import GatehouseVocabulary
 
 extension RouteRule {
     /// Checks the route's claim requirements against a verified token's claims (docs/reference.md §3, §4).
