@@ -116,7 +116,7 @@ package final class CheckDriver: ExchangeDriving {
             guard let inHand = core.inHand else { return }
             let request = inHand.request
             if case .verified(let identity) = admission { tokenMemory?.remember(inHand, identity: identity, identityFields: nil) }
-            finish(.allow(services.checkHead.checkAllowance(request, admission: admission, at: Int64(Date().timeIntervalSince1970))))
+            finish(.allow(services.checkHead.checkAllowance(request, admission: admission, at: services.wallClock.seconds())))
         case .decide, .signOut, .logOut:
             performDecisionAction(action)
         case .readBody, .retry, .cut, .none, .ignored:

@@ -107,7 +107,7 @@ extension Gatehouse {
                 timeout: configuration.jwks.fetchTimeout),
             metrics: metrics,
             logger: logger,
-            tracer: tracer)
+            tracer: tracer, wallClock: wallClock)
     }
 
     func senderConstraints(_ configuration: Configuration) -> SenderConstraints {

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+public import GatehouseVocabulary
 public import Logging
 public import NIOCore
 import NIOConcurrencyHelpers
@@ -51,6 +52,8 @@ public final class Gatehouse: Service, Sendable {
     let tracer: Tracer?
     let group: any EventLoopGroup
     let logger: Logger
+    /// The time of day requests are decided at (`WallClock.system`, or a test's).
+    let wallClock: WallClock
     private let running = NIOLockedValueBox<Running?>(nil)
 
     private struct Running {
@@ -70,13 +73,16 @@ public final class Gatehouse: Service, Sendable {
     /// - Parameters:
     ///   - failureLog: overrides `[failure_log] path` (tests, embedding).
     ///   - configurationPath: the file SIGHUP re-reads.
+    ///   - wallClock: the time of day requests are decided at (tests move it).
     public init(
         configuration: Configuration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger,
         failureLog destination: FailureLogDestination? = nil,
-        configurationPath: String? = nil
+        configurationPath: String? = nil,
+        wallClock: WallClock = .system
     ) throws {
+        self.wallClock = wallClock
         self.activeConfiguration = NIOLockedValueBox(configuration)
         self.configurationPath = configurationPath
         self.group = eventLoopGroup

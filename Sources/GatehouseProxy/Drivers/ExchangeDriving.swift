@@ -42,7 +42,7 @@ extension ExchangeDriving {
         switch action {
         case .decide(let request, let recent, let generation):
             // The services the decision calls hang their spans under this request's (`TraceScope`).
-            let now = Date()  // the decision's, and what an assertion in its answer is signed with
+            let now = services.wallClock.now()  // the decision's, and what an assertion in its answer is signed with
             let decision = TraceScope.with(trace) { services.decide(request, recent: recent, now: now, on: coreEventLoop) }
             report(decision, generation: generation, decidedAt: now, cache: request.presentsRecentToken ? "connection" : nil)
         case .signOut(let endpoint, let identity, let request, let body, let generation):
@@ -85,7 +85,7 @@ extension ExchangeDriving {
         if let trace, case .admit(.verified(let identity)) = verdict {
             trace.verified(cache: cache ?? (identity.verifiedNow ? "miss" : "hit"), provider: identity.providerName)
         }
-        let wallClock = Int64((decidedAt ?? Date()).timeIntervalSince1970)
+        let wallClock = Int64((decidedAt ?? services.wallClock.now()).timeIntervalSince1970)
         performCoreAction(core.decided(verdict, generation: generation, now: .now(), wallClock: wallClock))
     }
 }

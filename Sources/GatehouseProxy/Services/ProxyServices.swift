@@ -1,5 +1,6 @@
 package import Logging
 import NIOCore
+package import GatehouseVocabulary
 package import GatehouseTelemetry
 package import GatehouseAuth
 package import GatehouseExchange
@@ -26,12 +27,15 @@ package final class ProxyServices: Sendable {
     private let upstreamProtocolErrors = RateLimitedReport()
     /// Back-channel logouts taken per provider per second (`BackchannelLogoutResponder`).
     package let logoutBudget = LogoutBudget()
+    /// The time of day decisions are made at, identity headers stamped with and assertions signed at.
+    package let wallClock: WallClock
 
     package init(
         exchange: ExchangeSettings, gatekeeper: Gatekeeper, checkHead: UpstreamRequestHead,
         failureLog: FailureLog, revocations: RevocationService, tokenRevoker: ProviderTokenRevoker, metrics: GatehouseMetrics, logger: Logger,
-        tracer: Tracer? = nil
+        tracer: Tracer? = nil, wallClock: WallClock = .system
     ) {
+        self.wallClock = wallClock
         self.exchange = exchange
         self.gatekeeper = gatekeeper
         self.checkHead = checkHead

@@ -53,6 +53,7 @@ struct TestEnvironment: Sendable {
         configurationPath: String? = nil,
         upstreamTLS: NIOSSLContext? = nil,
         upstreamHTTP2: Bool = false,
+        wallClock: WallClock = .system,
         configure: (inout Configuration, _ jwks: TestJWKSServer) -> Void = { _, _ in },
         _ body: (TestEnvironment) async throws -> T
     ) async throws -> T {
@@ -76,7 +77,7 @@ struct TestEnvironment: Sendable {
         let logger = Logger(label: "gatehouse.test") { _ in TestLogHandler(records: operationalRecords) }
         let gatehouse = try Gatehouse(
             configuration: configuration, logger: logger, failureLog: .custom { line in lines.withLockedValue { $0.append(line) } },
-            configurationPath: configurationPath)
+            configurationPath: configurationPath, wallClock: wallClock)
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout = .init(connect: .seconds(5), read: .seconds(10))
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
@@ -147,5 +148,19 @@ struct TestEnvironment: Sendable {
     ) async throws {
         let now = try upstream.settledTraffic()
         #expect(now == since, "the upstream was reached (\(now), before: \(since)) \(comment)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A wall clock a test moves forward (a token's `exp` passed without waiting for it): the system's time plus the
+/// seconds added so far.
+final class MovableClock: Sendable {
+    private let offset = NIOLockedValueBox<TimeInterval>(0)
+
+    var wallClock: WallClock {
+        WallClock { [offset] in Date().addingTimeInterval(offset.withLockedValue { $0 }) }
+    }
+
+    func advance(by seconds: TimeInterval) {
+        offset.withLockedValue { $0 += seconds }
     }
 }

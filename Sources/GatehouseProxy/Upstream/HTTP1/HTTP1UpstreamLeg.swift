@@ -5,6 +5,7 @@ package import GatehouseHTTP
 import GatehouseAuth
 package import GatehouseExchange
 package import GatehousePolicy
+import GatehouseVocabulary
 
 /// A request forwarded over a pooled HTTP/1.1 connection: the head written as bytes (with the identity
 /// fields remembered for the connection's token), the strict response parser, the head relayed as the
@@ -56,7 +57,7 @@ package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         self.services = services
         // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
         let written = services.exchange.upstreamHead.make(
-            request, admission: admission, at: Int64(Date().timeIntervalSince1970), allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: identityFields)
+            request, admission: admission, at: services.wallClock.seconds(), allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: identityFields)
         connection.startRequest(head: written.bytes, chunkedBody: written.chunkedBody, isHEAD: request.head.method == .HEAD)
         connection.channel.read()
         return written.identityFields

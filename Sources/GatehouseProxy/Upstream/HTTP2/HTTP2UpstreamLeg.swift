@@ -6,6 +6,7 @@ package import GatehouseHTTP
 import GatehouseAuth
 package import GatehouseExchange
 package import GatehousePolicy
+import GatehouseVocabulary
 
 /// One request on a multiplexed HTTP/2 upstream connection (`HTTP2UpstreamConnection`, nghttp2): the head
 /// sent as one HEADERS frame, the body as DATA, trailers both ways. Reads are manual: what arrives of a response
@@ -40,7 +41,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     ) -> ByteBuffer? {
         requestID = request.requestID
         let hasBody = http2Body ?? Self.headFramesBody(request.head.headers)
-        let head = services.exchange.upstreamHead.makeHTTP2Head(request, admission: admission, at: Int64(Date().timeIntervalSince1970), scheme: connection.scheme)
+        let head = services.exchange.upstreamHead.makeHTTP2Head(request, admission: admission, at: services.wallClock.seconds(), scheme: connection.scheme)
         requestEnded = !hasBody
         started = true
         guard let stream = connection.submitRequest(self, head, hasBody: hasBody) else {
