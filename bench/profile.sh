@@ -4,7 +4,7 @@
 #
 #   bench/profile.sh              # after bench/run.sh has built .build-release and minted tokens
 #   DURATION=8 bench/profile.sh
-#   MODE=utilization | syscalls | mallocs | faults (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
+#   MODE=utilization | syscalls | mallocs | counts (mallocs, retains, releases) | faults (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 #   ASSERTION=1 bench/profile.sh                    # with [assertion] on
 #   TRACING=1 bench/profile.sh                      # with [tracing] on, this sampling ratio
@@ -81,7 +81,7 @@ if [[ ${MODE:-profile} == utilization ]]; then
   grep -E "CPUs utilized|task-clock" "$OUT/utilization.txt"
   exit 0
 fi
-if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs || ${MODE:-profile} == faults ]]; then
+if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs || ${MODE:-profile} == faults || ${MODE:-profile} == counts ]]; then
   # Syscalls (or malloc calls) per request: counts over DURATION seconds, divided by the requests
   # served meanwhile. Unlike times, these counts barely move between runs on this noisy VM.
   EVENTS='syscalls:sys_enter_*'
@@ -90,6 +90,15 @@ if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs || ${MODE:-pro
     LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
     perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
     EVENTS=probe_libc:malloc
+  fi
+  if [[ $MODE == counts ]]; then  # exact, whatever the VM's noise: mallocs and Swift reference counting per request
+    LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
+    SWIFTCORE=$(ldd "$GATEHOUSE" | awk '/libswiftCore.so/ {print $3}')
+    perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
+    for symbol in swift_retain swift_release; do
+      perf probe -l 2>/dev/null | grep -q "probe_libswiftCore:$symbol " || perf probe -q -x "$SWIFTCORE" "$symbol"
+    done
+    EVENTS=probe_libc:malloc,probe_libswiftCore:swift_retain,probe_libswiftCore:swift_release
   fi
   before=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
   perf stat -e "$EVENTS" -p "$GPID" -o "$OUT/syscalls.txt" -- sleep "$DURATION" 2>/dev/null

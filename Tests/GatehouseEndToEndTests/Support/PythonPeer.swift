@@ -30,6 +30,9 @@ enum PythonPeer {
         defer { try? FileManager.default.removeItem(atPath: portFile) }
         for _ in 0..<500 {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                // The log is read only when the start fails: unlinked now (the peer writes on into the open file), so
+                // no run leaves one behind.
+                try? FileManager.default.removeItem(atPath: logFile)
                 return (pid, port)
             }
             try await Task.sleep(for: .milliseconds(20))

@@ -18,6 +18,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -143,6 +144,7 @@ def main():
                     answers["unattributed"][side]["forwarded"].append(record)
     finally:
         envoy_process.stop(envoy)
+        shutil.rmtree(workdir, ignore_errors=True)
     h2peer.report({"envoy_version": envoy_process.version(), "probes": answers})
 
 

@@ -105,6 +105,7 @@ def serve(config_template, values, workdir, port_file, lifetime):
     finally:
         if envoy is not None:
             stop(envoy)
+        shutil.rmtree(workdir, ignore_errors=True)  # Envoy's configuration and logs: nothing left in /tmp per run
 
 
 def stop(process):
