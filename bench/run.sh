@@ -245,37 +245,23 @@ make_material() {
   truncate -s "${UPLOAD_MIB}M" "$UPLOAD_FILE"   # sparse zeros: reading it costs no disk I/O
 }
 
+# render TEMPLATE DEST: bench/peers/TEMPLATE with each ${NAME} of the list below filled from this script's variables
+# (other dollar signs, nginx's and HAProxy's own, are left as they are).
+render() {
+  local names=(OUT UPSTREAM_PORT JWKS_TLS_PORT SINK_PORT NGINX_PORT APACHE_PORT HAPROXY_PORT GATEHOUSE_PORT ADMIN_PORT ISSUER AUDIENCE APP_PORT)
+  local assignments=() format="" name
+  for name in "${names[@]}"; do assignments+=("$name=${!name-}"); format+="\${$name} "; done
+  env "${assignments[@]}" envsubst "$format" <"bench/peers/$1" >"$2"
+}
+
 write_configs() {
   # The upstream (CPU 0): a small 200 for everything; /whoami echoes the identity header a contender
   # added (Gatehouse's X-Auth-Subject, mod_auth_openidc's OIDC_CLAIM_sub) so the checks can see the
   # claims arrive; the JWKS over http (Gatehouse) and over https with a self-signed cert (openidc).
-  cat >"$OUT/upstream.conf" <<CONF
-worker_processes 1; daemon off; pid $OUT/upstream.pid; error_log $OUT/upstream-error.log;
-events { worker_connections 8192; }
-http { access_log off; client_max_body_size 0; underscores_in_headers on;
-  server { listen 127.0.0.1:$UPSTREAM_PORT; keepalive_requests 1000000;
-    location = /jwks.json { root $OUT/www; default_type application/json; }
-    location = /whoami { return 200 "sub=\$http_x_auth_subject\$http_oidc_claim_sub\n"; }
-    location = /introspect { default_type application/json; return 200 '{"active":true,"sub":"opaque-user","scope":"read","client_id":"bench"}'; }
-    location = /v1/traces { client_max_body_size 16m; return 200 ""; }   # an OTLP/HTTP collector that takes every export
-    location / { return 200 "ok\n"; } }
-  server { listen 127.0.0.1:$JWKS_TLS_PORT ssl;
-    ssl_certificate $OUT/jwks-tls.crt; ssl_certificate_key $OUT/jwks-tls.key;
-    location = /jwks.json { root $OUT/www; default_type application/json; } } }
-CONF
+  render upstream.conf "$OUT/upstream.conf"
 
   # nginx, plain reverse proxy (CPU 1). /upload streams to the sink: proxy_request_buffering off.
-  cat >"$OUT/proxy.conf" <<CONF
-worker_processes 1; daemon off; pid $OUT/proxy.pid; error_log $OUT/proxy-error.log;
-events { worker_connections 8192; }
-http { access_log off;
-  upstream backend { server 127.0.0.1:$UPSTREAM_PORT; keepalive 64; }
-  upstream sink { server 127.0.0.1:$SINK_PORT; keepalive 8; }
-  server { listen 127.0.0.1:$NGINX_PORT; keepalive_requests 1000000;
-    location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection ""; }
-    location /upload { proxy_pass http://sink; proxy_http_version 1.1; proxy_set_header Connection "";
-      client_max_body_size 0; proxy_request_buffering off; } } }
-CONF
+  render proxy.conf "$OUT/proxy.conf"
 
   # Apache + mod_auth_openidc (CPU 1). MPM choice: mpm_event with ONE child process
   # (StartServers/ServerLimit 1) of 256 threads. That is the closest to "one core, one process" that
@@ -289,53 +275,7 @@ CONF
   # (mod_auth_openidc caches the JWKS, not verified tokens, in this mode). iss and aud are required
   # like Gatehouse requires them. No access log (like nginx); the error log at "warn" records each
   # rejected token (mod_auth_openidc logs it at "error"): the counterpart of Gatehouse's failure log.
-  cat >"$OUT/apache.conf" <<CONF
-ServerRoot /usr/lib/apache2
-DefaultRuntimeDir $OUT/apache-run
-PidFile $OUT/apache-run/apache.pid
-ServerName 127.0.0.1
-Listen 127.0.0.1:$APACHE_PORT
-User www-data
-Group www-data
-ErrorLog $OUT/apache-error.log
-LogLevel warn
-LoadModule mpm_event_module modules/mod_mpm_event.so
-LoadModule authn_core_module modules/mod_authn_core.so
-LoadModule authz_core_module modules/mod_authz_core.so
-LoadModule authz_user_module modules/mod_authz_user.so
-LoadModule proxy_module modules/mod_proxy.so
-LoadModule proxy_http_module modules/mod_proxy_http.so
-LoadModule auth_openidc_module modules/mod_auth_openidc.so
-StartServers 1
-ServerLimit 1
-ThreadLimit 256
-ThreadsPerChild 256
-MaxRequestWorkers 256
-MinSpareThreads 1
-MaxSpareThreads 256
-AsyncRequestWorkerFactor 4
-MaxConnectionsPerChild 0
-KeepAlive On
-MaxKeepAliveRequests 0
-KeepAliveTimeout 75
-LimitRequestBody 0
-OIDCOAuthVerifyJwksUri https://127.0.0.1:$JWKS_TLS_PORT/jwks.json
-OIDCOAuthSSLValidateServer Off
-OIDCOAuthRemoteUserClaim sub
-OIDCPassClaimsAs headers
-<Location />
-  AuthType oauth20
-  <RequireAll>
-    Require valid-user
-    Require claim iss:$ISSUER
-    Require claim aud:$AUDIENCE
-  </RequireAll>
-  ProxyPass http://127.0.0.1:$UPSTREAM_PORT/
-</Location>
-<Location /upload>
-  ProxyPass http://127.0.0.1:$SINK_PORT/upload
-</Location>
-CONF
+  render apache.conf "$OUT/apache.conf"
 
   write_haproxy_config
   write_envoy_config
@@ -343,23 +283,7 @@ CONF
   # Gatehouse (CPU 1): one config for a, b, c, e and one whose upstream is the sink, for d.
   local upstream
   for upstream in "gatehouse:$UPSTREAM_PORT" "gatehouse-upload:$SINK_PORT"; do
-    cat >"$OUT/${upstream%%:*}.toml" <<CONF
-[listen]
-address = "127.0.0.1:$GATEHOUSE_PORT"
-[admin]
-address = "127.0.0.1:$ADMIN_PORT"
-[upstream]
-url = "http://127.0.0.1:${upstream##*:}"
-timeout = "300s"
-[failure_log]
-path = "$OUT/failures.log"
-[[provider]]
-name = "bench"
-type = "jwks"
-issuer = "$ISSUER"
-jwks_uri = "http://127.0.0.1:$UPSTREAM_PORT/jwks.json"
-audiences = ["$AUDIENCE"]
-CONF
+    APP_PORT=${upstream##*:} render gatehouse.toml "$OUT/${upstream%%:*}.toml"
   done
   # Scenarios a-assertion, b-assertion: the same, plus [assertion] (an ES256 identity assertion for the upstream).
   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$OUT/assertion.pem" 2>/dev/null
@@ -409,44 +333,7 @@ CONF
 # are logged to stderr (haproxy.log), the counterpart of Gatehouse's failure log and Apache's error
 # log; accepted requests are not (like nginx's access_log off).
 write_haproxy_config() {
-  cat >"$OUT/haproxy.cfg" <<CONF
-global
-  nbthread 1
-  maxconn 4096
-  log stderr format raw local0 info
-defaults
-  mode http
-  log global
-  option http-keep-alive
-  timeout connect 5s
-  timeout client 300s
-  timeout server 300s
-  timeout http-keep-alive 75s
-frontend jwt
-  bind 127.0.0.1:$HAPROXY_PORT
-  log-format "%ci:%cp %ST %HM %HU token rejected"
-  http-request del-header ^x[-_]auth[-_] -m reg
-  http-request set-var(txn.bearer) http_auth_bearer
-  http-request set-var(txn.alg) var(txn.bearer),jwt_header_query('\$.alg')
-  http-request set-var(txn.iss) var(txn.bearer),jwt_payload_query('\$.iss')
-  http-request set-var(txn.aud) var(txn.bearer),jwt_payload_query('\$.aud')
-  http-request set-var(txn.exp) var(txn.bearer),jwt_payload_query('\$.exp','int')
-  http-request set-var(txn.sub) var(txn.bearer),jwt_payload_query('\$.sub')
-  http-request set-var(txn.now) date
-  acl rs256 var(txn.alg) -m str RS256
-  acl issuer var(txn.iss) -m str $ISSUER
-  acl audience var(txn.aud) -m str $AUDIENCE
-  acl unexpired var(txn.exp),sub(txn.now) -m int gt 0
-  acl subject var(txn.sub) -m len gt 0
-  acl signed var(txn.bearer),jwt_verify(txn.alg,"$OUT/pubkey.pem") -m int 1
-  http-request deny deny_status 401 unless rs256 issuer audience unexpired subject signed
-  http-request set-log-level silent
-  http-request set-header X-Auth-Subject %[var(txn.sub)]
-  default_backend upstream
-backend upstream
-  http-reuse always
-  server upstream 127.0.0.1:$UPSTREAM_PORT
-CONF
+  render haproxy.cfg "$OUT/haproxy.cfg"
 }
 
 # Envoy with jwt_authn (CPU 1), the YAML of bench/http2.sh's envoy-jwt with HTTP/1.1 to the upstream:
