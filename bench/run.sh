@@ -202,6 +202,7 @@ install_missing() {
   need ss || missing+=(iproute2)
   need pgrep || missing+=(procps)
   need taskset || missing+=(util-linux)
+  need envsubst || missing+=(gettext-base)  # fills bench/peers/ in
   if ((${#missing[@]})); then
     echo "installing from Debian: ${missing[*]}" >&2
     apt-get update -qq
