@@ -100,13 +100,13 @@ extension AssertionKey {
 }
 
 /// One `-----BEGIN label----- … -----END label-----` block of a PEM file.
-package struct PEMBlock {
-    package let label: String
-    package let der: [UInt8]
+struct PEMBlock {
+    let label: String
+    let der: [UInt8]
     /// The block's text, as swift-crypto's PEM initialisers take it.
-    package let pem: String
+    let pem: String
 
-    package static func all(in text: String) -> [PEMBlock] {
+    static func all(in text: String) -> [PEMBlock] {
         var blocks: [PEMBlock] = []
         var label: String?
         var lines: [Substring] = []

@@ -1,4 +1,4 @@
-package import Crypto
+import Crypto
 import Foundation
 package import GatehouseSyntax
 import GatehouseVocabulary
@@ -7,12 +7,12 @@ import GatehouseVocabulary
 /// (EdDSA). The signing key has its private half; a key only published beside it (rotation) may not.
 /// Its `kid` is its RFC 7638 thumbprint, so the same key always has the same id on every replica.
 public struct AssertionKey: Sendable, Equatable {
-    package enum Material: Sendable {
+    enum Material: Sendable {
         case p256(P256.Signing.PublicKey, P256.Signing.PrivateKey?)
         case ed25519(Curve25519.Signing.PublicKey, Curve25519.Signing.PrivateKey?)
     }
 
-    package let material: Material
+    let material: Material
     /// The public JWK, `kid`, `alg` and `use` included: what the JWKS publishes.
     package let jwk: [String: JSONValue]
     public let keyID: String
@@ -76,7 +76,7 @@ public struct AssertionKey: Sendable, Equatable {
 }
 
 /// Why a key file cannot serve: said at the key's path by `check-config`.
-package struct AssertionKeyError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
+struct AssertionKeyError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -22,7 +22,7 @@ enum ByteCountParsing {
 
 extension TOMLReader {
     /// A byte count (`ByteCountParsing`) within `range`.
-    package func byteCount(_ key: String, in range: ClosedRange<Int>) -> Int? {
+    func byteCount(_ key: String, in range: ClosedRange<Int>) -> Int? {
         guard let value = value(key) else { return nil }
         let bytes: Int?
         if let integer = value.int {

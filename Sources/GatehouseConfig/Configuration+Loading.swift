@@ -53,8 +53,8 @@ extension Configuration {
 }
 
 /// Turns the document's tables into a `Configuration`, section by section; every problem goes to the sink.
-package enum ConfigurationDecoder {
-    package static func decode(_ root: TOMLReader) -> Configuration? {
+enum ConfigurationDecoder {
+    static func decode(_ root: TOMLReader) -> Configuration? {
         let listen = root.table("listen").map(listenSettings) ?? ListenSettings()
         let admin = root.table("admin").map(adminSettings) ?? AdminSettings()
         // Without [upstream], Gatehouse is an authorizer only: it needs [ext_authz] then.

@@ -1,15 +1,15 @@
-package import Foundation
+import Foundation
 
 /// Why a configuration value was rejected; becomes the message of a `ConfigurationIssue`.
-package struct InvalidConfigValue: Error {
-    package let message: String
-    package init(_ message: String) { self.message = message }
+struct InvalidConfigValue: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
 }
 
 /// The syntax of configuration values: addresses, URLs, header names, claim paths, route paths.
-package enum ConfigSyntax {
+enum ConfigSyntax {
     /// `host:port` with port 0...65535 (0: any free port, for tests); an IPv6 host in brackets, `[::1]:8080`.
-    package static func socketAddress(_ text: String) -> Result<SocketAddressSetting, InvalidConfigValue> {
+    static func socketAddress(_ text: String) -> Result<SocketAddressSetting, InvalidConfigValue> {
         let example = "expected host:port, e.g. \"0.0.0.0:8080\" or \"[::1]:8080\""
         guard let colon = text.lastIndex(of: ":") else { return .failure(InvalidConfigValue("missing port: \(example)")) }
         var host = String(text[..<colon])
@@ -33,7 +33,7 @@ package enum ConfigSyntax {
 
     /// An absolute `http://` or `https://` URL with a host, a valid port and no `user:password@`
     /// (URLs end up in logs and the check-config summary).
-    package static func httpURL(_ text: String) -> Result<URL, InvalidConfigValue> {
+    static func httpURL(_ text: String) -> Result<URL, InvalidConfigValue> {
         guard !text.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }),
               let url = URL(string: text, encodingInvalidCharacters: false)
         else { return .failure(InvalidConfigValue("\(ConfigKeyPath.quoted(text)) is not a valid URL")) }
@@ -51,7 +51,7 @@ package enum ConfigSyntax {
     }
 
     /// An `httpURL` without `?query` or `#fragment`, which have no meaning for a base URL or issuer.
-    package static func baseURL(_ text: String) -> Result<URL, InvalidConfigValue> {
+    static func baseURL(_ text: String) -> Result<URL, InvalidConfigValue> {
         httpURL(text).flatMap { url in
             url.query != nil || url.fragment != nil || text.contains("?") || text.contains("#")
                 ? .failure(InvalidConfigValue("must not have a query (?) or fragment (#)")) : .success(url)
@@ -60,7 +60,7 @@ package enum ConfigSyntax {
 
     /// An OIDC issuer: https, or http only on loopback for local testing (discovery over plain http
     /// elsewhere would let anyone on the path hand out keys).
-    package static func oidcIssuer(_ text: String) -> Result<String, InvalidConfigValue> {
+    static func oidcIssuer(_ text: String) -> Result<String, InvalidConfigValue> {
         baseURL(text).flatMap { url in
             let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(url.host?.lowercased() ?? "")
             return url.scheme?.lowercased() == "https" || loopback
@@ -69,7 +69,7 @@ package enum ConfigSyntax {
     }
 
     /// RFC 9110 `token`: the syntax of header field names and method names.
-    package static func isToken(_ text: String) -> Bool {
+    static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -81,7 +81,7 @@ package enum ConfigSyntax {
     }
 
     /// A claim path: dot-separated names (`sub`, `address.country`), none of them empty.
-    package static func claimPathProblem(_ path: String) -> String? {
+    static func claimPathProblem(_ path: String) -> String? {
         if path.isEmpty { return "the claim path must not be empty" }
         if path.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "claim path \(ConfigKeyPath.quoted(path)) has an empty segment"
@@ -91,7 +91,7 @@ package enum ConfigSyntax {
 
     /// A route path or prefix in the form requests are normalized to before matching (docs/reference.md §5):
     /// one that is not could never match, which on a public route is harmless but on a protected one hides a mistake.
-    package static func routePathProblem(_ path: String) -> String? {
+    static func routePathProblem(_ path: String) -> String? {
         guard path.hasPrefix("/") else { return "must start with \"/\"" }
         guard path.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
             return "must contain only visible ASCII characters (percent-encode others)"
@@ -104,7 +104,7 @@ package enum ConfigSyntax {
     }
 
     /// A DNS name or IPv4 literal: letters, digits, `.`, `-`, `_`.
-    package static func isHostName(_ host: String) -> Bool {
+    static func isHostName(_ host: String) -> Bool {
         !host.isEmpty && host.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
@@ -121,7 +121,7 @@ extension Character {
 
 extension TOMLReader {
     /// A string at `key` run through `parse`; a failure is reported at the key.
-    package func parsed<T>(_ key: String, _ parse: (String) -> Result<T, InvalidConfigValue>) -> T? {
+    func parsed<T>(_ key: String, _ parse: (String) -> Result<T, InvalidConfigValue>) -> T? {
         guard let text = string(key) else { return nil }
         switch parse(text) {
         case .success(let value): return value

@@ -1,7 +1,7 @@
 import GatehouseVocabulary
 // `algorithms` of a provider: a subset of the asymmetric JWS algorithms, never none or HMAC.
 extension ConfigurationDecoder {
-    package static func algorithms(_ table: TOMLReader) -> [String]? {
+    static func algorithms(_ table: TOMLReader) -> [String]? {
         guard let names = table.strings("algorithms") else { return nil }
         guard !names.isEmpty else {
             table.report("algorithms", "must list at least one algorithm (omit the key to allow every asymmetric algorithm)")

@@ -1,11 +1,11 @@
-package import Foundation
+import Foundation
 import GatehouseSyntax
 import GatehouseRules
 
 // [assertion]: the signed identity assertion sent upstream (docs/reference.md §15).
 extension ConfigurationDecoder {
     /// - Parameter upstreamOrigin: the default audience; nil for an authorizer only (no `[upstream]`).
-    package static func assertionSettings(_ table: TOMLReader, upstreamOrigin: String?) -> AssertionSettings? {
+    static func assertionSettings(_ table: TOMLReader, upstreamOrigin: String?) -> AssertionSettings? {
         let issuer = table.nonEmptyString("issuer")
         if issuer == nil, !table.contains("issuer") { table.report("issuer", "required: the iss of every assertion, e.g. \"https://gatehouse.orders.svc\"") }
         let audience = table.nonEmptyString("audience") ?? upstreamOrigin
@@ -69,7 +69,7 @@ extension ConfigurationDecoder {
     }
 
     /// The assertion's header must not be an identity header Gatehouse also sets (`[headers]`, `[provider.headers]`).
-    package static func checkAssertionHeader(_ assertion: AssertionSettings, against mappings: [HeaderMapping], sink: ConfigIssueSink) {
+    static func checkAssertionHeader(_ assertion: AssertionSettings, against mappings: [HeaderMapping], sink: ConfigIssueSink) {
         let folded = assertion.header.utf8.map(ASCIIByte.foldedHeaderNameByte)
         if let clash = mappings.first(where: { $0.name.utf8.map(ASCIIByte.foldedHeaderNameByte) == folded }) {
             let carried = clash.expression.map { "the value of \($0.source.jsonQuoted)" } ?? "the claim \(clash.claimPath.jsonQuoted)"
@@ -78,7 +78,7 @@ extension ConfigurationDecoder {
     }
 
     /// `scheme://host[:port]` of the upstream URL: the default audience of its assertions.
-    package static func origin(of url: URL) -> String {
+    static func origin(of url: URL) -> String {
         let scheme = url.scheme?.lowercased() ?? "http"
         var host = url.host ?? ""
         if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }

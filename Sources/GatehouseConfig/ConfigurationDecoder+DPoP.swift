@@ -2,7 +2,7 @@ import Foundation
 
 // [dpop]: how DPoP proofs (RFC 9449) are judged, for the providers and routes that accept them.
 extension ConfigurationDecoder {
-    package static func dpopSettings(_ table: TOMLReader) -> DPoPSettings {
+    static func dpopSettings(_ table: TOMLReader) -> DPoPSettings {
         var settings = DPoPSettings()
         if let lifetime = table.duration("proof_lifetime") {
             if lifetime < .seconds(1) || lifetime > .seconds(600) {

@@ -1,6 +1,6 @@
 // [ext_authz]: the port an Envoy gateway or mesh calls for its authorization decisions.
 extension ConfigurationDecoder {
-    package static func extAuthzSettings(_ table: TOMLReader) -> ExtAuthzSettings? {
+    static func extAuthzSettings(_ table: TOMLReader) -> ExtAuthzSettings? {
         let address = table.parsed("address", ConfigSyntax.socketAddress)
         if !table.contains("address") { table.report("address", "required (host:port of the ext_authz port, e.g. \"127.0.0.1:9191\")") }
         var settings = address.map(ExtAuthzSettings.init)

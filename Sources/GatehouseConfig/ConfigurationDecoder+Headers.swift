@@ -4,18 +4,18 @@ import GatehouseRules
 // [headers] and [provider.headers]: which claims go upstream under which header names.
 extension ConfigurationDecoder {
     /// Names Gatehouse sets itself on every verified or guest request (docs/reference.md §5).
-    package static let reservedHeaderNames: Set<String> = ["x-auth-provider", "x-auth-claims", "x-auth-guest"]
+    static let reservedHeaderNames: Set<String> = ["x-auth-provider", "x-auth-claims", "x-auth-guest"]
 
     /// Names that HTTP framing, the proxy or the token itself depend on. Incoming headers with a mapped name
     /// are stripped (§5), so mapping a claim to one of these would break or smuggle requests.
-    package static let protectedHeaderNames: Set<String> = [
+    static let protectedHeaderNames: Set<String> = [
         "authorization", "connection", "content-length", "content-type", "cookie", "expect", "forwarded", "host",
         "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "x-forwarded-for", "x-forwarded-host",
         "x-forwarded-proto", "x-request-id",
     ]
 
     /// The top-level `[headers]`. When present it replaces the default mappings entirely.
-    package static func headerSettings(_ table: TOMLReader, maxHeaderBytes: Int) -> HeaderSettings {
+    static func headerSettings(_ table: TOMLReader, maxHeaderBytes: Int) -> HeaderSettings {
         var settings = HeaderSettings()
         settings.mappings = headerMappings(table, allowsForwardClaimsJSON: true, maxHeaderBytes: maxHeaderBytes)
         settings.forwardClaimsJSON = table.bool("forward_claims_json") ?? settings.forwardClaimsJSON
@@ -25,7 +25,7 @@ extension ConfigurationDecoder {
 
     /// Every key but `forward_claims_json` is a header name whose value is a claim path, or `{ expression = '…' }`
     /// (CEL over the claims). Sorted by name, because TOMLKit does not keep a table's file order.
-    package static func headerMappings(_ table: TOMLReader, allowsForwardClaimsJSON: Bool, maxHeaderBytes: Int) -> [HeaderMapping] {
+    static func headerMappings(_ table: TOMLReader, allowsForwardClaimsJSON: Bool, maxHeaderBytes: Int) -> [HeaderMapping] {
         var mappings: [HeaderMapping] = []
         var seen: [String: String] = [:]
         for name in table.keys.sorted() {

@@ -2,7 +2,7 @@ import Foundation
 
 // [[provider]] type = "introspection": opaque tokens judged by the issuer (RFC 7662).
 extension ConfigurationDecoder {
-    package static func decodeIntrospection(_ table: TOMLReader, into provider: inout ProviderSettings) {
+    static func decodeIntrospection(_ table: TOMLReader, into provider: inout ProviderSettings) {
         var settings = IntrospectionSettings()
         settings.endpoint = table.parsed("introspection_endpoint", ConfigSyntax.httpURL)
         if !table.contains("introspection_endpoint") && !table.contains("issuer") {
@@ -34,7 +34,7 @@ extension ConfigurationDecoder {
 
     /// A token is never sprayed across identity providers: where a route (or the default rule) allows
     /// several introspection providers, each must have a `token_prefix`, and no prefix may start another.
-    package static func checkIntrospectionRouting(_ providers: [ProviderSettings], routes: [RouteSettings], sink: ConfigIssueSink) {
+    static func checkIntrospectionRouting(_ providers: [ProviderSettings], routes: [RouteSettings], sink: ConfigIssueSink) {
         let introspecting = providers.filter { $0.type == .introspection }
         guard introspecting.count > 1 else { return }
         func check(_ allowed: [ProviderSettings], at keyPath: String) {

@@ -1,6 +1,6 @@
 // [failure_log] and [log]: the security team's failure stream and the operational log.
 extension ConfigurationDecoder {
-    package static func failureLogSettings(_ table: TOMLReader) -> FailureLogSettings {
+    static func failureLogSettings(_ table: TOMLReader) -> FailureLogSettings {
         var settings = FailureLogSettings()
         settings.path = table.nonEmptyString("path") ?? settings.path
         settings.maxLinesPerSecond = table.integer("max_lines_per_second", in: 1...Int.max) ?? settings.maxLinesPerSecond
@@ -13,7 +13,7 @@ extension ConfigurationDecoder {
         return settings
     }
 
-    package static func logSettings(_ table: TOMLReader) -> LogSettings {
+    static func logSettings(_ table: TOMLReader) -> LogSettings {
         var settings = LogSettings()
         settings.format = table.choice("format", among: [LogSettings.Format.text, .json]) ?? settings.format
         let levels: [LogSettings.Level] = [.trace, .debug, .info, .notice, .warning, .error, .critical]

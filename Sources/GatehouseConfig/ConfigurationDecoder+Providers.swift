@@ -4,7 +4,7 @@ import TOMLKit
 extension ConfigurationDecoder {
     /// The keys meaningful only for some types. Every type also takes name, type, issuer, jwks_uri, algorithms,
     /// revocation_endpoint, dpop and headers (presets' issuer and jwks_uri can be overridden for emulators and tests).
-    package static let providerKeys: [ProviderType: [String]] = [
+    static let providerKeys: [ProviderType: [String]] = [
         .google: ["audiences", "hosted_domains"],
         .apple: ["audiences"],
         .firebase: ["project_id"],
@@ -20,7 +20,7 @@ extension ConfigurationDecoder {
     ]
 
     /// The keys each type cannot do without (everything else has a preset or a default).
-    package static let requiredProviderKeys: [ProviderType: [String]] = [
+    static let requiredProviderKeys: [ProviderType: [String]] = [
         .google: ["audiences"],
         .apple: ["audiences"],
         .firebase: ["project_id"],
@@ -33,7 +33,7 @@ extension ConfigurationDecoder {
     ]
 
     /// All providers, or nil if any of them is unusable (its problems are in the sink).
-    package static func providerSettings(_ tables: [TOMLReader], maxHeaderBytes: Int) -> [ProviderSettings]? {
+    static func providerSettings(_ tables: [TOMLReader], maxHeaderBytes: Int) -> [ProviderSettings]? {
         var providers: [ProviderSettings] = []
         var firstIndexByName: [String: Int] = [:]
         var allUsable = true
@@ -51,7 +51,7 @@ extension ConfigurationDecoder {
         return allUsable && !providers.isEmpty ? providers : nil
     }
 
-    package static func providerSettings(_ table: TOMLReader, maxHeaderBytes: Int) -> ProviderSettings? {
+    static func providerSettings(_ table: TOMLReader, maxHeaderBytes: Int) -> ProviderSettings? {
         let issuesBefore = table.sink.issues.count
         let name = providerName(table)
         let type = table.choice("type", among: ProviderType.allCases)

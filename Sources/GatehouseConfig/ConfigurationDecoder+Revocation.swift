@@ -2,7 +2,7 @@ import Foundation
 
 // [revocation]: where signed-out tokens are remembered, and the store's secret.
 extension ConfigurationDecoder {
-    package static func revocationSettings(_ table: TOMLReader) -> RevocationSettings {
+    static func revocationSettings(_ table: TOMLReader) -> RevocationSettings {
         var settings = RevocationSettings()
         settings.store = table.parsed("store", revocationStore) ?? settings.store
         settings.password = secretSetting(table, "password")
@@ -14,7 +14,7 @@ extension ConfigurationDecoder {
     }
 
     /// A secret given as `key` (inline, or `"env:NAME"`) or `key_file`, never both.
-    package static func secretSetting(_ table: TOMLReader, _ key: String) -> SecretSetting? {
+    static func secretSetting(_ table: TOMLReader, _ key: String) -> SecretSetting? {
         if table.contains(key), table.contains(key + "_file") {
             table.report(key + "_file", "give either \(key) or \(key)_file, not both")
             return nil
@@ -24,7 +24,7 @@ extension ConfigurationDecoder {
     }
 
     /// `password = "env:NAME"` names an environment variable; anything else is the secret itself.
-    package static func secret(_ text: String, key: String, table: TOMLReader) -> SecretSetting? {
+    static func secret(_ text: String, key: String, table: TOMLReader) -> SecretSetting? {
         guard text.hasPrefix("env:") else { return .inline(text) }
         let name = String(text.dropFirst("env:".count))
         let validName = name.first.map { !$0.isNumber } == true

@@ -3,12 +3,12 @@ import GatehouseRules
 // [[route]]: which paths need which tokens, first match wins.
 extension ConfigurationDecoder {
     /// Requirements that only apply to a checked token, so on a `public` route they could never apply.
-    package static let tokenRequirementKeys = [
+    static let tokenRequirementKeys = [
         "providers", "scopes", "groups", "roles", "service_accounts", "email_domains", "require_email_verified", "dpop", "when",
     ]
 
     /// nil if the route is unusable (its problems are in the sink).
-    package static func routeSettings(
+    static func routeSettings(
         _ table: TOMLReader, providerNames: [String], maxHeaderBytes: Int, maxMessageBytes: Int = 1 << 20
     ) -> RouteSettings? {
         let issuesBefore = table.sink.issues.count
@@ -145,7 +145,7 @@ extension ConfigurationDecoder {
     }
 
     /// Domain names as in an email address or Google's `hd` claim: `example.com`, without `@`.
-    package static func domains(_ table: TOMLReader, _ key: String) -> [String]? {
+    static func domains(_ table: TOMLReader, _ key: String) -> [String]? {
         guard let domains = table.strings(key) else { return nil }
         for domain in domains where !ConfigSyntax.isHostName(domain) {
             table.report(key, "\(ConfigKeyPath.quoted(domain)) is not a domain (write example.com, without @)")

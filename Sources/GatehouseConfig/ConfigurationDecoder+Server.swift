@@ -2,7 +2,7 @@ import Foundation
 
 // [listen], [admin], [upstream], [verification], [jwks]: where Gatehouse listens, where it forwards, how it verifies.
 extension ConfigurationDecoder {
-    package static func listenSettings(_ table: TOMLReader) -> ListenSettings {
+    static func listenSettings(_ table: TOMLReader) -> ListenSettings {
         var settings = ListenSettings()
         settings.address = table.parsed("address", ConfigSyntax.socketAddress) ?? settings.address
         settings.tlsCertificatePath = table.nonEmptyString("tls_cert")
@@ -58,7 +58,7 @@ extension ConfigurationDecoder {
         }
     }
 
-    package static func adminSettings(_ table: TOMLReader) -> AdminSettings {
+    static func adminSettings(_ table: TOMLReader) -> AdminSettings {
         var settings = AdminSettings()
         settings.address = table.parsed("address", ConfigSyntax.socketAddress) ?? settings.address
         table.finish()
@@ -66,7 +66,7 @@ extension ConfigurationDecoder {
     }
 
     /// nil when `url` is missing or invalid (there is no default upstream).
-    package static func upstreamSettings(_ table: TOMLReader) -> UpstreamSettings? {
+    static func upstreamSettings(_ table: TOMLReader) -> UpstreamSettings? {
         let url = table.parsed("url", ConfigSyntax.baseURL)
         if !table.contains("url") { table.sink.add(.required(table.keyPath("url"))) }
         var settings = url.map(UpstreamSettings.init(url:))
@@ -85,7 +85,7 @@ extension ConfigurationDecoder {
         return settings
     }
 
-    package static func verificationSettings(_ table: TOMLReader) -> VerificationSettings {
+    static func verificationSettings(_ table: TOMLReader) -> VerificationSettings {
         var settings = VerificationSettings()
         if let leeway = table.duration("leeway") {
             if leeway > VerificationSettings.maxLeeway {
@@ -113,7 +113,7 @@ extension ConfigurationDecoder {
         return settings
     }
 
-    package static func jwksSettings(_ table: TOMLReader) -> JWKSSettings {
+    static func jwksSettings(_ table: TOMLReader) -> JWKSSettings {
         var settings = JWKSSettings()
         let minRefresh = table.duration("min_refresh")
         let maxRefresh = table.duration("max_refresh")
@@ -135,7 +135,7 @@ extension ConfigurationDecoder {
     }
 
     /// A duration that must be more than zero: a zero timeout would fail every fetch or request.
-    package static func positiveDuration(_ table: TOMLReader, _ key: String) -> Duration? {
+    static func positiveDuration(_ table: TOMLReader, _ key: String) -> Duration? {
         guard let duration = table.duration(key) else { return nil }
         guard duration > .zero else {
             table.report(key, "must be greater than 0s")

@@ -5,7 +5,7 @@ import GatehouseSyntax
 // [tracing]: OpenTelemetry traces over OTLP/HTTP (docs/reference.md §16). A key absent from the file takes the
 // standard OTEL_* variable (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/).
 extension ConfigurationDecoder {
-    package static func tracingSettings(_ table: TOMLReader, environment: [String: String] = ProcessInfo.processInfo.environment) -> TracingSettings? {
+    static func tracingSettings(_ table: TOMLReader, environment: [String: String] = ProcessInfo.processInfo.environment) -> TracingSettings? {
         func variable(_ names: String...) -> String? {
             names.lazy.compactMap { environment[$0]?.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty }
         }

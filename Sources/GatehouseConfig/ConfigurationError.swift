@@ -38,7 +38,7 @@ extension ConfigurationIssue {
         return ConfigurationIssue(keyPath: keyPath, message: "unknown key\(hint)")
     }
 
-    package static func wrongType(_ keyPath: String, expected: String, found: String) -> ConfigurationIssue {
+    static func wrongType(_ keyPath: String, expected: String, found: String) -> ConfigurationIssue {
         ConfigurationIssue(keyPath: keyPath, message: "expected \(expected), found \(found)")
     }
 

@@ -24,7 +24,7 @@ extension Duration {
     }
 
     /// The shortest exact configuration spelling of this duration (`"90s"`, `"5m"`), for messages and summaries.
-    package var configDescription: String {
+    var configDescription: String {
         let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
         for (unit, size) in [("h", Int64(3_600_000)), ("m", 60_000), ("s", 1000)] where milliseconds % size == 0 && milliseconds != 0 {
             return "\(milliseconds / size)\(unit)"

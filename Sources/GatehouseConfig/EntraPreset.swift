@@ -7,7 +7,7 @@ import GatehouseSyntax
 /// can never pass as another's, and a tenant not listed is refused even though Microsoft signed it.
 package enum EntraPreset {
     package static let jwksURL = URL(string: "https://login.microsoftonline.com/common/discovery/v2.0/keys")!  // safe: literal
-    package static let placeholder = "{tenantid}"
+    static let placeholder = "{tenantid}"
     package static let v2Issuer = "https://login.microsoftonline.com/{tenantid}/v2.0"
     package static let v1Issuer = "https://sts.windows.net/{tenantid}/"
     /// Forwarded unless `[provider.headers]` says otherwise: the tenant and the user's object id.
@@ -31,7 +31,7 @@ package enum EntraPreset {
     }
 
     /// A tenant id as Entra writes it: a GUID.
-    package static func isTenantID(_ text: String) -> Bool {
+    static func isTenantID(_ text: String) -> Bool {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         return parts.map(\.count) == [8, 4, 4, 4, 12] && parts.allSatisfy { $0.allSatisfy(\.isHexDigit) }
     }

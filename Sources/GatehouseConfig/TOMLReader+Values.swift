@@ -1,16 +1,16 @@
-package import TOMLKit
+import TOMLKit
 
 // Typed getters. Each marks its key known, returns nil when the key is absent, and returns nil after
 // recording an issue when the value is there but unusable, so the caller keeps its default and goes on.
 extension TOMLReader {
-    package func string(_ key: String) -> String? {
+    func string(_ key: String) -> String? {
         guard let value = value(key) else { return nil }
         guard let string = value.string else { return wrongType(key, expected: "a string", value) }
         return string
     }
 
     /// A string that must not be empty: an empty path or name is never what was meant.
-    package func nonEmptyString(_ key: String) -> String? {
+    func nonEmptyString(_ key: String) -> String? {
         guard let string = string(key) else { return nil }
         guard !string.isEmpty else {
             report(key, "must not be empty")
@@ -19,13 +19,13 @@ extension TOMLReader {
         return string
     }
 
-    package func bool(_ key: String) -> Bool? {
+    func bool(_ key: String) -> Bool? {
         guard let value = value(key) else { return nil }
         guard let bool = value.bool else { return wrongType(key, expected: "a boolean (true or false)", value) }
         return bool
     }
 
-    package func integer(_ key: String, in range: ClosedRange<Int>) -> Int? {
+    func integer(_ key: String, in range: ClosedRange<Int>) -> Int? {
         guard let value = value(key) else { return nil }
         guard let integer = value.int else { return wrongType(key, expected: "an integer", value) }
         guard range.contains(integer) else {
@@ -37,7 +37,7 @@ extension TOMLReader {
         return integer
     }
 
-    package func duration(_ key: String) -> Duration? {
+    func duration(_ key: String) -> Duration? {
         guard let value = value(key) else { return nil }
         guard let text = value.string else { return wrongType(key, expected: "a duration string such as \"30s\"", value) }
         guard let duration = Duration.parseConfig(text) else {
@@ -49,7 +49,7 @@ extension TOMLReader {
 
     /// One of `choices` by raw value, e.g. `format = "json"`. (The settings enums are not `CaseIterable`,
     /// and a conformance cannot be synthesized outside their file, hence the explicit list.)
-    package func choice<T: RawRepresentable>(_ key: String, among choices: [T]) -> T? where T.RawValue == String {
+    func choice<T: RawRepresentable>(_ key: String, among choices: [T]) -> T? where T.RawValue == String {
         guard let text = string(key) else { return nil }
         guard let choice = choices.first(where: { $0.rawValue == text }) else {
             let allowed = choices.map(\.rawValue).joined(separator: " | ")
@@ -60,7 +60,7 @@ extension TOMLReader {
     }
 
     /// An array of non-empty strings. An element that is not one is reported at the array's key path.
-    package func strings(_ key: String) -> [String]? {
+    func strings(_ key: String) -> [String]? {
         guard let value = value(key) else { return nil }
         guard let array = value.array else { return wrongType(key, expected: "an array of strings", value) }
         var result: [String] = []
@@ -78,14 +78,14 @@ extension TOMLReader {
     }
 
     /// The sub-table at `key` as a reader of its own; call its `finish()` when done with it.
-    package func table(_ key: String) -> TOMLReader? {
+    func table(_ key: String) -> TOMLReader? {
         guard let value = value(key) else { return nil }
         guard let table = value.table else { return wrongType(key, expected: "a table", value) }
         return TOMLReader(table: table, path: keyPath(key), sink: sink)
     }
 
     /// The elements of an array of tables (`[[provider]]`), each a reader with path `provider[i]`.
-    package func tables(_ key: String) -> [TOMLReader]? {
+    func tables(_ key: String) -> [TOMLReader]? {
         guard let value = value(key) else { return nil }
         guard let array = value.array else { return wrongType(key, expected: "an array of tables ([[\(key)]])", value) }
         var readers: [TOMLReader] = []
@@ -105,7 +105,7 @@ extension TOMLReader {
         return nil
     }
 
-    package static func typeName(_ type: TOMLType) -> String {
+    static func typeName(_ type: TOMLType) -> String {
         switch type {
         case .bool: "boolean"
         case .array: "array"

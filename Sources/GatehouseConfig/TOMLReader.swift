@@ -1,15 +1,15 @@
-package import TOMLKit
+import TOMLKit
 
 /// The issues of one parse, shared by every reader of that parse so nested tables report into one list.
 ///
 /// A class because readers of nested tables all append to it; it never leaves the synchronous parse,
 /// so it is not `Sendable`.
-package final class ConfigIssueSink {
-    package private(set) var issues: [ConfigurationIssue] = []
+final class ConfigIssueSink {
+    private(set) var issues: [ConfigurationIssue] = []
 
-    package init() {}
+    init() {}
 
-    package func add(_ issue: ConfigurationIssue) {
+    func add(_ issue: ConfigurationIssue) {
         issues.append(issue)
     }
 }
@@ -19,43 +19,43 @@ package final class ConfigIssueSink {
 /// Every typed getter records a wrong type as an issue and returns nil, so decoding goes on and finds the
 /// next problem. Every key asked for is remembered, present or not; `finish()` then reports each key of the
 /// table nobody asked for as unknown, with the closest known key as a hint.
-package final class TOMLReader {
+final class TOMLReader {
     /// This table's key path (`""` for the document, `provider[0]`, `provider[0].headers`).
-    package let path: String
-    package let sink: ConfigIssueSink
+    let path: String
+    let sink: ConfigIssueSink
     private let table: TOMLTable
     private var known: [String] = []
 
-    package init(table: TOMLTable, path: String, sink: ConfigIssueSink) {
+    init(table: TOMLTable, path: String, sink: ConfigIssueSink) {
         self.table = table
         self.path = path
         self.sink = sink
     }
 
     /// The keys present, in TOMLKit's order (sorted by name: toml++ does not keep file order).
-    package var keys: [String] { table.keys }
+    var keys: [String] { table.keys }
 
     /// Whether the table has `key`; counts as asking for it.
-    package func contains(_ key: String) -> Bool {
+    func contains(_ key: String) -> Bool {
         markKnown(key)
         return table[key] != nil
     }
 
-    package func keyPath(_ key: String) -> String { ConfigKeyPath.appending(key, to: path) }
+    func keyPath(_ key: String) -> String { ConfigKeyPath.appending(key, to: path) }
 
     /// Records an issue at `key` of this table, or at the table itself when `key` is nil.
-    package func report(_ key: String?, _ message: String) {
+    func report(_ key: String?, _ message: String) {
         sink.add(.invalid(key.map(keyPath) ?? path, message))
     }
 
     /// The raw value at `key`, marking it known.
-    package func value(_ key: String) -> (any TOMLValueConvertible)? {
+    func value(_ key: String) -> (any TOMLValueConvertible)? {
         markKnown(key)
         return table[key]
     }
 
     /// Reports every present key that was never asked for; call once the table has been decoded.
-    package func finish() {
+    func finish() {
         for key in keys where !known.contains(key) {
             sink.add(.unknownKey(keyPath(key), suggestion: closestKnownKey(to: key)))
         }
@@ -74,15 +74,15 @@ package final class TOMLReader {
 }
 
 /// How key paths are spelled: TOML dotted keys, quoted where a key is not a bare key.
-package enum ConfigKeyPath {
-    package static func appending(_ key: String, to base: String) -> String {
+enum ConfigKeyPath {
+    static func appending(_ key: String, to base: String) -> String {
         let segment = isBare(key) ? key : quoted(key)
         return base.isEmpty ? segment : "\(base).\(segment)"
     }
 
-    package static func element(_ index: Int, of base: String) -> String { "\(base)[\(index)]" }
+    static func element(_ index: Int, of base: String) -> String { "\(base)[\(index)]" }
 
-    package static func isBare(_ key: String) -> Bool {
+    static func isBare(_ key: String) -> Bool {
         !key.isEmpty && key.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -93,7 +93,7 @@ package enum ConfigKeyPath {
     }
 
     /// A TOML basic string, escaped so that a key path is always one printable line.
-    package static func quoted(_ text: String) -> String {
+    static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -110,8 +110,8 @@ package enum ConfigKeyPath {
 }
 
 /// Levenshtein distance over Unicode scalars, for "did you mean" hints on short key names.
-package enum EditDistance {
-    package static func between(_ a: String, _ b: String) -> Int {
+enum EditDistance {
+    static func between(_ a: String, _ b: String) -> Int {
         let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }

@@ -21,14 +21,14 @@ package final class ExchangeSettings: Sendable {
     /// answers an allowed request with its identity headers, `/.gatehouse/jwks` publishes its assertion keys.
     package let upstreamHead: UpstreamRequestHead
     /// `[upstream] timeout`: the upstream's response head must come within it.
-    package let responseTimeout: TimeAmount
+    let responseTimeout: TimeAmount
     /// `[listen] idle_timeout`: a response or request body that moves no byte for this long is cut.
     package let idleTimeout: TimeAmount
     /// Whether a connection may remember its last verified token (`RecentToken`): not with userinfo enrichment,
     /// whose fields may change from one request to the next.
     package let remembersTokens: Bool
     /// The providers with `backchannel_logout = true`: each has its `/.gatehouse/backchannel-logout/<name>`.
-    package let backchannelLogoutProviders: Set<String>
+    let backchannelLogoutProviders: Set<String>
 
     /// The settings of one configuration. `upstreamHead`: its head's rules (`UpstreamRequestHead(configuration)`,
     /// with the assertion signer its owner made); `remembersTokens`: false with userinfo enrichment.
@@ -46,7 +46,7 @@ package final class ExchangeSettings: Sendable {
     }
 
     /// Whether this configuration answers `endpoint`: a back-channel logout only for a provider that takes them.
-    package func opens(_ endpoint: OwnEndpoint) -> Bool {
+    func opens(_ endpoint: OwnEndpoint) -> Bool {
         guard case .backchannelLogout(let provider) = endpoint else { return true }
         return backchannelLogoutProviders.contains(provider)
     }

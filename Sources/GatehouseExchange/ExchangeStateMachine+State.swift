@@ -30,7 +30,7 @@ extension ExchangeStateMachine {
 
     /// Request body that arrived before the upstream leg has the request.
     package struct HeldBody {
-        package var buffers: [ByteBuffer] = []
+        var buffers: [ByteBuffer] = []
         package var bytes = 0
 
         package mutating func append(_ buffer: ByteBuffer) {
@@ -52,16 +52,16 @@ extension ExchangeStateMachine {
     /// goes as is `ExchangeRequest.admission`).
     package struct Forwarding {
         /// When the upstream's response head must have come (`upstreamLegStarted`); a retry's leg keeps it.
-        package var responseDeadline: NIODeadline?
+        var responseDeadline: NIODeadline?
         /// The upstream's response head was relayed: from here it runs as long as its bytes move.
-        package var responseStarted = false
+        var responseStarted = false
         /// Bytes last moved either way.
-        package var lastProgress: NIODeadline
+        var lastProgress: NIODeadline
         /// The request's bytes last arrived, or the upstream last asked for more of them.
-        package var lastRequestProgress: NIODeadline
-        package var hasRetried = false
+        var lastRequestProgress: NIODeadline
+        var hasRetried = false
 
-        package init(since: NIODeadline) {
+        init(since: NIODeadline) {
             lastProgress = since
             lastRequestProgress = since
         }

@@ -15,7 +15,7 @@ package struct RecentToken {
     /// The configuration it was made under (`ExchangeSettings`, one per configuration).
     private let configuration: ObjectIdentifier
 
-    package init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, settings: ExchangeSettings) {
+    init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, settings: ExchangeSettings) {
         self.token = token.utf8Bytes
         self.identity = identity
         self.identityFields = identityFields

@@ -2,7 +2,7 @@ import Atomics
 
 /// `X-Request-Id`: a client's own is kept if it is a sane identifier, else one is generated.
 package enum RequestID {
-    package static let maxLength = 128
+    static let maxLength = 128
 
     package static func acceptOrGenerate(_ presented: String?) -> String {
         if let presented, isAcceptable(presented) { return presented }
@@ -21,7 +21,7 @@ package enum RequestID {
 
     /// 32 hex digits: a random per-process prefix and a counter. Unique without a `getrandom`
     /// system call per request (request ids are correlation handles, not secrets).
-    package static func generate() -> String {
+    static func generate() -> String {
         let counter = counter.loadThenWrappingIncrement(ordering: .relaxed)
         return String(unsafeUninitializedCapacity: 32) { bytes in
             writeHex(processPrefix, into: bytes, at: 0)

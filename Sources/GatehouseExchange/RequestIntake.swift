@@ -1,17 +1,17 @@
-package import NIOCore
-package import NIOHTTP1
+import NIOCore
+import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseConfig
-package import GatehouseVocabulary
+import GatehouseVocabulary
 package import GatehousePolicy
 
 /// The first step of every request, on both doors: target, Host, request id, token, route or own
 /// endpoint. A request whose head decides its answer before any token is looked at (a bad target or
 /// Host, an unknown own endpoint, a method it does not take) is answered here.
-package enum RequestIntake {
+enum RequestIntake {
     /// What becomes of a request at intake: judged, or answered at once.
-    package enum Disposition {
+    enum Disposition {
         case judge(ExchangeRequest)
         /// Refused before its token is looked at (an MCP server's disallowed `Origin`): logged and counted as every refusal.
         case refuse(ExchangeRequest, AuthFailure)
@@ -19,7 +19,7 @@ package enum RequestIntake {
         case answer(ExchangeRequest, LocalResponse, RequestOutcome)
     }
 
-    package static func read(
+    static func read(
         _ head: HTTPRequestHead, clientIP: String, certificateThumbprint: String? = nil, routeContext: [String: String] = [:],
         speaksGRPC: Bool, settings: ExchangeSettings,
         startedAt: NIODeadline, via: String? = nil, trace: TracePropagation? = nil
@@ -103,7 +103,7 @@ package enum RequestIntake {
 
     /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19). The
     /// HTTP/2 door hands over `:authority` as the one Host (HTTP2RequestHeadReader).
-    package static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
+    static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
         var count = 0
         for header in head.headers where header.name.utf8.count == 4 && ASCIIByte.hasFoldedHeaderNamePrefix(header.name, hostName) {
             count += 1

@@ -1,12 +1,12 @@
-package import NIOHTTP1
+import NIOHTTP1
 import GatehouseSyntax
 import GatehouseExchange
 
 /// The `CheckResponse` (envoy.service.auth.v3) of a verdict, in the wire format: `status` (google.rpc.Status),
 /// then `denied_response` or `ok_response`, then `dynamic_metadata` (google.protobuf.Struct).
-package enum CheckResponseEncoding {
+enum CheckResponseEncoding {
     /// google.rpc.Code values.
-    package enum Code: UInt64 {
+    enum Code: UInt64 {
         case ok = 0, invalidArgument = 3, permissionDenied = 7, unavailable = 14, unauthenticated = 16
     }
 
@@ -14,7 +14,7 @@ package enum CheckResponseEncoding {
     private static let appendIfExistsOrAdd: UInt64 = 0
     private static let overwriteIfExistsOrAdd: UInt64 = 2
 
-    package static func encode(_ verdict: CheckVerdict) -> [UInt8] {
+    static func encode(_ verdict: CheckVerdict) -> [UInt8] {
         var writer = ProtobufWriter(capacity: 512)
         switch verdict {
         case .allow(let allowance):
@@ -45,7 +45,7 @@ package enum CheckResponseEncoding {
     }
 
     /// The gRPC status a denial is reported with (Envoy only asks whether it is OK; the HTTP status says the rest).
-    package static func code(for status: HTTPResponseStatus) -> Code {
+    static func code(for status: HTTPResponseStatus) -> Code {
         switch status {
         case .unauthorized: .unauthenticated
         case .serviceUnavailable: .unavailable

@@ -15,12 +15,12 @@ package enum CheckVerdict: Sendable {
 /// `forward_token = false`, the DPoP proof, an untrusted client-certificate header), and the verified
 /// identity for Envoy's RBAC and access logs (`dynamic_metadata`, namespace `gatehouse`).
 package struct CheckAllowance: Sendable {
-    package var headersToSet: [(String, String)] = []
-    package var headersToRemove: [String] = []
+    var headersToSet: [(String, String)] = []
+    var headersToRemove: [String] = []
     /// Every other spelling of every identity name, `-` and `_` either way (`IdentityHeaderNames.otherSpellings`),
     /// removed on Envoy's HTTP protocol, which shows Gatehouse only the headers its `allowed_headers` lists; over gRPC
     /// Gatehouse sees the client's every header and removes what it sent (`headersToRemove`).
-    package var spellingsToRemove: [String] = []
+    var spellingsToRemove: [String] = []
     package var metadata: [(String, MetadataValue)] = []
 
     package enum MetadataValue: Sendable {

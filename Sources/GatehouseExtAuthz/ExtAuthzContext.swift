@@ -24,5 +24,5 @@ package struct ExtAuthzContext: Sendable {
 
     /// A CheckRequest larger than this is refused unread (INVALID_ARGUMENT). Envoy's is a request head (a few KiB;
     /// Gatehouse reads no body); the bound is what one stream may hold, 100 streams a connection.
-    package static let maxCheckRequestBytes = 256 << 10
+    static let maxCheckRequestBytes = 256 << 10
 }

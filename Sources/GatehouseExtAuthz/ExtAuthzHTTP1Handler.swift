@@ -1,5 +1,5 @@
-package import NIOCore
-package import NIOHTTP1
+import NIOCore
+import NIOHTTP1
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
@@ -7,9 +7,9 @@ import GatehouseVocabulary
 
 /// The `[ext_authz]` port's HTTP/1.1 door (Envoy's HTTP protocol over an HTTP/1.1 cluster), behind NIO's HTTP/1
 /// server pipeline: a request's parts in, `ExtAuthzResponder`'s answer out.
-package final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
-    package typealias InboundIn = HTTPServerRequestPart
-    package typealias OutboundOut = HTTPServerResponsePart
+final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let responder: ExtAuthzResponder
     private var head: HTTPRequestHead?
@@ -17,11 +17,11 @@ package final class ExtAuthzHTTP1Handler: ChannelInboundHandler {
     private var startedAt = NIODeadline.now()
     private let tokenMemory = ConnectionTokenMemory()
 
-    package init(context: ExtAuthzContext) {
+    init(context: ExtAuthzContext) {
         self.responder = ExtAuthzResponder(context: context)
     }
 
-    package func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
+    func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
             self.head = head

@@ -1,21 +1,21 @@
-package import NIOCore
-package import NIOHTTP1
+import NIOCore
+import NIOHTTP1
 import GatehouseSyntax
 import GatehouseAuth
-package import GatehouseExchange
+import GatehouseExchange
 import GatehouseProxy
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 /// One request on the `[ext_authz]` port, whichever HTTP it came by (`ExtAuthzHTTP1Handler`, `ExtAuthzHTTP2Stream`):
 /// gRPC `envoy.service.auth.v3.Authorization/Check` and `grpc.health.v1.Health/Check`, or the HTTP protocol (Envoy's
 /// `http_service`) for any other request. The decision is the core's (`CheckDriver`); this reads the call and puts
 /// the verdict in the protocol's form.
-package struct ExtAuthzResponder {
-    package static let checkMethod = "/envoy.service.auth.v3.Authorization/Check"
-    package static let healthMethod = "/grpc.health.v1.Health/Check"
+struct ExtAuthzResponder {
+    static let checkMethod = "/envoy.service.auth.v3.Authorization/Check"
+    static let healthMethod = "/grpc.health.v1.Health/Check"
 
     /// A request as the doors hand it over.
-    package struct Request {
+    struct Request {
         package var method: HTTPMethod
         package var uri: String
         /// The regular fields, `host` included (an HTTP/2 request's `:authority`).
@@ -24,14 +24,14 @@ package struct ExtAuthzResponder {
         /// The body went past `ExtAuthzContext.maxCheckRequestBytes` and was dropped.
         package var bodyTooLarge: Bool
         /// The caller's address (Envoy's).
-        package var peerIP: String
+        var peerIP: String
         package var startedAt: NIODeadline
         /// Came over HTTP/2 (gRPC needs it).
         package var isHTTP2: Bool
     }
 
     /// What the door writes back.
-    package enum Answer: Sendable {
+    enum Answer: Sendable {
         /// A gRPC response: 200, `content-type: application/grpc`, the message if any, then `grpc-status` (and
         /// `grpc-message`) trailers.
         case grpc(message: [UInt8]?, status: Int, statusMessage: String?)
@@ -39,12 +39,12 @@ package struct ExtAuthzResponder {
     }
 
     /// An answer now, or once the Check's decision has come (`CheckDriver.Judged`).
-    package typealias EventualAnswer = Eventual<Answer>
+    typealias EventualAnswer = Eventual<Answer>
 
-    package let context: ExtAuthzContext
+    let context: ExtAuthzContext
 
     /// - Parameter tokenMemory: the connection's last verified token (the doors' fast path for a repeated token).
-    package func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventualAnswer {
+    func respond(to request: Request, tokenMemory: ConnectionTokenMemory, on eventLoop: any EventLoop) -> EventualAnswer {
         // A gRPC answer is HTTP 200, which Envoy's HTTP protocol reads as "allow": so only the two methods' own calls
         // get one (HTTP/2, POST, exactly their path, gRPC's content-type and `te: trailers`, which Envoy's HTTP
         // protocol never passes on). Anything else is the HTTP protocol, judged by the core.
@@ -166,7 +166,7 @@ package struct ExtAuthzResponder {
     /// Decided before the caller gives up (it would read a timeout as a failure): at 4/5 of its deadline, from
     /// gRPC's `grpc-timeout` or the `x-envoy-expected-rq-timeout-ms` Envoy sends with both protocols.
     /// A caller's timeout counts up to an hour (a larger one, or a negative one, is read as an hour or as none).
-    package static func deadline(_ headers: HTTPHeaders, startedAt: NIODeadline) -> NIODeadline? {
+    static func deadline(_ headers: HTTPHeaders, startedAt: NIODeadline) -> NIODeadline? {
         func usable(_ timeout: TimeAmount?) -> TimeAmount? { timeout.flatMap { $0.nanoseconds >= 0 ? $0 : nil } }
         let grpc = usable(GRPCMessageFraming.timeout(headers.first(name: "grpc-timeout")))
         let envoy = usable(headers.first(name: "x-envoy-expected-rq-timeout-ms").flatMap { Int64($0) }.map { TimeAmount.milliseconds($0) })

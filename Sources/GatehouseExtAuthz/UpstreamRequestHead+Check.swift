@@ -2,8 +2,8 @@ import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
-package import GatehouseExchange
-package import GatehousePolicy
+import GatehouseExchange
+import GatehousePolicy
 import GatehouseVocabulary
 
 extension UpstreamRequestHead {
@@ -12,7 +12,7 @@ extension UpstreamRequestHead {
     /// sets: Envoy removes after it sets, so the name would not reach the upstream at all), the DPoP token as
     /// `Bearer`, and the identity as metadata. Hop-by-hop fields, `X-Forwarded-*` and the request id are
     /// Envoy's own to write.
-    package func checkAllowance(_ request: Request, admission: Admission, at now: @autoclosure () -> Int64) -> CheckAllowance {
+    func checkAllowance(_ request: Request, admission: Admission, at now: @autoclosure () -> Int64) -> CheckAllowance {
         var allowance = CheckAllowance()
         forEachAdmissionHeader(admission, at: now()) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
         let nominated = HeaderHygiene.connectionNominations(request.head.headers)

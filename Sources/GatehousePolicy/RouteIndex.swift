@@ -1,5 +1,5 @@
 import GatehouseSyntax
-package import GatehouseConfig
+import GatehouseConfig
 
 /// Which routes a request could match, found without trying every route: routes are filed by Envoy context (none,
 /// or one of their pairs), then by host (every host, an exact name, a wildcard's suffix), then in a tree of path
@@ -13,14 +13,14 @@ package import GatehouseConfig
 /// `/` and at `%2F` alike (a prefix matches at an encoded slash too), the same way for routes and requests, so
 /// splitting more never hides a match. A class: a table is consulted on every request, and one reference is one
 /// retain where a struct of dictionaries would be a copy of each.
-package final class RouteIndex: Sendable {
+final class RouteIndex: Sendable {
     private let withoutContext: HostIndex
     /// Under `key=value` of the route's first pair.
     private let byContext: [String: HostIndex]
 
     /// `paths[i]`: route i's configured path in canonical form, without `;` parameters; `hosts[i]`: its hosts;
     /// `contexts[i]`: its context pairs in key order.
-    package init(paths: [String], hosts: [RouteHosts?], contexts: [[(key: String, value: String)]]) {
+    init(paths: [String], hosts: [RouteHosts?], contexts: [[(key: String, value: String)]]) {
         var withoutContext = HostIndex()
         var byContext: [String: HostIndex] = [:]
         for (route, path) in paths.enumerated() {
@@ -37,7 +37,7 @@ package final class RouteIndex: Sendable {
     private static func contextKey(_ key: String, _ value: String) -> String { key + "\u{0}" + value }
 
     /// Calls `visit` with every route that could match, in no particular order (a route may come more than once).
-    package func forEachCandidate(path: Substring, host: Substring?, context: [String: String], _ visit: (Int) -> Void) {
+    func forEachCandidate(path: Substring, host: Substring?, context: [String: String], _ visit: (Int) -> Void) {
         withoutContext.forEachCandidate(path: path, host: host, visit)
         guard !byContext.isEmpty else { return }
         for (key, value) in context {

@@ -79,7 +79,7 @@ extension RouteRule {
     }
 
     /// The ASCII-lower-cased part after the last `@`; nil when there is no `@` or either side is empty.
-    package static func emailDomain(_ email: String?) -> String? {
+    static func emailDomain(_ email: String?) -> String? {
         guard let email, let at = email.utf8.lastIndex(of: UInt8(ascii: "@")) else { return nil }
         let domain = email.utf8[email.utf8.index(after: at)...]
         guard at != email.utf8.startIndex, !domain.isEmpty else { return nil }

@@ -78,7 +78,7 @@ public struct RouteRule: Sendable, Equatable {
         providers.isEmpty || providers.contains(provider)
     }
 
-    package static func asciiLowercased(_ string: String) -> String {
+    static func asciiLowercased(_ string: String) -> String {
         String(decoding: string.utf8.map(ASCIIByte.lowercased), as: UTF8.self)
     }
 }

@@ -23,7 +23,7 @@ public struct RouteTable: Sendable {
     public let usesHosts: Bool
 
     /// Tables longer than this are searched through `RouteIndex`; shorter ones are scanned (as fast, and simpler).
-    package static let indexedFrom = 16
+    static let indexedFrom = 16
     private let index: RouteIndex?
 
     public init(_ routes: [RouteSettings], indexed: Bool? = nil) {
@@ -77,7 +77,7 @@ public struct RouteTable: Sendable {
 
     /// The path with every segment's `;` parameters cut off and the empty segments this leaves merged away.
     /// Returns the path itself, without allocating, when it has no `;`.
-    package static func withoutPathParameters(_ path: String) -> Substring {
+    static func withoutPathParameters(_ path: String) -> Substring {
         guard path.utf8.contains(ASCIIByte.semicolon) else { return path[...] }
         var result: [UInt8] = []
         result.reserveCapacity(path.utf8.count)

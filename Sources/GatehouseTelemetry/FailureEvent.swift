@@ -39,7 +39,7 @@ package struct FailureEvent: Sendable {
     }
 
     /// `sha256:` + the first 12 hex digits of SHA-256 of the token, when there was one.
-    package var tokenFingerprint: String? { token.map(Self.fingerprint) }
+    var tokenFingerprint: String? { token.map(Self.fingerprint) }
 
     package static func fingerprint(of token: Substring) -> String {
         let digest = SHA256.hash(data: Array(token.utf8))
@@ -51,7 +51,7 @@ package struct FailureEvent: Sendable {
 
     /// The JSON line, fields in the documented order; absent fields are left out. Built in one
     /// string (up to `max_lines_per_second` of these are written every second of a 401 flood).
-    package func jsonLine(subject: String?) -> String {
+    func jsonLine(subject: String?) -> String {
         var line = "{\"ts\":"
         line.reserveCapacity(768)
         line.appendJSONQuoted(Self.timestamp(timestamp))

@@ -140,11 +140,11 @@ public struct GatehouseMetrics: Sendable {
         http2Streams.increment()
     }
 
-    package func traceSpansExported(_ count: Int) {
+    func traceSpansExported(_ count: Int) {
         traceSpansExported.increment(by: Int64(count))
     }
 
-    package func traceSpansDropped(_ count: Int) {
+    func traceSpansDropped(_ count: Int) {
         traceSpansDropped.increment(by: Int64(count))
     }
 

@@ -1,9 +1,9 @@
-package import Prometheus
+import Prometheus
 
 /// The `# HELP` text of each of Gatehouse's series (docs/reference.md §9), and the descriptor a series is made with:
 /// the full name as the reference spells it, no namespace or unit added.
-package enum MetricHelp {
-    package static func descriptor(_ name: String) -> MetricNameDescriptor {
+enum MetricHelp {
+    static func descriptor(_ name: String) -> MetricNameDescriptor {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: texts[name] ?? "")
     }
 

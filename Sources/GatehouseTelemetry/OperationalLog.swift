@@ -1,5 +1,5 @@
 import Foundation
-package import Logging
+import Logging
 import GatehouseSyntax
 public import GatehouseConfig
 
@@ -20,17 +20,17 @@ public enum OperationalLog {
 }
 
 /// One JSON object per line on stderr: `{"ts":…,"level":…,"label":…,"message":…,"gatehouse.provider":…}`.
-package struct JSONLogHandler: LogHandler {
-    package let label: String
-    package var logLevel: Logger.Level = .info
-    package var metadata: Logger.Metadata = [:]
+struct JSONLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
 
-    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    package func log(event: LogEvent) {
+    func log(event: LogEvent) {
         var fields = [
             "\"ts\":\(FailureEvent.timestamp(Date()).jsonQuoted)",
             "\"level\":\(event.level.rawValue.jsonQuoted)",

@@ -6,18 +6,18 @@ import Foundation
 /// The standard `process_*` series (Prometheus's client libraries export them; dashboards and alerts expect them),
 /// read from `/proc/self` at each scrape: CPU seconds, resident and virtual memory, open and maximum file
 /// descriptors, and the start time.
-package enum ProcessMetrics {
-    package struct Reading: Equatable {
-        package var cpuSeconds: Double
-        package var residentBytes: Double
-        package var virtualBytes: Double
-        package var openDescriptors: Double
-        package var maxDescriptors: Double
-        package var startTimeSeconds: Double
+enum ProcessMetrics {
+    struct Reading: Equatable {
+        var cpuSeconds: Double
+        var residentBytes: Double
+        var virtualBytes: Double
+        var openDescriptors: Double
+        var maxDescriptors: Double
+        var startTimeSeconds: Double
     }
 
     /// The series in the text format, or "" where `/proc` cannot be read (not Linux).
-    package static func exposition() -> String {
+    static func exposition() -> String {
         guard let reading = read() else { return "" }
         let series: [(String, String, String, Double)] = [
             ("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", reading.cpuSeconds),
@@ -32,7 +32,7 @@ package enum ProcessMetrics {
         }.joined()
     }
 
-    package static func read() -> Reading? {
+    static func read() -> Reading? {
         guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
               let fields = statFields(stat), fields.count >= 22
         else { return nil }
@@ -51,7 +51,7 @@ package enum ProcessMetrics {
     }
 
     /// The fields of `/proc/self/stat` after `(comm)`, which may itself hold spaces and parentheses.
-    package static func statFields(_ stat: String) -> [Substring]? {
+    static func statFields(_ stat: String) -> [Substring]? {
         guard let close = stat.lastIndex(of: ")") else { return nil }
         return stat[stat.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
     }

@@ -6,7 +6,7 @@ import NIOCore
 import NIOHTTP1
 import Testing
 import GatehouseSyntax
-import GatehouseConfig
+@testable import GatehouseConfig
 import GatehouseAuth
 import GatehouseVocabulary
 

@@ -9,7 +9,7 @@ import GatehouseConfig
 import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
-import GatehouseExtAuthz
+@testable import GatehouseExtAuthz
 
 /// Gatehouse as the authorizer Envoy calls (`[ext_authz]`): raw Check calls with Envoy's own API classes
 /// (Resources/extauthz/check_client.py: PyPI xds-protos and grpcio), answered by the same request core as the

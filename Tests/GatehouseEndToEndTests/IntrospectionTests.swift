@@ -5,7 +5,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
-import GatehouseAuth
+@testable import GatehouseAuth
 
 /// Opaque access tokens judged by the issuer (RFC 7662), end to end: against Authlib's introspection
 /// endpoint (client authentication both ways, RFC 8414 discovery), and against a scripted IdP for the

@@ -4,7 +4,7 @@ import NIOCore
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
-import GatehouseAuth
+@testable import GatehouseAuth
 
 /// `type = "kubernetes"`: service-account tokens verified with the API server's keys, fetched over TLS
 /// checked against the cluster CA and authenticated with the pod's token file, re-read at each fetch (the

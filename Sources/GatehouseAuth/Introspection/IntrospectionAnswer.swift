@@ -1,22 +1,22 @@
 import Foundation
-package import GatehouseSyntax
+import GatehouseSyntax
 import GatehouseTokens
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 /// What an RFC 7662 introspection response means (docs/reference.md §13). Only a 200 whose body is one
 /// JSON object with `"active": true` (the boolean) is an active token; `"active": false` is an inactive
 /// one (401); anything else is an issuer that did not answer usably (503: never taken for either).
-package enum IntrospectionAnswer {
+enum IntrospectionAnswer {
     /// The largest answer read; a bigger one is an issuer that did not answer usably.
-    package static let maxBodyBytes = 64 << 10
+    static let maxBodyBytes = 64 << 10
 
-    package enum Outcome {
+    enum Outcome {
         case active([String: JSONValue])
         case inactive(AuthFailure)
         case unusable(String)
     }
 
-    package static func judge(status: UInt, body: [UInt8], provider: Provider, now: Int64, leeway: Int64) -> Outcome {
+    static func judge(status: UInt, body: [UInt8], provider: Provider, now: Int64, leeway: Int64) -> Outcome {
         guard status == 200 else { return .unusable("HTTP \(status)") }
         guard let value = try? StrictJSON.parse(body), case .object(var claims) = value else {
             return .unusable("the answer is not one JSON object")

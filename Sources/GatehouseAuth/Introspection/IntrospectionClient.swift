@@ -1,6 +1,6 @@
 package import AsyncHTTPClient
-package import Foundation
-package import NIOCore
+import Foundation
+import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 package import GatehouseConfig
@@ -21,7 +21,7 @@ package struct IntrospectionClient: Sendable {
     }
 
     /// The status and body of the issuer's answer about `token`.
-    package func introspect(_ token: Substring, endpoint: URL, on eventLoop: any EventLoop) -> EventLoopFuture<(UInt, [UInt8])> {
+    func introspect(_ token: Substring, endpoint: URL, on eventLoop: any EventLoop) -> EventLoopFuture<(UInt, [UInt8])> {
         var form = [("token", String(token)), ("token_type_hint", "access_token")]
         var headers: HTTPHeaders = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
         switch settings.clientAuth {
@@ -38,7 +38,7 @@ package struct IntrospectionClient: Sendable {
     }
 
     /// `introspection_endpoint` from the issuer's metadata.
-    package func discoverEndpoint(on eventLoop: any EventLoop) -> EventLoopFuture<URL> {
+    func discoverEndpoint(on eventLoop: any EventLoop) -> EventLoopFuture<URL> {
         guard let issuer, let url = URL(string: issuer), let host = url.host, let scheme = url.scheme else {
             return eventLoop.makeFailedFuture(Failure(description: "no introspection_endpoint and no issuer to discover it from"))
         }
@@ -82,7 +82,7 @@ package struct IntrospectionClient: Sendable {
     }
 
     /// application/x-www-form-urlencoded: everything but unreserved characters percent-encoded.
-    package static func formEncoded(_ text: String) -> String {
+    static func formEncoded(_ text: String) -> String {
         var out = ""
         for byte in text.utf8 {
             if ASCIIByte.isUnreserved(byte) {

@@ -2,7 +2,7 @@ package import AsyncHTTPClient
 import Foundation
 package import Logging
 import NIOConcurrencyHelpers
-package import NIOCore
+import NIOCore
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
@@ -45,7 +45,7 @@ package final class Introspector: Sendable {
 
     var hasTokenPrefix: Bool { settings.tokenPrefix != nil }
 
-    package func introspect(_ token: Substring, now: Int64, on eventLoop: any EventLoop) -> TokenVerifier.Verdict {
+    func introspect(_ token: Substring, now: Int64, on eventLoop: any EventLoop) -> TokenVerifier.Verdict {
         verdicts.judge(token, now: now, on: eventLoop) { [self] key in
             let url = endpoint.withLockedValue { $0 }.map { eventLoop.makeSucceededFuture($0) } ?? discover(on: eventLoop)
             return url.flatMap { self.client.introspect(token, endpoint: $0, on: eventLoop) }.map { status, body in

@@ -2,7 +2,7 @@ import NIOConcurrencyHelpers
 package import NIOCore
 import Prometheus
 package import GatehouseTokens
-package import GatehouseTelemetry
+import GatehouseTelemetry
 package import GatehouseVocabulary
 
 /// What the issuer said about tokens it alone can judge (RFC 7662 introspection, Kubernetes TokenReview),
@@ -33,10 +33,10 @@ package final class IssuerVerdicts: Sendable {
 
     package struct State: Sendable {
         package var cache: BoundedTokenMap<Answer>
-        package var inFlight: [TokenKey: EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>] = [:]
+        var inFlight: [TokenKey: EventLoopFuture<Result<VerifiedIdentity, AuthFailure>>] = [:]
         /// Calls that may still start: refilled at `maxCallsPerSecond`, up to one second's worth.
         package var budget: Double
-        package var refilled = NIODeadline.now()
+        var refilled = NIODeadline.now()
 
         package init(cache: BoundedTokenMap<Answer>, budget: Double, refilled: NIODeadline = .now()) {
             self.cache = cache
@@ -45,7 +45,7 @@ package final class IssuerVerdicts: Sendable {
         }
     }
 
-    package init(providerName: String, capacity: Int, maxInFlight: Int, maxCallsPerSecond: Int, metrics: GatehouseMetrics) {
+    init(providerName: String, capacity: Int, maxInFlight: Int, maxCallsPerSecond: Int, metrics: GatehouseMetrics) {
         self.providerName = providerName
         self.maxInFlight = maxInFlight
         self.maxCallsPerSecond = maxCallsPerSecond
@@ -139,7 +139,7 @@ package final class IssuerVerdicts: Sendable {
 
 extension IssuerVerdicts.State {
     /// One call from the budget, refilled for the time since the last refill.
-    package mutating func takeFromBudget(perSecond rate: Int, now: NIODeadline = .now()) -> Bool {
+    mutating func takeFromBudget(perSecond rate: Int, now: NIODeadline = .now()) -> Bool {
         CallBudget.take(budget: &budget, refilled: &refilled, perSecond: rate, now: now)
     }
 }

@@ -1,10 +1,10 @@
 import GatehouseSyntax
 
 /// Which tokens go to an introspection provider: those that are not a compact JWS (RFC 7515 §7.1).
-package enum OpaqueToken {
+enum OpaqueToken {
     /// Three segments, the first a base64url JSON object (its first byte `{`, possibly after spaces):
     /// what `CompactJWS` would judge. Anything else (`ya29.…`, a random reference token) is opaque.
-    package static func looksLikeCompactJWS(_ token: Substring) -> Bool {
+    static func looksLikeCompactJWS(_ token: Substring) -> Bool {
         let utf8 = token.utf8
         var dots = 0
         var firstDot: String.UTF8View.Index?

@@ -1,6 +1,6 @@
 package import AsyncHTTPClient
 import Foundation
-package import NIOCore
+import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 package import GatehouseConfig
@@ -37,7 +37,7 @@ package final class TokenReviewer: Sendable {
     }
 
     /// The verified identity, if the API server still authenticates the token.
-    package func review(_ token: Substring, identity: VerifiedIdentity, now: Int64, on eventLoop: any EventLoop) -> TokenVerifier.Verdict {
+    func review(_ token: Substring, identity: VerifiedIdentity, now: Int64, on eventLoop: any EventLoop) -> TokenVerifier.Verdict {
         verdicts.judge(token, now: now, on: eventLoop) { [self] _ in
             ask(token, on: eventLoop).map { status, body in
                 Self.answer(status: status, body: body, identity: identity, now: now, settings: self.settings)

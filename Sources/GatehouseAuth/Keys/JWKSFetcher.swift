@@ -3,7 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 public import NIOCore
 import NIOHTTP1
-package import NIOSSL
+import NIOSSL
 import GatehouseSyntax
 public import GatehouseTokens
 
@@ -25,11 +25,11 @@ public struct JWKSFetcher: Sendable {
 
     public struct FetchError: Error, Sendable, CustomStringConvertible {
         public var description: String
-        package init(_ description: String) { self.description = description }
+        init(_ description: String) { self.description = description }
     }
 
     /// Largest JWKS or discovery document accepted (real ones are a few KiB).
-    package static let maxDocumentBytes = 1 << 20
+    static let maxDocumentBytes = 1 << 20
 
     package let client: HTTPClient
     package let timeout: Duration
@@ -111,7 +111,7 @@ public struct JWKSFetcher: Sendable {
     }
 
     /// The API server's TLS (its CA) and the pod's token, read now.
-    package static func kubernetesAccess(_ api: KubernetesAPI) throws(FetchError) -> (headers: [(String, String)], tls: TLSConfiguration?) {
+    static func kubernetesAccess(_ api: KubernetesAPI) throws(FetchError) -> (headers: [(String, String)], tls: TLSConfiguration?) {
         guard let data = FileManager.default.contents(atPath: api.tokenFile),
               let token = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty
         else { throw FetchError("cannot read the service-account token file \(api.tokenFile)") }

@@ -15,8 +15,8 @@ package struct KeyRefresher: Sendable {
         self.minRefresh = minRefresh
     }
 
-    package static let firstRetry = Duration.milliseconds(500)
-    package static let maxRetry = Duration.seconds(60)
+    static let firstRetry = Duration.milliseconds(500)
+    static let maxRetry = Duration.seconds(60)
 
     package func run() async {
         await withTaskGroup(of: Void.self) { group in
@@ -55,7 +55,7 @@ package struct KeyRefresher: Sendable {
     }
 
     /// 75%..125% of `delay`, so replicas that failed together do not retry together.
-    package static func jittered(_ delay: Duration) -> Duration {
+    static func jittered(_ delay: Duration) -> Duration {
         delay * Double.random(in: 0.75...1.25)
     }
 }

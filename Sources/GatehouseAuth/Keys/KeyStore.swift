@@ -16,28 +16,28 @@ public import GatehouseVocabulary
 /// the fetch bookkeeping sits behind a per-provider lock that only fetches take.
 public final class KeyStore: Sendable {
     /// What the request path reads: replaced whole, never mutated.
-    package final class SnapshotBox: AtomicReference, Sendable {
-        package let snapshot: KeySnapshot?
-        package init(_ snapshot: KeySnapshot?) { self.snapshot = snapshot }
+    final class SnapshotBox: AtomicReference, Sendable {
+        let snapshot: KeySnapshot?
+        init(_ snapshot: KeySnapshot?) { self.snapshot = snapshot }
     }
 
-    package struct ProviderState {
-        package var lastError: String?
+    struct ProviderState {
+        var lastError: String?
         /// The fetch under way; it completes with whether it succeeded.
-        package var inFlight: EventLoopFuture<Bool>?
+        var inFlight: EventLoopFuture<Bool>?
         /// When the last refetch an unknown `kid` caused began: the cooldown counts from it (and from
         /// nothing else: the first fetch and scheduled refreshes do not spend it).
-        package var lastUnscheduledFetch: NIODeadline?
+        var lastUnscheduledFetch: NIODeadline?
         /// When a fetch failure was last written to the operational log (they are rate limited).
-        package var lastFailureLogged: NIODeadline?
+        var lastFailureLogged: NIODeadline?
         /// When the scheduled refresher should fetch next.
-        package var nextRefresh: NIODeadline = .now()
+        var nextRefresh: NIODeadline = .now()
         /// `backchannel_logout = true` and discovery does not announce it: said once.
-        package var toldBackchannelLogoutUnannounced = false
+        var toldBackchannelLogoutUnannounced = false
     }
 
     /// The same fetch failure is logged at most this often per provider (the metrics count every one).
-    package static let failureLogInterval = TimeAmount.seconds(60)
+    static let failureLogInterval = TimeAmount.seconds(60)
 
     public let providers: [Provider]
     private let states: [NIOLockedValueBox<ProviderState>]
@@ -89,7 +89,7 @@ public final class KeyStore: Sendable {
 
     /// Whether the provider has a key set (of any age): a refresher started for a carried-over
     /// provider waits for its scheduled refresh instead of fetching at once.
-    package func hasKeySet(provider index: Int) -> Bool {
+    func hasKeySet(provider index: Int) -> Bool {
         snapshots[index].load(ordering: .acquiring).snapshot != nil
     }
 
@@ -140,19 +140,19 @@ public final class KeyStore: Sendable {
     }
 
     /// When the refresher should fetch this provider next.
-    package func nextRefresh(provider index: Int) -> NIODeadline {
+    func nextRefresh(provider index: Int) -> NIODeadline {
         states[index].withLockedValue { $0.nextRefresh }
     }
 
     /// Whether the most recent fetch for this provider failed (the refresher then retries sooner).
-    package func lastFetchFailed(provider index: Int) -> Bool {
+    func lastFetchFailed(provider index: Int) -> Bool {
         states[index].withLockedValue { $0.lastError != nil }
     }
 
     /// Start-up with the provider unreachable: use the set persisted by an earlier run, if it is
     /// younger than `max_stale` and nothing fresher is loaded. Returns whether it was used.
     @discardableResult
-    package func usePersistedKeys(provider index: Int) -> Bool {
+    func usePersistedKeys(provider index: Int) -> Bool {
         let provider = providers[index]
         let current = snapshots[index].load(ordering: .acquiring)
         guard current.snapshot == nil, let persistence, let persisted = persistence.load(provider: provider.name) else { return false }

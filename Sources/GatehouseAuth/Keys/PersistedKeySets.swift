@@ -1,28 +1,28 @@
-package import Foundation
+import Foundation
 
 /// `[jwks] cache_dir`: the last good JWKS of each provider on disk, so a restart during an IdP
 /// outage keeps serving. One file per provider, `<name>.jwks`: a first line
 /// `gatehouse-jwks 1 <unix seconds of the fetch>`, then the JWKS document exactly as fetched.
 /// Written to a temporary file and renamed, so a reader never sees half a file.
-package struct PersistedKeySets: Sendable {
-    package let directory: String
+struct PersistedKeySets: Sendable {
+    let directory: String
 
-    package init(directory: String) {
+    init(directory: String) {
         self.directory = directory
     }
 
-    package struct Loaded {
-        package var body: [UInt8]
-        package var fetchedAt: Date
+    struct Loaded {
+        var body: [UInt8]
+        var fetchedAt: Date
     }
 
-    package struct SaveError: Error, CustomStringConvertible {
-        package var description: String
+    struct SaveError: Error, CustomStringConvertible {
+        var description: String
     }
 
     private static let magic = "gatehouse-jwks 1 "
 
-    package func save(provider: String, body: [UInt8], fetchedAt: Date) throws {
+    func save(provider: String, body: [UInt8], fetchedAt: Date) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = file(for: provider)
         let temporary = path + ".tmp-\(getpid())"
@@ -37,7 +37,7 @@ package struct PersistedKeySets: Sendable {
         }
     }
 
-    package func load(provider: String) -> Loaded? {
+    func load(provider: String) -> Loaded? {
         guard let data = FileManager.default.contents(atPath: file(for: provider)) else { return nil }
         let bytes = Array(data)
         guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")),

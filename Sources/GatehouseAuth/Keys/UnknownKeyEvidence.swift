@@ -1,5 +1,5 @@
 import Foundation
-package import GatehouseTokens
+import GatehouseTokens
 
 /// Why a `kid` its provider's key set lacks is known not to be the provider's: the only grounds for
 /// 401 `unknown_key` (docs/reference.md §3.8). Without one of them, a token signed by a key the
@@ -21,7 +21,7 @@ public enum UnknownKeyEvidence: Sendable, Equatable {
     /// - Parameters:
     ///   - keyID: the token's `kid`; a token without one has no `kid` to have been retired.
     ///   - issuedAt: the token's `iat` (unverified: a forger who backdates it earns the 401 it would get anyway).
-    package static func inSnapshot(_ snapshot: KeySnapshot, keyID: String?, issuedAt: Int64?, leeway: Int64) -> Self? {
+    static func inSnapshot(_ snapshot: KeySnapshot, keyID: String?, issuedAt: Int64?, leeway: Int64) -> Self? {
         if let keyID {
             if let skipped = snapshot.keySet.skipped.first(where: { $0.keyID.map { $0.utf8.elementsEqual(keyID.utf8) } ?? false }) {
                 return .unusable(skipped.reason)

@@ -8,7 +8,7 @@ package final class LogoutReplayMemory: Sendable {
     private let seen = NIOLockedValueBox<[String: Int64]>([:])
     package let capacity: Int
 
-    package init(capacity: Int = 100_000) {
+    init(capacity: Int = 100_000) {
         self.capacity = capacity
     }
 

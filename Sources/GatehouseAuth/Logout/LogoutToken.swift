@@ -13,7 +13,7 @@ package struct LogoutToken: Sendable, Equatable {
     package var issuedAt: Int64
     /// Until when the token could still be taken (its `exp`, or `iat` + `max_logout_token_age`, plus the largest leeway):
     /// its `jti` is remembered that long.
-    package var replayableUntil: Int64
+    var replayableUntil: Int64
 
     package init(provider: String, sid: String?, subject: String?, jti: String, issuedAt: Int64, replayableUntil: Int64) {
         self.provider = provider

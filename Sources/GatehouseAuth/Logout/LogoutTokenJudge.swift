@@ -15,7 +15,7 @@ package struct LogoutTokenJudge: Sendable {
     }
 
     /// The `events` member every logout token carries (§2.4).
-    package static let logoutEvent = "http://schemas.openid.net/event/backchannel-logout"
+    static let logoutEvent = "http://schemas.openid.net/event/backchannel-logout"
 
     /// The index of the provider `name` if it takes back-channel logouts.
     package func provider(named name: String) -> Int? {

@@ -3,7 +3,7 @@ package import NIOCore
 /// A token bucket: `rate` calls a second, up to one second's worth at once.
 package struct CallBudget: Sendable {
     package var budget: Double
-    package var refilled: NIODeadline
+    var refilled: NIODeadline
 
     package init(rate: Int, now: NIODeadline = .now()) {
         budget = Double(rate)

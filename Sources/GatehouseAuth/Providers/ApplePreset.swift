@@ -1,17 +1,17 @@
-package import Foundation
-package import GatehouseSyntax
+import Foundation
+import GatehouseSyntax
 import GatehouseTokens
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 /// Sign in with Apple: issuer appleid.apple.com, `aud` = the app's bundle or services ID.
 /// Apple sends `email_verified` and `is_private_email` as the strings "true"/"false" (sometimes
 /// as booleans): both are accepted and forwarded as booleans.
-package enum ApplePreset {
-    package static let issuer = "https://appleid.apple.com"
-    package static let jwksURL = URL(string: "https://appleid.apple.com/auth/keys")!  // safe: literal
-    package static let stringBooleans = ["email_verified", "is_private_email"]
+enum ApplePreset {
+    static let issuer = "https://appleid.apple.com"
+    static let jwksURL = URL(string: "https://appleid.apple.com/auth/keys")!  // safe: literal
+    static let stringBooleans = ["email_verified", "is_private_email"]
 
-    package static func normalize(_ claims: [String: JSONValue]) throws(AuthFailure) -> [String: JSONValue] {
+    static func normalize(_ claims: [String: JSONValue]) throws(AuthFailure) -> [String: JSONValue] {
         var normalized = claims
         for name in stringBooleans {
             switch claims[name] {

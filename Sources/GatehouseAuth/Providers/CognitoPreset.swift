@@ -1,20 +1,20 @@
-package import Foundation
-package import GatehouseSyntax
-package import GatehouseConfig
+import Foundation
+import GatehouseSyntax
+import GatehouseConfig
 import GatehouseTokens
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 /// Amazon Cognito user pools. Access tokens carry `client_id` and no `aud`; ID tokens carry `aud`;
 /// `token_use` says which, and the provider's `token_use` setting says which it accepts.
 /// `username` (access) / `cognito:username` (ID) is forwarded as `X-Auth-Username`.
-package enum CognitoPreset {
-    package static func issuer(region: String, userPoolID: String) -> String {
+enum CognitoPreset {
+    static func issuer(region: String, userPoolID: String) -> String {
         "https://cognito-idp.\(region).amazonaws.com/\(userPoolID)"
     }
 
-    package static func jwksURL(issuer: String) -> URL? { URL(string: issuer + "/.well-known/jwks.json") }
+    static func jwksURL(issuer: String) -> URL? { URL(string: issuer + "/.well-known/jwks.json") }
 
-    package static func checkAudience(_ claims: [String: JSONValue], clientIDs: Set<String>, accepted: ProviderSettings.TokenUse, provider: String)
+    static func checkAudience(_ claims: [String: JSONValue], clientIDs: Set<String>, accepted: ProviderSettings.TokenUse, provider: String)
         throws(AuthFailure)
     {
         let use = try ClaimChecks.string("token_use", in: claims, required: false)
@@ -35,7 +35,7 @@ package enum CognitoPreset {
     }
 
     /// ID tokens name the user `cognito:username`, access tokens `username`: one name upstream.
-    package static func normalize(_ claims: [String: JSONValue]) -> [String: JSONValue] {
+    static func normalize(_ claims: [String: JSONValue]) -> [String: JSONValue] {
         guard claims["username"] == nil, let username = claims["cognito:username"] else { return claims }
         var normalized = claims
         normalized["username"] = username

@@ -1,12 +1,12 @@
-package import GatehouseSyntax
-package import GatehouseConfig
+import GatehouseSyntax
+import GatehouseConfig
 import GatehouseTokens
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 /// Entra's claim rule, at verification (the preset's issuers and tenants are configuration: `EntraPreset`).
 extension EntraPreset {
     /// `tid` is a string, the `iss` is a template filled with that very `tid`, and the tenant is allowed.
-    package static func checkClaims(_ claims: [String: JSONValue], templates: [Template], tenants: Set<String>) throws(AuthFailure) {
+    static func checkClaims(_ claims: [String: JSONValue], templates: [Template], tenants: Set<String>) throws(AuthFailure) {
         guard let tenant = claims["tid"]?.stringValue, !tenant.isEmpty else { throw AuthFailure(.invalidClaims, "tid is missing") }
         let issuer = claims["iss"]?.stringValue ?? ""
         guard templates.contains(where: { $0.tenant(in: issuer) == tenant[...] }) else {

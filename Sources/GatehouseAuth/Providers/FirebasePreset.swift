@@ -1,17 +1,17 @@
-package import Foundation
-package import GatehouseSyntax
+import Foundation
+import GatehouseSyntax
 import GatehouseTokens
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 /// Firebase Authentication ID tokens: issuer and audience are the project id from the
 /// configuration (never the token's own `aud`), `sub` 1-128 characters, `auth_time` in the past.
-package enum FirebasePreset {
-    package static let jwksURL = URL(string: "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com")!  // safe: literal
-    package static let maxSubjectLength = 128
+enum FirebasePreset {
+    static let jwksURL = URL(string: "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com")!  // safe: literal
+    static let maxSubjectLength = 128
     /// Forwarded unless `[provider.headers]` says otherwise: how the user signed in (password, google.com, …).
-    package static func issuer(projectID: String) -> String { "https://securetoken.google.com/\(projectID)" }
+    static func issuer(projectID: String) -> String { "https://securetoken.google.com/\(projectID)" }
 
-    package static func checkClaims(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) {
+    static func checkClaims(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) {
         guard let subject = try ClaimChecks.string("sub", in: claims, required: false), !subject.isEmpty,
             subject.count <= maxSubjectLength
         else {

@@ -1,17 +1,17 @@
-package import Foundation
-package import GatehouseSyntax
+import Foundation
+import GatehouseSyntax
 import GatehouseTokens
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 /// Sign in with Google: ID tokens from accounts.google.com (both issuer spellings), keys at
 /// googleapis.com, `aud` = an OAuth client ID, optional Workspace domain (`hd`) restriction.
-package enum GooglePreset {
-    package static let issuers = ["https://accounts.google.com", "accounts.google.com"]
-    package static let jwksURL = URL(string: "https://www.googleapis.com/oauth2/v3/certs")!  // safe: literal
-    package static let revocationEndpoint = URL(string: "https://oauth2.googleapis.com/revoke")!  // safe: literal
+enum GooglePreset {
+    static let issuers = ["https://accounts.google.com", "accounts.google.com"]
+    static let jwksURL = URL(string: "https://www.googleapis.com/oauth2/v3/certs")!  // safe: literal
+    static let revocationEndpoint = URL(string: "https://oauth2.googleapis.com/revoke")!  // safe: literal
 
     /// With `hosted_domains`, only Workspace accounts of those domains (`hd` claim) are accepted.
-    package static func checkClaims(_ claims: [String: JSONValue], hostedDomains: Set<String>) throws(AuthFailure) {
+    static func checkClaims(_ claims: [String: JSONValue], hostedDomains: Set<String>) throws(AuthFailure) {
         guard !hostedDomains.isEmpty else { return }
         let domain = try ClaimChecks.string("hd", in: claims, required: false)
         guard let domain, hostedDomains.contains(domain) else {

@@ -9,10 +9,10 @@ package import GatehouseVocabulary
 /// `kubernetes_namespace`, `kubernetes_service_account` (`namespace/name`, what route `service_accounts`
 /// match) and `kubernetes_service_account_name`.
 package enum KubernetesPreset {
-    package static let defaultIssuer = "https://kubernetes.default.svc.cluster.local"
-    package static let serviceAccountDirectory = "/var/run/secrets/kubernetes.io/serviceaccount"
-    package static let defaultCAFile = serviceAccountDirectory + "/ca.crt"
-    package static let defaultTokenFile = serviceAccountDirectory + "/token"
+    static let defaultIssuer = "https://kubernetes.default.svc.cluster.local"
+    static let serviceAccountDirectory = "/var/run/secrets/kubernetes.io/serviceaccount"
+    static let defaultCAFile = serviceAccountDirectory + "/ca.crt"
+    static let defaultTokenFile = serviceAccountDirectory + "/token"
     /// `https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`, as every pod has it.
     package static func apiServerFromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
         guard let host = environment["KUBERNETES_SERVICE_HOST"], !host.isEmpty else { return nil }

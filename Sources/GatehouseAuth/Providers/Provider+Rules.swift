@@ -1,13 +1,13 @@
-package import GatehouseSyntax
+import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
-package import GatehouseVocabulary
+import GatehouseVocabulary
 
 extension Provider {
     /// RFC 9068 §4: with `token_typ`, the JWS header's `typ` must be one of the listed types, compared as
     /// RFC 7515 §4.1.9 says. An OpenID ID token (`typ` `JWT` or none) presented where an access token is
     /// required is the confusion this names.
-    package func checkTokenType(_ header: [String: JSONValue]) throws(AuthFailure) {
+    func checkTokenType(_ header: [String: JSONValue]) throws(AuthFailure) {
         guard let tokenTypes else { return }
         guard let type = header["typ"]?.stringValue else {
             throw AuthFailure(.wrongTokenType, "no typ; provider \(name) takes \(tokenTypes.joined(separator: ", ")) only (an ID token?)")
@@ -19,7 +19,7 @@ extension Provider {
     }
 
     /// The audience check of this provider's type (docs/reference.md §3, "audience check").
-    package func checkAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
+    func checkAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
         if type == .cognito {
             try CognitoPreset.checkAudience(claims, clientIDs: audiences, accepted: tokenUse, provider: name)
             return
@@ -35,7 +35,7 @@ extension Provider {
 
     /// The preset's own checks, after signature, time and audience; returns the claims as they are
     /// presented upstream and to route requirements (Apple's string booleans as booleans, …).
-    package func checkPresetRules(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) -> [String: JSONValue] {
+    func checkPresetRules(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) -> [String: JSONValue] {
         switch type {
         case .google:
             try GooglePreset.checkClaims(claims, hostedDomains: hostedDomains)

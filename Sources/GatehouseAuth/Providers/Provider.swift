@@ -21,14 +21,14 @@ public struct Provider: Sendable {
     /// The JWS `typ` values accepted, lower-cased without `application/`; nil: any.
     public let tokenTypes: [String]?
     /// Entra: issuers with `{tenantid}`, filled with each token's own `tid`; and the tenants allowed (`*`: any).
-    package var issuerTemplates: [EntraPreset.Template]
+    var issuerTemplates: [EntraPreset.Template]
     public let tenants: Set<String>
     /// `type = "introspection"`: how its opaque tokens are judged.
     public let introspection: IntrospectionSettings?
     /// OpenID Connect Back-Channel Logout (`backchannel_logout = true`): how its logout tokens are judged; nil: off.
     package var backchannelLogout: BackchannelLogoutSettings?
     /// The audiences a logout token may name: the configured client ids only (never a `[[resource]]` url).
-    package var logoutAudiences: Set<String> = []
+    var logoutAudiences: Set<String> = []
 
     /// Where the provider's keys come from.
     public enum KeySource: Sendable, Equatable {

@@ -2,7 +2,7 @@ package import AsyncHTTPClient
 package import Foundation
 package import Logging
 import NIOConcurrencyHelpers
-package import NIOCore
+import NIOCore
 import NIOHTTP1
 package import GatehouseSyntax
 package import GatehouseConfig
@@ -25,10 +25,10 @@ package final class UserinfoEnricher: Sendable {
         var lastFailureLogged: NIODeadline?
     }
 
-    package static let maxDocumentBytes = 64 << 10
-    package static let failureRetryAfterSeconds: Int64 = 30
+    static let maxDocumentBytes = 64 << 10
+    static let failureRetryAfterSeconds: Int64 = 30
     /// Token attributes never taken from userinfo: identity and validity come from the signed token only.
-    package static let protectedClaims: Set<String> = ["iss", "sub", "aud", "exp", "nbf", "iat", "jti", "client_id", "token_use", "scope", "cognito:groups"]
+    static let protectedClaims: Set<String> = ["iss", "sub", "aud", "exp", "nbf", "iat", "jti", "client_id", "token_use", "scope", "cognito:groups"]
 
     private let client: HTTPClient
     private let endpoints: [Int: URL]
@@ -53,7 +53,7 @@ package final class UserinfoEnricher: Sendable {
         return endpoints
     }
 
-    package func enrich(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Outcome {
+    func enrich(_ identity: VerifiedIdentity, token: Substring, now: Int64, on eventLoop: any EventLoop) -> Outcome {
         guard let endpoint = endpoints[identity.providerIndex] else { return .now(identity) }
         let key = TokenKey(token)
         enum Action { case cached([String: JSONValue]), join(EventLoopFuture<[String: JSONValue]>), start(EventLoopPromise<[String: JSONValue]>) }

@@ -1,10 +1,10 @@
-package import Foundation
-package import Logging
+import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
-package import PostgresNIO
+import PostgresNIO
 import GatehouseConfig
 
 /// `store = "postgres://user@host:port/db"`: shared by every replica of a fleet.
@@ -13,16 +13,16 @@ import GatehouseConfig
 /// applies each NOTIFY as it comes. A sign-out inserts its row and notifies in one statement (NOTIFY
 /// is transactional: no replica hears of a row that was not committed). When the connection breaks
 /// the caller reconnects; every reconnection re-reads the tables, so nothing sent meanwhile is lost.
-package final class PostgresRevocationStore: RevocationStore {
-    package static let channel = "gatehouse_revocations"
+final class PostgresRevocationStore: RevocationStore {
+    static let channel = "gatehouse_revocations"
 
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let connection = NIOLockedValueBox<PostgresConnection?>(nil)
     private let connectionIDs = NIOLockedValueBox(0)
-    package let location: String
+    let location: String
 
-    package init(url: URL, password: String?, logger: Logger) throws {
+    init(url: URL, password: String?, logger: Logger) throws {
         guard let host = url.host, !host.isEmpty else { throw RevocationStoreError(description: "postgres URL without a host") }
         let database = url.path.split(separator: "/").first.map(String.init)
         var configuration = PostgresConnection.Configuration(
@@ -49,7 +49,7 @@ package final class PostgresRevocationStore: RevocationStore {
         }
     }
 
-    package func follow(_ event: @escaping @Sendable (RevocationFeedEvent) -> Void) async throws {
+    func follow(_ event: @escaping @Sendable (RevocationFeedEvent) -> Void) async throws {
         let id = connectionIDs.withLockedValue { $0 += 1; return $0 }
         let opened = try await PostgresConnection.connect(configuration: configuration, id: id, logger: logger)
         do {
@@ -74,7 +74,7 @@ package final class PostgresRevocationStore: RevocationStore {
         }
     }
 
-    package func save(_ revocation: Revocation) async throws {
+    func save(_ revocation: Revocation) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         let payload = revocation.notificationPayload
         switch revocation {
@@ -130,7 +130,7 @@ package final class PostgresRevocationStore: RevocationStore {
         }
     }
 
-    package func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String> {
+    func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String> {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         let keys = proofs.map(\.key)
         let expiries = proofs.map(\.expiresAt)
@@ -145,23 +145,23 @@ package final class PostgresRevocationStore: RevocationStore {
         return fresh
     }
 
-    package func deleteProofEntries(expiringBefore cutoff: Int64) async throws {
+    func deleteProofEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("DELETE FROM gatehouse_dpop_proofs WHERE expires_at < \(cutoff)", logger: logger)
     }
 
-    package func ping() async throws {
+    func ping() async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("SELECT 1", logger: logger)
     }
 
-    package func abandonConnection() {
+    func abandonConnection() {
         guard let connection = connection.withLockedValue({ $0 }) else { return }
         let closing: EventLoopFuture<Void> = connection.close()
         closing.whenComplete { _ in }
     }
 
-    package func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
+    func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at < \(cutoff)", logger: logger)
         try await connection.query("DELETE FROM gatehouse_mcp_sessions WHERE expires_at < \(cutoff)", logger: logger)
@@ -195,7 +195,7 @@ package final class PostgresRevocationStore: RevocationStore {
 
     /// Versioned migrations: version N is `migrations[N - 1]`. Applied in order under an advisory
     /// lock, so replicas starting together do not race; never edit a shipped version, add one.
-    package static let migrations: [[PostgresQuery]] = [
+    static let migrations: [[PostgresQuery]] = [
         [
             "CREATE TABLE gatehouse_revoked_tokens (token_key text PRIMARY KEY, expires_at bigint NOT NULL)",
             """

@@ -17,8 +17,8 @@ package struct ProviderTokenRevoker: Sendable {
         case discovery(issuer: String)
     }
 
-    package struct Unavailable: Error, CustomStringConvertible {
-        package var description: String
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
     }
 
     package let endpoints: [Int: Endpoint]

@@ -20,14 +20,14 @@ package enum Revocation: Sendable, Hashable {
     /// How long a token entry is kept past the token's `exp`: a token verifies until `exp + leeway`,
     /// and `leeway` is at most `VerificationSettings.maxLeeway`, whatever a reload sets
     /// (docs/security.md R09). Every store and replica drops entries by this rule only.
-    package static let retentionAfterExpiry = VerificationSettings.maxLeeway.components.seconds
+    static let retentionAfterExpiry = VerificationSettings.maxLeeway.components.seconds
 
     /// Token entries whose `exp` is before this can be dropped: their tokens verify nowhere any more.
-    package static func droppableBefore(now: Int64) -> Int64 { now - retentionAfterExpiry }
+    static func droppableBefore(now: Int64) -> Int64 { now - retentionAfterExpiry }
 
     /// Whether the entry can still reject a token. Subject entries never lapse: a token issued
     /// before them may carry any `exp`, so they are kept (one row per subject, updated in place).
-    package func isLive(now: Int64) -> Bool {
+    func isLive(now: Int64) -> Bool {
         switch self {
         case .token(_, let expiresAt): expiresAt >= Self.droppableBefore(now: now)
         case .subject, .providerSession, .sessionEnded: true
@@ -41,10 +41,10 @@ package enum Revocation: Sendable, Hashable {
 extension Revocation {
     /// PostgreSQL caps a NOTIFY payload below 8000 bytes; a larger entry is announced as a
     /// reload instead (every replica then re-reads the table).
-    package static let maxPayloadBytes = 7900
+    static let maxPayloadBytes = 7900
 
     /// `{"token":"jti:…","exp":1700000000}` or `{"provider":"…","sub":"…","before":1700000000}`.
-    package var notificationPayload: String {
+    var notificationPayload: String {
         let json: JSONValue = switch self {
         case .token(let key, let expiresAt):
             .object(["token": .string(key), "exp": .number(String(expiresAt))])
@@ -61,7 +61,7 @@ extension Revocation {
         return text.utf8.count <= Self.maxPayloadBytes ? text : Self.reloadPayload
     }
 
-    package static let reloadPayload = "{\"reload\":true}"
+    static let reloadPayload = "{\"reload\":true}"
 
     /// The entry a notification announces; nil for a reload request or anything unreadable.
     package init?(notificationPayload payload: String) {

@@ -14,11 +14,11 @@ package final class RevocationList: Sendable {
         /// Token key (its `jti`, or SHA-256 of the token) -> the token's `exp`.
         package var tokens: [String: Int64] = [:]
         /// Provider + subject -> tokens issued at or before this time (Unix seconds) are revoked.
-        package var subjects: [SubjectKey: Int64] = [:]
+        var subjects: [SubjectKey: Int64] = [:]
         /// Provider + `sid` -> tokens of that session issued at or before this time (Unix seconds) are revoked.
-        package var providerSessions: [ProviderSessionKey: Int64] = [:]
+        var providerSessions: [ProviderSessionKey: Int64] = [:]
         /// MCP session id -> its owner and until when the binding is kept (not sign-outs: `isEmpty` leaves them out).
-        package var sessions: [String: SessionBinding] = [:]
+        var sessions: [String: SessionBinding] = [:]
         package var isEmpty: Bool { tokens.isEmpty && subjects.isEmpty && providerSessions.isEmpty }
     }
 
@@ -27,18 +27,18 @@ package final class RevocationList: Sendable {
         package var expiresAt: Int64
     }
 
-    package struct SubjectKey: Hashable, Sendable {
-        package var provider: String
-        package var subject: String
+    struct SubjectKey: Hashable, Sendable {
+        var provider: String
+        var subject: String
     }
 
-    package struct ProviderSessionKey: Hashable, Sendable {
-        package var provider: String
-        package var sid: String
+    struct ProviderSessionKey: Hashable, Sendable {
+        var provider: String
+        var sid: String
     }
 
     package final class Box: AtomicReference, Sendable {
-        package let snapshot: Snapshot
+        let snapshot: Snapshot
         package init(_ snapshot: Snapshot) { self.snapshot = snapshot }
     }
 
@@ -46,7 +46,7 @@ package final class RevocationList: Sendable {
     /// Writers (sign-outs and store feeds, rare) serialize here and publish a new snapshot.
     private let writeLock = NIOLock()
 
-    package var snapshot: Snapshot { current.load(ordering: .acquiring).snapshot }
+    var snapshot: Snapshot { current.load(ordering: .acquiring).snapshot }
 
     package init() {}
 
@@ -78,7 +78,7 @@ package final class RevocationList: Sendable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    package func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
+    func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
         let snapshot = current.load(ordering: .acquiring).snapshot
         guard !snapshot.isEmpty else { return false }
         if !snapshot.subjects.isEmpty, let subject = identity.subject,
@@ -147,5 +147,5 @@ package final class RevocationList: Sendable {
     package func apply(_ revocation: Revocation, now: Int64) { apply(CollectionOfOne(revocation), now: now) }
 
     /// Drops token entries whose tokens can no longer verify, even with the largest leeway.
-    package func removeExpired(now: Int64) { apply(EmptyCollection(), now: now, sweepingSessions: true) }
+    func removeExpired(now: Int64) { apply(EmptyCollection(), now: now, sweepingSessions: true) }
 }

@@ -24,9 +24,9 @@ package final class RevocationService: Sendable {
     private let proofSignals: AsyncStream<Void>
     private let proofSignal: AsyncStream<Void>.Continuation
     /// How long a sign-out waits on the store before it is answered 503.
-    package static let writeTimeout = Duration.seconds(2)
-    package static let cleanupInterval = Duration.seconds(60)
-    package static let pingInterval = Duration.seconds(10)
+    static let writeTimeout = Duration.seconds(2)
+    static let cleanupInterval = Duration.seconds(60)
+    static let pingInterval = Duration.seconds(10)
 
     package struct StoreState: Sendable {
         package var connected = false

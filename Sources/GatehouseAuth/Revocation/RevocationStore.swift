@@ -47,9 +47,9 @@ package enum RevocationFeedEvent: Sendable {
     case received(Revocation)
 }
 
-package struct RevocationStoreError: Error, CustomStringConvertible {
-    package var description: String
-    package static let notConnected = RevocationStoreError(description: "the revocation store is not connected")
+struct RevocationStoreError: Error, CustomStringConvertible {
+    var description: String
+    static let notConnected = RevocationStoreError(description: "the revocation store is not connected")
 }
 
 /// `store = "memory"`: revocations last until the process stops.

@@ -1,4 +1,4 @@
-package import Logging
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -6,19 +6,19 @@ import SQLiteNIO
 
 /// `store = "sqlite:/path/file.db"`: durable on one machine. Every sign-out is committed before it
 /// is answered; the file is read at start. Replicas on other machines do not see it.
-package final class SQLiteRevocationStore: RevocationStore {
-    package let path: String
+final class SQLiteRevocationStore: RevocationStore {
+    let path: String
     private let logger: Logger
     private let connection = NIOLockedValueBox<SQLiteConnection?>(nil)
 
-    package init(path: String, logger: Logger) {
+    init(path: String, logger: Logger) {
         self.path = path
         self.logger = logger
     }
 
-    package var location: String { "sqlite:" + path }
+    var location: String { "sqlite:" + path }
 
-    package func follow(_ event: @escaping @Sendable (RevocationFeedEvent) -> Void) async throws {
+    func follow(_ event: @escaping @Sendable (RevocationFeedEvent) -> Void) async throws {
         let opened = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
         do {
             for statement in Self.schema { try await opened.query(statement, []) { _ in } }
@@ -94,7 +94,7 @@ package final class SQLiteRevocationStore: RevocationStore {
         """,
     ]
 
-    package func save(_ revocation: Revocation) async throws {
+    func save(_ revocation: Revocation) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         switch revocation {
         case .token(let key, let expiresAt):
@@ -132,7 +132,7 @@ package final class SQLiteRevocationStore: RevocationStore {
     }
 
     /// One statement per batch of up to 500: one commit (and one fsync) for all of them.
-    package func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String> {
+    func claimProofs(_ proofs: [ProofClaim]) async throws -> Set<String> {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         let fresh = NIOLockedValueBox(Set<String>())
         var start = 0
@@ -150,12 +150,12 @@ package final class SQLiteRevocationStore: RevocationStore {
         return fresh.withLockedValue { $0 }
     }
 
-    package func deleteProofEntries(expiringBefore cutoff: Int64) async throws {
+    func deleteProofEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("DELETE FROM gatehouse_dpop_proofs WHERE expires_at < ?1", [.integer(Int(cutoff))]) { _ in }
     }
 
-    package func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
+    func deleteTokenEntries(expiringBefore cutoff: Int64) async throws {
         guard let connection = connection.withLockedValue({ $0 }) else { throw RevocationStoreError.notConnected }
         try await connection.query("DELETE FROM gatehouse_revoked_tokens WHERE expires_at < ?1", [.integer(Int(cutoff))]) { _ in }
         try await connection.query("DELETE FROM gatehouse_mcp_sessions WHERE expires_at < ?1", [.integer(Int(cutoff))]) { _ in }

@@ -22,7 +22,7 @@ package struct DPoPNonces: Sendable {
         return Base64URL.encode(stamp + mac(stamp))
     }
 
-    package func isValid(_ nonce: String, now: Int64) -> Bool {
+    func isValid(_ nonce: String, now: Int64) -> Bool {
         guard nonce.utf8.count == 28, let bytes = Base64URL.decode(nonce.utf8), bytes.count == 21 else { return false }
         let stamp = Array(bytes[0..<5])
         guard mac(stamp).elementsEqualConstantTime(bytes[5...]) else { return false }
@@ -42,7 +42,7 @@ package struct DPoPNonces: Sendable {
 
 extension Collection where Element == UInt8 {
     /// Equal length and bytes, in time independent of where they differ.
-    package func elementsEqualConstantTime(_ other: some Collection<UInt8>) -> Bool {
+    func elementsEqualConstantTime(_ other: some Collection<UInt8>) -> Bool {
         guard count == other.count else { return false }
         var difference: UInt8 = 0
         for (lhs, rhs) in zip(self, other) { difference |= lhs ^ rhs }

@@ -66,7 +66,7 @@ package final class DPoPReplayCache: Sendable {
 
 extension DPoPReplayCache.State {
     /// Sets whose every entry expired: a set at `slot` holds entries expiring before `slot * granularity`.
-    package mutating func dropExpired(now: Int64) {
+    mutating func dropExpired(now: Int64) {
         for (slot, keys) in sets where slot * DPoPReplayCache.granularity <= now {
             count -= keys.count
             sets[slot] = nil

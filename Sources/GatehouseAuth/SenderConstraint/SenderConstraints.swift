@@ -57,7 +57,7 @@ package struct SenderConstraints: Sendable {
 
     /// For a request without a token: whether the route requires DPoP (a route without its own `dpop`
     /// requires it when every provider it allows does).
-    package func requiresDPoP(rule: RouteRule, providerNames: [String]) -> Bool {
+    func requiresDPoP(rule: RouteRule, providerNames: [String]) -> Bool {
         if let mode = rule.dpop { return mode == .required }
         let allowed = providerNames.indices.filter { rule.providers.isEmpty || rule.providers.contains(providerNames[$0]) }
         return !allowed.isEmpty && allowed.allSatisfy { providerModes[$0] == .required }

@@ -24,12 +24,12 @@ package final class RejectedTokenCache: Sendable {
     private let capacity: Int
     private let entries: NIOLockedValueBox<BoundedTokenMap<Rejection>>
 
-    package init(capacity: Int) {
+    init(capacity: Int) {
         self.capacity = capacity
         self.entries = NIOLockedValueBox(BoundedTokenMap(capacity: capacity))
     }
 
-    package func lookup(_ key: TokenKey) -> Rejection? {
+    func lookup(_ key: TokenKey) -> Rejection? {
         guard capacity > 0 else { return nil }
         return entries.withLockedValue { $0.value(for: key) }
     }

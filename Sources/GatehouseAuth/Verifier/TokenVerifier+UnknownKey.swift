@@ -25,7 +25,7 @@ extension TokenVerifier {
 
     /// The keys a token naming an unknown `kid` may be checked with: `check` is given them once a refetch found the kid
     /// (or a key without one fits), else the refusal or 503 the evidence calls for.
-    package func withUnknownKey<Value: Sendable>(
+    func withUnknownKey<Value: Sendable>(
         _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, on eventLoop: any EventLoop,
         check: @escaping @Sendable (_ keys: [VerificationKey], _ keysFetchedAt: NIODeadline) -> Result<Value, AuthFailure>
     ) -> KeyedJudgement<Value> {

@@ -13,7 +13,7 @@ package struct TokenVerifier: Sendable {
 
     package let keyStore: KeyStore
     package let providers: [Provider]
-    package let providerByIssuer: [String: Int]
+    let providerByIssuer: [String: Int]
     package let leeway: Int64
     package let tokenMaxBytes: Int
     package let cache: VerifiedTokenCache
@@ -233,7 +233,7 @@ package struct TokenVerifier: Sendable {
     }
 
     /// A token without `kid` counts as naming an unknown key: only a set with one fitting key can serve it.
-    package func isKeyIDKnown(_ keyID: String?, in snapshot: KeySnapshot) -> Bool {
+    func isKeyIDKnown(_ keyID: String?, in snapshot: KeySnapshot) -> Bool {
         guard let keyID else { return false }
         return snapshot.keySet.keys.contains { $0.keyID == keyID }
     }
@@ -243,7 +243,7 @@ package struct TokenVerifier: Sendable {
     }
 
     /// Adds what the failure log may say about a token whose signature has not (yet) verified.
-    package func diagnosed(_ failure: AuthFailure, _ jws: CompactJWS, _ index: Int?) -> AuthFailure {
+    func diagnosed(_ failure: AuthFailure, _ jws: CompactJWS, _ index: Int?) -> AuthFailure {
         var failure = failure
         failure.provider = index.map { providers[$0].name }
         failure.issuer = failure.issuer ?? jws.claims["iss"]?.stringValue.map { LogText.truncated($0) }

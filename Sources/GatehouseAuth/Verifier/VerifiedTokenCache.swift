@@ -9,12 +9,12 @@ package final class VerifiedTokenCache: Sendable {
     private let capacity: Int
     private let entries: NIOLockedValueBox<BoundedTokenMap<VerifiedIdentity>>
 
-    package init(capacity: Int) {
+    init(capacity: Int) {
         self.capacity = capacity
         self.entries = NIOLockedValueBox(BoundedTokenMap(capacity: capacity))
     }
 
-    package func lookup(_ key: TokenKey, now: Int64) -> VerifiedIdentity? {
+    func lookup(_ key: TokenKey, now: Int64) -> VerifiedIdentity? {
         guard capacity > 0 else { return nil }
         guard let identity = entries.withLockedValue({ $0.value(for: key) }) else { return nil }
         return identity.expiry > now ? identity : nil

@@ -42,7 +42,7 @@ package enum GRPCRefusal {
     }
 
     /// The message of a local answer that has none of its own (502 / 503 / 504, 400, own endpoints).
-    package static func defaultMessage(_ status: HTTPResponseStatus) -> String {
+    static func defaultMessage(_ status: HTTPResponseStatus) -> String {
         switch status {
         case .gatewayTimeout: "upstream_timeout: the upstream did not answer in time"
         case .badGateway, .serviceUnavailable: "upstream_unavailable: the upstream cannot be reached"

@@ -37,7 +37,7 @@ package struct LocalResponse {
     }
 
     /// 502 / 504: not an authentication failure, so nothing in the failure log.
-    package static func upstreamFailure(_ status: HTTPResponseStatus, requestID: String) -> Self {
+    static func upstreamFailure(_ status: HTTPResponseStatus, requestID: String) -> Self {
         let message = status == .gatewayTimeout ? "upstream_timeout" : "upstream_unavailable"
         return json(status, "{\"error\":\"\(message)\",\"request_id\":\(requestID.jsonQuoted)}")
     }

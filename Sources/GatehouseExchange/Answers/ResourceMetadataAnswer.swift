@@ -1,13 +1,13 @@
-package import NIOHTTP1
-package import GatehousePolicy
+import NIOHTTP1
+import GatehousePolicy
 
 /// A `[[resource]]`'s Protected Resource Metadata (RFC 9728 §3), answered by Gatehouse on the resource's host, no
 /// token needed, never forwarded (docs/reference.md §17.1).
-package enum ResourceMetadataAnswer {
+enum ResourceMetadataAnswer {
     /// How long a client may keep the document.
     static let maxAgeSeconds = 300
 
-    package static func response(_ resource: ProtectedResource, method: HTTPMethod) -> LocalResponse {
+    static func response(_ resource: ProtectedResource, method: HTTPMethod) -> LocalResponse {
         guard method == .GET || method == .HEAD else {
             var response = LocalResponse.json(.methodNotAllowed, "{\"error\":\"method_not_allowed\"}")
             response.headers.add(name: "Allow", value: "GET, HEAD")

@@ -14,8 +14,8 @@ package final class AssertionSigner: Sendable {
     /// The JWKS: the signing key's public half, then the published keys.
     package let jwks: String
     /// A strong validator of `jwks` (its SHA-256): equal on every replica with the same keys.
-    package let jwksETag: String
-    package static let jwksMaxAge = 300
+    let jwksETag: String
+    static let jwksMaxAge = 300
     /// The protected header, encoded once.
     private let encodedHeader: String
     private let lifetime: Int64

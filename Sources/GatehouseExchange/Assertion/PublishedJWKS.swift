@@ -46,7 +46,7 @@ package struct PublishedJWKS {
 
 extension LocalResponse {
     /// `/.gatehouse/jwks.json` on the client port: answered before any token is looked at.
-    package static func publishedJWKS(_ signer: AssertionSigner?, answering head: HTTPRequestHead) -> LocalResponse {
+    static func publishedJWKS(_ signer: AssertionSigner?, answering head: HTTPRequestHead) -> LocalResponse {
         let published = PublishedJWKS(signer, ifNoneMatch: head.headers[canonicalForm: "if-none-match"].map(String.init))
         return LocalResponse(status: published.status, headers: published.headers, body: published.body)
     }

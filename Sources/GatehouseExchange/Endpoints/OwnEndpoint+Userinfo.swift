@@ -1,9 +1,9 @@
 import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
 
 extension OwnEndpoint {
     /// `/.gatehouse/userinfo`: `{"provider","sub","email","name","picture","claims":{…}}`
-    package static func userinfoJSON(_ identity: VerifiedIdentity) -> String {
+    static func userinfoJSON(_ identity: VerifiedIdentity) -> String {
         let claims = identity.claims
         return JSONValue.object([
             "provider": .string(identity.providerName),

@@ -18,7 +18,7 @@ package enum OwnEndpoint: Equatable {
     case backchannelLogout(provider: String)
 
     package static let prefix = "/.gatehouse"
-    package static let backchannelLogoutPrefix = "/.gatehouse/backchannel-logout/"
+    static let backchannelLogoutPrefix = "/.gatehouse/backchannel-logout/"
 
     package init?(path: String) {
         switch path {
@@ -35,7 +35,7 @@ package enum OwnEndpoint: Equatable {
         }
     }
 
-    package static func isOwn(_ path: String) -> Bool {
+    static func isOwn(_ path: String) -> Bool {
         path == prefix || path.hasPrefix(prefix + "/")
     }
 
@@ -48,7 +48,7 @@ package enum OwnEndpoint: Equatable {
         }
     }
 
-    package var allowHeader: String {
+    var allowHeader: String {
         switch self {
         case .userinfo, .jwks: "GET, HEAD"
         case .signout, .signoutEverywhere, .backchannelLogout: "POST"

@@ -44,7 +44,7 @@ public enum HeaderHygiene {
     /// fields Gatehouse itself vouches for in the head. An upstream that merges trailers into the head
     /// (Tomcat's `allowedTrailerHeaders`, Go's `Request.Trailer`, gRPC metadata) must not find there
     /// what the head was judged and forwarded without.
-    package static func isForbiddenInTrailers(_ name: String) -> Bool {
+    static func isForbiddenInTrailers(_ name: String) -> Bool {
         let count = name.utf8.count
         return forbiddenInTrailers.contains { $0.count == count && ASCIIByte.hasFoldedHeaderNamePrefix(name, $0) }
     }
@@ -71,7 +71,7 @@ public enum HeaderHygiene {
     }
 
     /// Whether `removeHopByHop` removes a header of this name, given `connectionNominations`.
-    package static func isHopByHop(_ name: String, nominated: [[UInt8]]) -> Bool {
+    static func isHopByHop(_ name: String, nominated: [[UInt8]]) -> Bool {
         let count = name.utf8.count
         func equals(_ folded: [UInt8]) -> Bool {
             folded.count == count && ASCIIByte.hasFoldedHeaderNamePrefix(name, folded)
@@ -83,7 +83,7 @@ public enum HeaderHygiene {
 
     /// Whether a `TE` value lists `trailers` (RFC 9110 §10.1.4: comma-separated, optional whitespace, any case): read
     /// in place, as it is on every gRPC call (a string search here built a table per call, which showed in profiles).
-    package static func listsTrailers(_ value: String) -> Bool {
+    static func listsTrailers(_ value: String) -> Bool {
         var value = value
         return value.withUTF8 { bytes in
             var start = 0

@@ -20,7 +20,7 @@ public struct IdentityHeaderNames: Sendable {
     package static let ownNames = IdentityHeaderCatalog.ownNames.map { $0.lowercased() }
 
     /// A name with more separators than this has only its all-`-` and all-`_` spellings (2^8 spellings at most per name).
-    package static let spelledSeparatorLimit = 8
+    static let spelledSeparatorLimit = 8
 
     /// - Parameters:
     ///   - mappings: every identity header mapping: `[headers]` and every provider's `[provider.headers]`.
@@ -47,7 +47,7 @@ public struct IdentityHeaderNames: Sendable {
     }
 
     /// Every spelling of `name` (lower case) with each of its `-` and `_` written either way (2^separators of them).
-    package static func spellings(of name: String) -> [String] {
+    static func spellings(of name: String) -> [String] {
         let bytes = name.utf8.map { $0 == ASCIIByte.underscore ? ASCIIByte.hyphen : $0 }
         let separators = bytes.indices.filter { bytes[$0] == ASCIIByte.hyphen }
         guard separators.count <= spelledSeparatorLimit else {

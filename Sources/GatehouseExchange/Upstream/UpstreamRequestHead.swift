@@ -4,7 +4,7 @@ import GatehouseSyntax
 import GatehouseRules
 package import GatehouseHTTP
 package import GatehouseConfig
-package import GatehouseTokens
+import GatehouseTokens
 package import GatehouseVocabulary
 package import GatehousePolicy
 
@@ -16,7 +16,7 @@ package struct UpstreamRequestHead {
     package let headerMappings: [[HeaderMapping]]  // per provider index
     package let forwardClaimsJSON: Bool
     package var forwardToken: Bool
-    package let tokenHeaderName: String?
+    let tokenHeaderName: String?
     /// `[listen] client_cert_header`: forwarded only from the trusted proxies that may set it.
     package var forwardedCertificate: ForwardedClientCertificate? = nil
     /// `[assertion]`: the JWT signed for the upstream, sent with every verified identity's fields.
@@ -42,7 +42,7 @@ package struct UpstreamRequestHead {
         package var requestID: String
         package var clientIP: String
         package var scheme: String
-        package var isWebSocket: Bool
+        var isWebSocket: Bool
         /// How the request reached the core when not through a door: `ext_authz_grpc`, `ext_authz_http` (a Check).
         package var via: String? = nil
         /// With `[tracing]`: the trace headers sent on in place of the client's (docs/reference.md §16).
@@ -234,7 +234,7 @@ package struct UpstreamRequestHead {
     /// `X-Auth-Guest` for a guest; nothing for a public route. The answer of `/.gatehouse/check`. `now`: the wall
     /// clock's seconds since the epoch, which an assertion is signed with (every `at now` here), read only then: a
     /// request without an assertion to sign reads no clock.
-    package func addIdentityHeaders(for admission: Admission, at now: @autoclosure () -> Int64, to headers: inout HTTPHeaders) {
+    func addIdentityHeaders(for admission: Admission, at now: @autoclosure () -> Int64, to headers: inout HTTPHeaders) {
         forEachAdmissionHeader(admission, at: now()) { headers.add(name: $0, value: $1) }
     }
 
@@ -248,7 +248,7 @@ package struct UpstreamRequestHead {
     }
 
     /// The claims' headers, then the assertion's.
-    package func forEachIdentityHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
+    func forEachIdentityHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
         forEachClaimHeader(identity, body)
         forEachAssertionHeader(identity, at: now(), body)
     }

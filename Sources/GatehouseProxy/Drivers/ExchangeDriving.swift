@@ -93,7 +93,7 @@ extension ExchangeDriving {
 extension RequestTrace {
     /// What the core recorded, as the request's spans show it: the verification's span (from the request's head to
     /// its decision), a refusal's reason, the route's `auth`.
-    package func observe(_ records: ExchangeRecords, startedAt: NIODeadline?) {
+    func observe(_ records: ExchangeRecords, startedAt: NIODeadline?) {
         if let rejection = records.rejection { refused(rejection.failure) }
         if let (auth, _) = records.outcome { counted(routeAuth: auth) }
         if let nanoseconds = records.authNanoseconds, let startedAt { verification(from: startedAt, took: nanoseconds) }

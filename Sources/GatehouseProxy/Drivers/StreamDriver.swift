@@ -33,7 +33,7 @@ package final class StreamDriver: ExchangeDriving {
 
     package let connection: Connection
     /// Kept until the exchange is done with it (the transport drops its driver once closed).
-    package let transport: any StreamTransport
+    let transport: any StreamTransport
     /// The configuration when the driver was made, as its request's head arrived: a reload applies to the next one.
     package let services: ProxyServices
     var state = State.core
@@ -54,7 +54,7 @@ package final class StreamDriver: ExchangeDriving {
     /// one timer per connection.
     var deadline: NIODeadline?
 
-    package init(connection: Connection, transport: any StreamTransport) {
+    init(connection: Connection, transport: any StreamTransport) {
         self.connection = connection
         self.transport = transport
         self.services = connection.handle.services
@@ -77,7 +77,7 @@ package final class StreamDriver: ExchangeDriving {
 
     /// For an HTTP/2 request, whether a body follows: it did not end before it is forwarded (at the end of the read
     /// that carried its head) or its body is buffered. Nil for an HTTP/1.x request, whose head frames its body.
-    package var http2RequestHasBody: Bool? {
+    var http2RequestHasBody: Bool? {
         transport.clientVersion == nil ? !(requestEnded && bufferedBody.isEmpty) : nil
     }
 
@@ -143,7 +143,7 @@ package final class StreamDriver: ExchangeDriving {
     }
 
     /// The client takes response bytes again.
-    package func transportBecameWritable() {
+    func transportBecameWritable() {
         switch state {
         case .forwarding(let leg): leg.read()
         case .core where core.isReadingBody: transport.readRequest()
@@ -152,7 +152,7 @@ package final class StreamDriver: ExchangeDriving {
     }
 
     /// The client went away, or the stream was reset: the upstream leg is given up.
-    package func transportClosed() {
+    func transportClosed() {
         deadline = nil
         if case .forwarding(let leg) = state { leg.finish(completed: false) }
         state = .done
@@ -160,7 +160,7 @@ package final class StreamDriver: ExchangeDriving {
     }
 
     /// The server span ends (once): with the status the client got, or why it got none whole.
-    package func endTrace(error: String? = nil) {
+    func endTrace(error: String? = nil) {
         guard let trace else { return }
         let now = NIODeadline.now()
         trace.upstreamEnded(at: now, status: nil, error: error)
@@ -180,7 +180,7 @@ package final class StreamDriver: ExchangeDriving {
         perform(action)
     }
 
-    package func perform(_ action: ExchangeStateMachine.Action) {
+    func perform(_ action: ExchangeStateMachine.Action) {
         performRecords()
         switch action {
         case .none, .ignored:
@@ -239,7 +239,7 @@ package final class StreamDriver: ExchangeDriving {
     // MARK: - Watchdog
 
     /// Sets the exchange's next deadline (the core's); the transport's timer wakes it then.
-    package func armWatchdog(at next: NIODeadline) {
+    func armWatchdog(at next: NIODeadline) {
         deadline = next
         transport.wake(at: next)
     }

@@ -1,11 +1,11 @@
-package import NIOCore
-package import NIOHTTP1
-package import GatehouseHTTP
+import NIOCore
+import NIOHTTP1
+import GatehouseHTTP
 
 /// Where a `StreamDriver` writes its answer and asks for more of its request: one stream of a
 /// frame-level HTTP/2 connection (`HTTP2ServerStream`), or one request of an HTTP/1.1 client connection
 /// (`ClientConnectionHandler`). Each frames the answer its own way. Calls come on the connection's event loop.
-package protocol StreamTransport: AnyObject {
+protocol StreamTransport: AnyObject {
     var eventLoop: any EventLoop { get }
     var allocator: ByteBufferAllocator { get }
     /// Whether the client takes more response bytes now (false: stop reading the upstream).

@@ -1,22 +1,22 @@
-package import NIOCore
-package import NIOHTTP1
-package import GatehouseHTTP
+import NIOCore
+import NIOHTTP1
+import GatehouseHTTP
 import GatehouseExchange
 
 /// The HTTP/1.1 door as its current request's `StreamTransport`: the driver's answers framed as HTTP/1.1 bytes
 /// for the client's version. A body without a length goes chunked to an HTTP/1.1 client; an HTTP/1.0 client
 /// cannot take chunks, so its body ends at close. Response trailers are dropped (reference §5).
 extension ClientConnectionHandler: StreamTransport {
-    package var allocator: ByteBufferAllocator { context?.channel.allocator ?? ByteBufferAllocator() }
-    package var isWritable: Bool { context?.channel.isWritable ?? false }
-    package var clientVersion: HTTPVersion? { currentRequest?.head.version ?? .http1_1 }
+    var allocator: ByteBufferAllocator { context?.channel.allocator ?? ByteBufferAllocator() }
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+    var clientVersion: HTTPVersion? { currentRequest?.head.version ?? .http1_1 }
 
     private var currentRequest: ExchangeRequest? {
         guard case .exchanging(let driver) = state else { return nil }
         return driver.core.inHand
     }
 
-    package func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
+    func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
         guard let context, let request = currentRequest else { return }
         let version = request.head.version
         let clientTakesChunks = version.major == 1 && version.minor >= 1
@@ -37,12 +37,12 @@ extension ClientConnectionHandler: StreamTransport {
         write(HTTPHeadWriter.clientResponseHead(head, version: version, extraFields: extra, allocator: context.channel.allocator), context: context)
     }
 
-    package func writeInformational(_ head: ClientResponseHead) {
+    func writeInformational(_ head: ClientResponseHead) {
         guard let context, let request = currentRequest else { return }
         write(HTTPHeadWriter.clientResponseHead(head, version: request.head.version, extraFields: [], allocator: context.channel.allocator), context: context)
     }
 
-    package func writeBody(_ buffer: ByteBuffer) {
+    func writeBody(_ buffer: ByteBuffer) {
         guard let context else { return }
         if response.chunked {
             ChunkedFraming.writeChunk(buffer, to: { self.write($0, context: context) }, allocator: context.channel.allocator)
@@ -51,12 +51,12 @@ extension ClientConnectionHandler: StreamTransport {
         }
     }
 
-    package func writeEnd(trailers: HTTPHeaders?) {
+    func writeEnd(trailers: HTTPHeaders?) {
         guard let context, response.chunked else { return }
         write(ChunkedFraming.lastChunk(context.channel.allocator), context: context)
     }
 
-    package func flush() {
+    func flush() {
         flushWrites()
     }
 
@@ -66,24 +66,24 @@ extension ClientConnectionHandler: StreamTransport {
     }
 
     /// Flushes what was written since the last flush (the driver's and the door's flush of one answer are one).
-    package func flushWrites() {
+    func flushWrites() {
         guard response.unflushed, let context else { return }
         response.unflushed = false
         context.flush()
     }
 
-    package func readRequest() {
+    func readRequest() {
         context?.read()
     }
 
-    package func wake(at deadline: NIODeadline) {
+    func wake(at deadline: NIODeadline) {
         guard let context else { return }
         armWatchdog(for: deadline, context: context)
     }
 
     /// The answer is written: the next request, or the connection closes (the answer or the client said so,
     /// the request was not read whole, the exchange was given up).
-    package func finish(completed: Bool) {
+    func finish(completed: Bool) {
         guard let context, case .exchanging = state else { return }
         finishResponse(keepAlive: completed && response.keepAlive, context: context)
     }
@@ -91,7 +91,7 @@ extension ClientConnectionHandler: StreamTransport {
 
 extension ClientResponseHead {
     /// Whether a body follows that the head does not frame with a length.
-    package func mayHaveBody(endStream: Bool, isHEAD: Bool) -> Bool {
+    func mayHaveBody(endStream: Bool, isHEAD: Bool) -> Bool {
         switch self {
         case .relayed(let head, _):
             switch head.framing {
@@ -107,13 +107,13 @@ extension ClientResponseHead {
 }
 
 /// How the HTTP/1.1 door writes its current answer, chosen with its head.
-package struct HTTP1ResponseFraming {
+struct HTTP1ResponseFraming {
     /// A response head is on the wire: an error answer can no longer take its place.
-    package var started = false
+    var started = false
     /// The body goes chunked (an HTTP/1.1 client, a body without a length).
-    package var chunked = false
+    var chunked = false
     /// The connection stays open after it.
-    package var keepAlive = false
+    var keepAlive = false
     /// Bytes were written and not flushed yet: the driver's flush and the door's of one answer are one.
-    package var unflushed = false
+    var unflushed = false
 }

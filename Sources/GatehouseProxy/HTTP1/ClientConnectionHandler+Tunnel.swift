@@ -1,14 +1,14 @@
 import Logging
 import NIOCore
 import NIOHTTP1
-package import GatehouseHTTP
+import GatehouseHTTP
 import GatehouseExchange
 
 /// WebSocket: authenticated like any request; tunnelled only after the upstream's own 101 (the driver's rule).
 extension ClientConnectionHandler {
     /// Passes the upstream's 101 to the client, then the HTTP handlers out and raw byte relays in; bytes
     /// either side held beyond the upgrade are relayed.
-    package func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool {
+    func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool {
         guard let context, case .exchanging(let driver) = state, let request = driver.core.inHand else { return false }
         state = .tunnelling
         let services = driver.services

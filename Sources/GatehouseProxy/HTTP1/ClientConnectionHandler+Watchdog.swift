@@ -1,4 +1,4 @@
-package import NIOCore
+import NIOCore
 import GatehouseHTTP
 
 /// The connection's deadlines (the next request head, a closing connection's last answer taken, and its
@@ -7,11 +7,11 @@ import GatehouseHTTP
 /// Deadlines only move later as requests go by, so a pending timer is never too late: when it
 /// fires it acts on a deadline that has passed, or re-arms itself for the one still ahead.
 extension ClientConnectionHandler {
-    package func armWatchdog(for deadline: NIODeadline, context: ChannelHandlerContext) {
+    func armWatchdog(for deadline: NIODeadline, context: ChannelHandlerContext) {
         watchdog.wake(at: deadline, on: context.eventLoop, owner: self) { $0.watchdogFired() }
     }
 
-    package func watchdogFired() {
+    func watchdogFired() {
         watchdog.fired()
         guard let context else { return }
         let now = NIODeadline.now()

@@ -1,6 +1,6 @@
 import Foundation
 import Prometheus
-package import NIOCore
+import NIOCore
 import NIOHTTP1
 import GatehouseHTTP
 import GatehouseAuth
@@ -11,14 +11,14 @@ import GatehouseExchange
 /// driver every door shares (the core's decision, the upstream leg, the answer); as that driver's
 /// `StreamTransport` it writes the answers as HTTP/1.1 bytes (`HTTPHeadWriter`, `ChunkedFraming`), with
 /// backpressure both ways (reads are manual).
-package final class ClientConnectionHandler: ChannelInboundHandler {
-    package typealias InboundIn = ByteBuffer
+final class ClientConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
     /// Bytes after a protocol switch, handed to the tunnel that replaces this handler.
-    package typealias InboundOut = ByteBuffer
+    typealias InboundOut = ByteBuffer
     /// Responses are written as bytes (`HTTPHeadWriter`, `ChunkedFraming`): no encoder handler.
-    package typealias OutboundOut = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
-    package enum State {
+    enum State {
         case awaitingHead
         /// The connection's current request, with its driver: decided, forwarded, answered.
         case exchanging(StreamDriver)
@@ -30,8 +30,8 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     /// Who the connection's requests are judged and forwarded for (its peer, its last verified token).
-    package let connection: StreamDriver.Connection
-    package let eventLoop: any EventLoop
+    let connection: StreamDriver.Connection
+    let eventLoop: any EventLoop
     var state = State.awaitingHead
     var context: ChannelHandlerContext?
     /// A keep-alive connection must send its next request head by then (slowloris); a closing one
@@ -50,7 +50,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
     private var pipelined = CircularBuffer<HTTPServerRequestPart>()
     private var isDrainingPipelined = false
     /// Parts (a head, body pieces, an end) of requests waiting behind the one being answered.
-    package static let maxPipelinedParts = 1024
+    static let maxPipelinedParts = 1024
     /// The parser refused bytes after a request that is still being answered: that request (and
     /// the pipelined ones before the refused bytes) is answered first, then this status, then close.
     private var refusedAfterPending: HTTPResponseStatus?
@@ -62,7 +62,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
     /// How the current answer is written (`ClientConnectionHandler+Transport`).
     var response = HTTP1ResponseFraming()
 
-    package init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
+    init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection
         self.eventLoop = eventLoop
         self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
@@ -70,28 +70,28 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
 
     var idleTimeout: TimeAmount { connection.handle.services.exchange.idleTimeout }
 
-    package func handlerAdded(context: ChannelHandlerContext) {
+    func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }
 
-    package func handlerRemoved(context: ChannelHandlerContext) {
+    func handlerRemoved(context: ChannelHandlerContext) {
         watchdog.cancel()
         self.context = nil
     }
 
-    package func channelActive(context: ChannelHandlerContext) {
+    func channelActive(context: ChannelHandlerContext) {
         awaitNextRequest(context: context)
         context.fireChannelActive()
     }
 
-    package func channelInactive(context: ChannelHandlerContext) {
+    func channelInactive(context: ChannelHandlerContext) {
         watchdog.cancel()
         if case .exchanging(let driver) = state { driver.transportClosed() }
         state = .discarding
         context.fireChannelInactive()
     }
 
-    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         isInReadBurst = true
         if case .exchanging(let driver) = state { driver.readBegan() }
         if case .discarding = state { return }
@@ -187,7 +187,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
         if !wasInReadBurst { readBurstEnded(context: context) }
     }
 
-    package func channelReadComplete(context: ChannelHandlerContext) {
+    func channelReadComplete(context: ChannelHandlerContext) {
         isInReadBurst = false
         readBurstEnded(context: context)
         context.fireChannelReadComplete()
@@ -211,7 +211,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
         if context.channel.isWritable { context.read() }
     }
 
-    package func channelWritabilityChanged(context: ChannelHandlerContext) {
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             switch state {
             case .exchanging(let driver): driver.transportBecameWritable()
@@ -222,7 +222,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             if !parserFailed, parser.isMidMessage(unparsed: unparsed) {  // the request was cut short
                 parserFailed = true
@@ -240,7 +240,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
         abandon(context: context)
     }
 
@@ -274,7 +274,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Nothing more is read or answered; the connection closes once what was written is sent, or
     /// after the idle timeout if the client stops reading it.
-    package func closeAfterWrites(context: ChannelHandlerContext) {
+    func closeAfterWrites(context: ChannelHandlerContext) {
         state = .discarding
         pipelined.removeAll()
         let deadline = NIODeadline.now() + idleTimeout
@@ -295,7 +295,7 @@ package final class ClientConnectionHandler: ChannelInboundHandler {
     }
 
     /// Sends what was written of the response; then either takes the next request or closes.
-    package func finishResponse(keepAlive: Bool, context: ChannelHandlerContext) {
+    func finishResponse(keepAlive: Bool, context: ChannelHandlerContext) {
         // A half-closed client still gets the answers to the requests it pipelined before closing.
         if keepAlive && !isQuiescing && !(clientHalfClosed && pipelined.isEmpty) {
             flushWrites()

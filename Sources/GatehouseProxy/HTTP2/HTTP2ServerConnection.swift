@@ -63,7 +63,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
         self.makeStreamMaker = streams
     }
 
-    package var isWritable: Bool { context?.channel.isWritable ?? false }
+    var isWritable: Bool { context?.channel.isWritable ?? false }
 
     package func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
@@ -112,7 +112,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     }
 
     /// A stream received something in this read: it hears of the read's end.
-    package func streamRead(_ stream: any HTTP2ServerStreamHandling) {
+    func streamRead(_ stream: any HTTP2ServerStreamHandling) {
         if !readStreams.contains(where: { $0 === stream }) {
             readStreams.append(stream)
             stream.readBegan()
@@ -190,7 +190,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
 
     /// A stream was reset for a fault of the client's (a body that does not match its `content-length`): past
     /// the flood rules' count, the connection ends.
-    package func streamErred() {
+    func streamErred() {
         if let refused = defence.streamError(now: .now()) { session?.terminate(refused) }
     }
 
@@ -231,7 +231,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     }
 
     /// Completed once the answer's end has gone out (an answer that is one HEADERS frame).
-    package func endWhenSent(_ stream: Int32, promise: EventLoopPromise<Void>) {
+    func endWhenSent(_ stream: Int32, promise: EventLoopPromise<Void>) {
         guard let slot = slots[stream] else { return promise.fail(ChannelError.ioOnClosedChannel) }
         slot.endPromise = promise
     }

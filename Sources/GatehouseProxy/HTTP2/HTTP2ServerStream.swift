@@ -1,7 +1,7 @@
-package import NIOCore
-package import NIOHTTP1
+import NIOCore
+import NIOHTTP1
 import GatehouseSyntax
-package import GatehouseHTTP
+import GatehouseHTTP
 
 /// One client stream of an HTTP/2 connection (`HTTP2ServerConnection`): its header blocks read by Gatehouse's
 /// rules (`HTTP2RequestHeadReader`) into its exchange, its answer handed to the connection's codec, with the
@@ -11,8 +11,8 @@ package import GatehouseHTTP
 /// - outbound, the bytes written and not yet sent make the stream unwritable past `highWatermark`
 ///   (the exchange stops reading the upstream), and a stream whose writes do not move for
 ///   `idle_timeout` is reset (a client that never opens its window).
-package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
-    package let id: Int32
+final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
+    let id: Int32
     /// Strong: the connection drops the stream from its table once it is closed.
     private let connection: HTTP2ServerConnection
     /// Dropped once the stream is closed (the driver keeps its transport until it is done with it).
@@ -35,7 +35,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
     /// The head's `content-length`, held against the DATA.
     private var declaredLength = HTTP2DeclaredLength(declared: nil)
 
-    package init(id: Int32, connection: HTTP2ServerConnection, driverConnection: StreamDriver.Connection,
+    init(id: Int32, connection: HTTP2ServerConnection, driverConnection: StreamDriver.Connection,
          idleTimeout: TimeAmount, maxHeaderBytes: Int) {
         self.id = id
         self.connection = connection
@@ -44,30 +44,30 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
         self.driver = StreamDriver(connection: driverConnection, transport: self)
     }
 
-    package var eventLoop: any EventLoop { connection.eventLoop }
-    package var allocator: ByteBufferAllocator { connection.allocator }
-    package var clientVersion: HTTPVersion? { nil }
-    package var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var allocator: ByteBufferAllocator { connection.allocator }
+    var clientVersion: HTTPVersion? { nil }
+    var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
 
     // MARK: - Inbound
 
     /// A header block or DATA of this stream, within the connection's read.
-    package func received(_ part: HTTP2StreamPart) {
+    func received(_ part: HTTP2StreamPart) {
         guard !isClosed, let part = flow.arrived(part) else { return }
         deliver(part)
     }
 
-    package func readBegan() {
+    func readBegan() {
         driver?.readBegan()
     }
 
     /// The connection's read is over: the exchange reads on only if it asks again.
-    package func readComplete() {
+    func readComplete() {
         flow.readEnded()
         driver?.readComplete()
     }
 
-    package func readRequest() {
+    func readRequest() {
         flow.requestRead()
         guard flow.hasHeldFrames, !isDelivering else { return }
         // Hand on what was held, as one read of its own.
@@ -132,7 +132,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
     }
 
     /// The stream is closed (both sides ended, a reset either way, the connection gone).
-    package func closed() {
+    func closed() {
         guard !isClosed else { return }
         isClosed = true
         stallWatch = false
@@ -147,7 +147,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
     /// as one HEADERS frame with END_STREAM, the "trailers-only" form gRPC requires for a call answered
     /// without a message (an upstream's refusal relayed), rather than HEADERS and an empty DATA frame.
     /// `closesConnection` is an HTTP/1.1 matter: a stream ends with its answer anyway.
-    package func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
+    func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
         let head = head.asFields
         var fields: [NGHTTP2Session.OutboundField] = []
         fields.reserveCapacity(head.headers.count + 1)
@@ -171,12 +171,12 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
 
     /// Never asked: the core relays interim heads to HTTP/1.1 clients only (`relaysInformational`); an HTTP/2
     /// stream's answer is one head.
-    package func writeInformational(_ head: ClientResponseHead) {}
+    func writeInformational(_ head: ClientResponseHead) {}
 
     /// HTTP/2 has no 101 (RFC 9113 §8.6): a stream is never tunnelled.
-    package func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool { false }
+    func startTunnel(_ head: ClientResponseHead, upstream: UpstreamTunnelEnd) -> Bool { false }
 
-    package func writeBody(_ buffer: ByteBuffer) {
+    func writeBody(_ buffer: ByteBuffer) {
         writeHeldHead(hasBody: true)
         guard !isClosed else { return }
         connection.queue(id, buffer, promise: track(bytes: buffer.readableBytes, promise: nil))
@@ -184,7 +184,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
 
     /// The end is followed to the socket: a reset that follows it (`finish(completed: false)`) waits for it,
     /// as flow control may hold what is queued before it.
-    package func writeEnd(trailers: HTTPHeaders?) {
+    func writeEnd(trailers: HTTPHeaders?) {
         let promise = eventLoop.makePromise(of: Void.self)
         endWritten = promise.futureResult
         guard !isClosed else { return promise.fail(ChannelError.ioOnClosedChannel) }
@@ -198,7 +198,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
         connection.queueEnd(id, trailers: trailerFields, promise: track(bytes: 0, promise: promise))
     }
 
-    package func flush() {
+    func flush() {
         writeHeldHead(hasBody: true)
         connection.flushSoon()
     }
@@ -209,7 +209,7 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
         connection.respond(id, head, hasBody: hasBody)
     }
 
-    package func finish(completed: Bool) {
+    func finish(completed: Bool) {
         guard !completed else { return }
         guard let endWritten else { return reset() }
         endWritten.assumeIsolated().whenComplete { _ in self.reset() }
@@ -245,17 +245,17 @@ package final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandlin
         if flow.wrote(bytes) && connection.isWritable { driver?.transportBecameWritable() }
     }
 
-    package func connectionBecameWritable() {
+    func connectionBecameWritable() {
         if flow.isUnderHighWatermark { driver?.transportBecameWritable() }
     }
 
-    package func wake(at deadline: NIODeadline) {
+    func wake(at deadline: NIODeadline) {
         connection.wake(at: deadline)
     }
 
     /// The connection's timer fired: the exchange's deadline, and writes that have not moved for
     /// `idle_timeout` (a client that never opens its window): reset. Returns the next deadline ahead.
-    package func deadlinePassed(now: NIODeadline) -> NIODeadline? {
+    func deadlinePassed(now: NIODeadline) -> NIODeadline? {
         var next = driver?.deadlinePassed(now: now)
         guard stallWatch, !isClosed else { return next }
         guard flow.pendingWrites > 0 else {

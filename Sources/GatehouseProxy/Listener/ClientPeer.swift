@@ -1,5 +1,5 @@
 import Crypto
-package import NIOCore
+import NIOCore
 import NIOSSL
 import GatehouseSyntax
 
@@ -11,7 +11,7 @@ package final class ClientPeer {
     private weak var channel: (any Channel)?
     private var thumbprint: String??
 
-    package init(channel: any Channel) {
+    init(channel: any Channel) {
         ip = channel.remoteAddress?.ipAddress ?? "unknown"
         self.channel = channel
     }

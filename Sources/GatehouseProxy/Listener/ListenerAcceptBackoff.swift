@@ -21,7 +21,7 @@ package final class ListenerAcceptBackoff: ChannelInboundHandler, Sendable {
 
     /// How long accepting pauses after a failure: short enough that a freed descriptor is used soon,
     /// long enough that a full table costs a few attempts a second.
-    package static let pause = TimeAmount.milliseconds(250)
+    static let pause = TimeAmount.milliseconds(250)
 
     private let listener: String
     private let metrics: GatehouseMetrics

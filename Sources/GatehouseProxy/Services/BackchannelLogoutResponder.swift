@@ -1,13 +1,13 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-package import NIOCore
+import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
-package import GatehouseExchange
+import GatehouseExchange
 import GatehouseVocabulary
 
 /// The answer to `POST /.gatehouse/backchannel-logout/<provider>` (OpenID Connect Back-Channel Logout 1.0 §2.5-2.8,
@@ -15,10 +15,10 @@ import GatehouseVocabulary
 /// (`LogoutTokenJudge`), its revocation applied here at once and written to the store (shared by the replicas), its `jti`
 /// claimed once. 200 when applied; 400 `invalid_request` / `invalid_token` when refused; 503 while keys or the store
 /// cannot be had (the provider retries; a retry revokes nothing new).
-package struct BackchannelLogoutResponder {
-    package let services: ProxyServices
+struct BackchannelLogoutResponder {
+    let services: ProxyServices
 
-    package func respond(provider name: String, body: [UInt8], contentType: String?, on eventLoop: any EventLoop) -> EventLoopFuture<LogoutOutcome> {
+    func respond(provider name: String, body: [UInt8], contentType: String?, on eventLoop: any EventLoop) -> EventLoopFuture<LogoutOutcome> {
         let judge = LogoutTokenJudge(verifier: services.gatekeeper.verifier)
         guard let index = judge.provider(named: name) else {  // the configuration opened it: answered all the same
             return eventLoop.makeSucceededFuture(LogoutOutcome(response: LocalResponse.json(.notFound, "{\"error\":\"not_found\"}")))
@@ -109,12 +109,12 @@ package struct BackchannelLogoutResponder {
         return LogoutOutcome(response: response, refusal: failure, token: token[...])
     }
 
-    package struct InvalidRequest: Error {
-        package var detail: String
+    struct InvalidRequest: Error {
+        var detail: String
     }
 
     /// §2.5: `application/x-www-form-urlencoded` with one `logout_token`.
-    package static func logoutToken(body: [UInt8], contentType: String?) -> Result<String, InvalidRequest> {
+    static func logoutToken(body: [UInt8], contentType: String?) -> Result<String, InvalidRequest> {
         guard let contentType, MediaType.hasEssence(contentType, "application/x-www-form-urlencoded") else {
             return .failure(InvalidRequest(detail: "send application/x-www-form-urlencoded with logout_token"))
         }
@@ -136,13 +136,13 @@ package struct BackchannelLogoutResponder {
 
 /// Back-channel logouts taken per provider per second (`rate` each, up to a second's worth at once): a flood of forged
 /// tokens costs a signature check each, and is answered 429 beyond it.
-package final class LogoutBudget: Sendable {
-    package static let rate = 200
+final class LogoutBudget: Sendable {
+    static let rate = 200
     private let budgets = NIOLockedValueBox<[String: CallBudget]>([:])
 
-    package init() {}
+    init() {}
 
-    package func take(provider: String, now: NIODeadline = .now()) -> Bool {
+    func take(provider: String, now: NIODeadline = .now()) -> Bool {
         budgets.withLockedValue { budgets in
             var budget = budgets[provider] ?? CallBudget(rate: Self.rate, now: now)
             defer { budgets[provider] = budget }

@@ -1,19 +1,19 @@
 import Foundation
 package import NIOCore
 import NIOHTTP1
-package import GatehouseSyntax
+import GatehouseSyntax
 import Prometheus
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
 package import GatehouseExchange
-package import GatehouseVocabulary
+import GatehouseVocabulary
 import GatehousePolicy
 
 extension ProxyServices {
     /// What every refused request leaves behind, whichever protocol it came by: one failure-log
     /// line, the failure counter, and the request counter with its outcome.
-    package func recordRejection(
+    func recordRejection(
         _ failure: AuthFailure, of request: UpstreamRequestHead.Request, routeAuth: String, token: Substring?, mcp: MCPMessage? = nil
     ) {
         var event = FailureEvent(

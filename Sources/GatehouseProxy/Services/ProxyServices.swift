@@ -26,7 +26,7 @@ package final class ProxyServices: Sendable {
     /// Upstream answers that are not HTTP/1.x come with every request while the upstream is wrong.
     private let upstreamProtocolErrors = RateLimitedReport()
     /// Back-channel logouts taken per provider per second (`BackchannelLogoutResponder`).
-    package let logoutBudget = LogoutBudget()
+    let logoutBudget = LogoutBudget()
     /// The time of day decisions are made at, identity headers stamped with and assertions signed at.
     package let wallClock: WallClock
 
@@ -50,7 +50,7 @@ package final class ProxyServices: Sendable {
     /// An upstream answer that was not HTTP/1.x, or broke its framing: the operator learns why the
     /// client got 502 (with what to change, for an HTTP/2 upstream behind `protocol = "http1"`), at most
     /// once per 10 s.
-    package func logUpstreamProtocolError(_ connection: UpstreamConnection) {
+    func logUpstreamProtocolError(_ connection: UpstreamConnection) {
         guard let error = connection.protocolError else { return }
         upstreamProtocolErrors.occurred("upstream response refused", metadata: ["gatehouse.error": "\(error)"], to: logger)
     }

@@ -1,20 +1,20 @@
 import Logging
-package import NIOCore
+import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
-package import GatehouseTokens
+import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
-package import GatehouseExchange
+import GatehouseExchange
 
 /// The answer to `POST /.gatehouse/signout` and `/signout-everywhere` for a verified token, whichever
 /// protocol the client speaks: the revocation is applied here at once, then the answer waits for the
 /// store and, when the body carries a refresh token, for the provider (a 503 when either could not
 /// be reached; a retry is idempotent).
-package struct SignOutResponder {
-    package let services: ProxyServices
+struct SignOutResponder {
+    let services: ProxyServices
 
-    package func respond(
+    func respond(
         _ endpoint: OwnEndpoint, _ identity: VerifiedIdentity, token: Substring?, body: [UInt8], contentType: String?,
         on eventLoop: any EventLoop
     ) -> EventLoopFuture<LocalResponse> {
@@ -69,7 +69,7 @@ package struct SignOutResponder {
         return response
     }
 
-    package static func invalidRequest(_ detail: String) -> LocalResponse {
+    static func invalidRequest(_ detail: String) -> LocalResponse {
         LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\",\"error_description\":\(detail.jsonQuoted)}")
     }
 }

@@ -53,12 +53,12 @@ package protocol UpstreamLegDelegate: AnyObject {
 /// Opens upstream legs on the caller's event loop, over the pools that loop owns.
 package struct UpstreamLegFactory: Sendable {
     package let protocolVersion: UpstreamProtocol
-    package let http1Pools: [ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]
-    package let http2Pools: [ObjectIdentifier: NIOLoopBound<HTTP2UpstreamPool>]
+    let http1Pools: [ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]
+    let http2Pools: [ObjectIdentifier: NIOLoopBound<HTTP2UpstreamPool>]
 
     /// A leg at once, with no callback: an idle pooled HTTP/1.1 connection of `eventLoop` (the common case);
     /// nil when there is none (then `open`).
-    package func openIdle(on eventLoop: any EventLoop) -> (any UpstreamLeg)? {
+    func openIdle(on eventLoop: any EventLoop) -> (any UpstreamLeg)? {
         guard protocolVersion == .http1, let pool = http1Pools[ObjectIdentifier(eventLoop)]?.value,
             let connection = pool.takeIdle()
         else { return nil }

@@ -6,15 +6,15 @@ package import NIOCore
 package struct UpstreamTunnelEnd {
     package let channel: any Channel
     /// The handler that spoke HTTP on `channel` until the 101.
-    package let httpHandler: any RemovableChannelHandler
+    let httpHandler: any RemovableChannelHandler
 
     /// Puts `relay` after the HTTP handler; bytes keep going to the handler until `releaseHTTPHandler()`.
-    package func attach(_ relay: any ChannelHandler) throws {
+    func attach(_ relay: any ChannelHandler) throws {
         try channel.pipeline.syncOperations.addHandler(relay)
     }
 
     /// Removes the HTTP handler; what it held beyond the 101 goes on to the relay.
-    package func releaseHTTPHandler() {
+    func releaseHTTPHandler() {
         _ = channel.pipeline.syncOperations.removeHandler(httpHandler)
     }
 }

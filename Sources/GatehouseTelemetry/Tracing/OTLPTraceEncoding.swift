@@ -1,11 +1,11 @@
-package import GatehouseSyntax
+import GatehouseSyntax
 
 /// Spans as OTLP's `ExportTraceServiceRequest` (opentelemetry-proto, `collector/trace/v1`), the body of an
 /// OTLP/HTTP export in its binary protobuf form (`application/x-protobuf`). A request's spans are encoded when it
 /// ends (`write`), as the `ScopeSpans.spans` fields they will be; an export wraps a run of them (`request`).
-package enum OTLPTraceEncoding {
+enum OTLPTraceEncoding {
     /// `span` as a `ScopeSpans.spans` field (2), its `KeyValue` attributes written by `attributes`.
-    package static func write(_ span: TraceSpan, into writer: inout ProtobufWriter, attributes: (inout ProtobufWriter) -> Void) {
+    static func write(_ span: TraceSpan, into writer: inout ProtobufWriter, attributes: (inout ProtobufWriter) -> Void) {
         writer.writeMessageField(2) { writer in
             writer.writeWordsField(1, span.traceIDHigh, span.traceIDLow)
             writer.writeWordsField(2, span.spanID)
@@ -26,14 +26,14 @@ package enum OTLPTraceEncoding {
     }
 
     /// The `Resource` message's fields, encoded once per exporter.
-    package static func resource(_ attributes: [(String, TraceSpan.Value)]) -> [UInt8] {
+    static func resource(_ attributes: [(String, TraceSpan.Value)]) -> [UInt8] {
         var writer = ProtobufWriter(capacity: 256)
         for (key, value) in attributes { keyValue(key, value, field: 1, into: &writer) }
         return writer.bytes
     }
 
     /// An export of spans encoded by `write`: the body of one POST.
-    package static func request(encodedSpans: ArraySlice<UInt8>, resource: [UInt8], scope: String, version: String) -> [UInt8] {
+    static func request(encodedSpans: ArraySlice<UInt8>, resource: [UInt8], scope: String, version: String) -> [UInt8] {
         var writer = ProtobufWriter(capacity: encodedSpans.count + resource.count + 64)
         writer.writeMessageField(1) { resourceSpans in  // ResourceSpans
             resourceSpans.writeMessageField(1) { $0.writeRaw(resource) }  // Resource
@@ -49,12 +49,12 @@ package enum OTLPTraceEncoding {
     }
 
     /// A span attribute (`Span.attributes`, field 9).
-    package static func attribute(_ key: String, _ value: TraceSpan.Value, into writer: inout ProtobufWriter) {
+    static func attribute(_ key: String, _ value: TraceSpan.Value, into writer: inout ProtobufWriter) {
         keyValue(key, value, field: 9, into: &writer)
     }
 
     /// A string span attribute that is part of a string (of a header, of the request target).
-    package static func attribute(_ key: String, _ value: Substring, into writer: inout ProtobufWriter) {
+    static func attribute(_ key: String, _ value: Substring, into writer: inout ProtobufWriter) {
         let count = value.utf8.count
         writeKeyValueHead(key, anyValue: 1 + varintSize(UInt64(count)) + count, field: 9, into: &writer)
         writer.writeStringField(1, value)
@@ -62,7 +62,7 @@ package enum OTLPTraceEncoding {
 
     /// A `KeyValue` as field `field` of the message being written. Its lengths are known up front, so it is written
     /// straight through (no nested message to measure afterwards): one per attribute of every span.
-    package static func keyValue(_ key: String, _ value: TraceSpan.Value, field: Int, into writer: inout ProtobufWriter) {
+    static func keyValue(_ key: String, _ value: TraceSpan.Value, field: Int, into writer: inout ProtobufWriter) {
         switch value {
         case .string(let text):
             let count = text.utf8.count

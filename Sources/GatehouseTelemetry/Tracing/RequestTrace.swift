@@ -15,9 +15,9 @@ package import GatehouseVocabulary
 /// the constants and goes to the exporter on its own (`child`).
 public final class RequestTrace: @unchecked Sendable {
     package let context: TraceContext
-    package let serverSpanID: UInt64
+    let serverSpanID: UInt64
     /// The upstream call's span, chosen up front: its id is the parent in the `traceparent` the upstream gets.
-    package let upstreamSpanID: UInt64
+    let upstreamSpanID: UInt64
     private let tracer: Tracer
     private let startWallNanos: UInt64
     private let start: NIODeadline

@@ -3,7 +3,7 @@ import Foundation
 package import Logging
 import NIOConcurrencyHelpers
 package import NIOCore
-package import NIOHTTP1
+import NIOHTTP1
 package import GatehouseConfig
 
 /// Batches finished spans and POSTs them to the collector over OTLP/HTTP (binary protobuf), from the background
@@ -35,15 +35,15 @@ package final class SpanExporter: Sendable {
     }
 
     /// Spans waiting for export, already encoded (`OTLPTraceEncoding.spans`), one request's run after another.
-    package struct Pending {
-        package var bytes: [UInt8] = []
+    struct Pending {
+        var bytes: [UInt8] = []
         /// Where each request's run ends in `bytes`, and how many spans it holds: batches split between runs.
-        package var runs: [(end: Int, spans: Int)] = []
-        package var spans = 0
+        var runs: [(end: Int, spans: Int)] = []
+        var spans = 0
     }
 
     /// Called on event loops: a lock and an append, or a drop when the queue is full. `encoded`: `count` spans.
-    package func enqueue(_ encoded: UnsafeBufferPointer<UInt8>, count: Int) {
+    func enqueue(_ encoded: UnsafeBufferPointer<UInt8>, count: Int) {
         let fits: Bool = queue.withLockedValue { queue in
             guard queue.spans + count <= settings.maxQueueSize else { return false }
             queue.bytes.append(contentsOf: encoded)
@@ -115,8 +115,8 @@ package final class SpanExporter: Sendable {
         }
     }
 
-    package struct ExportError: Error, CustomStringConvertible {
-        package let status: HTTPResponseStatus
-        package var description: String { "the collector answered \(status.code)" }
+    struct ExportError: Error, CustomStringConvertible {
+        let status: HTTPResponseStatus
+        var description: String { "the collector answered \(status.code)" }
     }
 }

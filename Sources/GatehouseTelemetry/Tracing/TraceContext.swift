@@ -4,11 +4,11 @@ import Atomics
 /// Gatehouse sends on. Ids are random (`TraceIDs`); a malformed `traceparent` starts a new trace, as §4.3 says.
 package struct TraceContext: Sendable, Equatable {
     /// 16 bytes, never all zero, as two halves.
-    package let traceIDHigh: UInt64
-    package let traceIDLow: UInt64
+    let traceIDHigh: UInt64
+    let traceIDLow: UInt64
     /// The caller's span (the parent of Gatehouse's server span); nil for a trace Gatehouse started.
-    package let parentSpanID: UInt64?
-    package let sampled: Bool
+    let parentSpanID: UInt64?
+    let sampled: Bool
     /// The caller's `tracestate`, passed on unchanged with a valid `traceparent` (at most 512 bytes, §3.3.1.5).
     package let traceState: String?
 
@@ -80,17 +80,17 @@ package final class TraceIDs: Sendable {
     private let seed: UInt64
     private let counter = ManagedAtomic<UInt64>(0)
 
-    package init() {
+    init() {
         var generator = SystemRandomNumberGenerator()
         seed = generator.next()
     }
 
-    package func spanID() -> UInt64 {
+    func spanID() -> UInt64 {
         let id = Self.mix(seed &+ counter.wrappingIncrementThenLoad(ordering: .relaxed) &* 0x9E37_79B9_7F4A_7C15)
         return id == 0 ? 1 : id
     }
 
-    package func traceID() -> (UInt64, UInt64) { (spanID(), spanID()) }
+    func traceID() -> (UInt64, UInt64) { (spanID(), spanID()) }
 
     private static func mix(_ value: UInt64) -> UInt64 {
         var z = value

@@ -13,20 +13,20 @@ package struct TraceSpan {
         case bool(Bool)
     }
 
-    package let traceIDHigh: UInt64
-    package let traceIDLow: UInt64
-    package let spanID: UInt64
-    package let parentSpanID: UInt64?
+    let traceIDHigh: UInt64
+    let traceIDLow: UInt64
+    let spanID: UInt64
+    let parentSpanID: UInt64?
     package let name: String
     package let kind: Kind
-    package let startNanos: UInt64
-    package let endNanos: UInt64
+    let startNanos: UInt64
+    let endNanos: UInt64
     /// An error span's description (OTLP status ERROR); nil: status unset.
     package var error: String? = nil
     /// The caller's `tracestate`, on the server span.
     package var traceState: String? = nil
 
-    package init(
+    init(
         traceIDHigh: UInt64, traceIDLow: UInt64, spanID: UInt64, parentSpanID: UInt64?, name: String, kind: Kind, startNanos: UInt64,
         endNanos: UInt64, error: String? = nil, traceState: String? = nil
     ) {
@@ -45,10 +45,10 @@ package struct TraceSpan {
 
 /// Attributes encoded once, as the `KeyValue` fields of a `Span` (`attributes`, field 9): the upstream's address for
 /// every upstream span, the list a wait's span was given.
-package struct SpanAttributes: Sendable {
-    package let bytes: [UInt8]
+struct SpanAttributes: Sendable {
+    let bytes: [UInt8]
 
-    package init(_ pairs: [(String, TraceSpan.Value)]) {
+    init(_ pairs: [(String, TraceSpan.Value)]) {
         var writer = ProtobufWriter(capacity: pairs.count * 32)
         for (key, value) in pairs { OTLPTraceEncoding.attribute(key, value, into: &writer) }
         bytes = writer.bytes

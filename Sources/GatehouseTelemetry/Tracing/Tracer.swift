@@ -10,12 +10,12 @@ package import GatehouseVocabulary
 package final class Tracer: Sendable {
     package let settings: TracingSettings
     package let exporter: SpanExporter
-    package let ids = TraceIDs()
+    let ids = TraceIDs()
     /// Trace ids whose low 53 bits fall under this are sampled.
     private let threshold: UInt64
     /// `server.address`, `server.port`, `url.scheme` of `[upstream] url`: encoded once, the start of every upstream span's
     /// attributes.
-    package let upstreamAttributes: SpanAttributes
+    let upstreamAttributes: SpanAttributes
 
     package init(settings: TracingSettings, exporter: SpanExporter, upstream url: URL? = nil) {
         self.settings = settings
@@ -60,7 +60,7 @@ package final class Tracer: Sendable {
     }
 
     /// Unix time in nanoseconds, exact (a `Date` keeps about a quarter of a microsecond of it).
-    package static func wallClockNanos() -> UInt64 {
+    static func wallClockNanos() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
@@ -70,8 +70,8 @@ package final class Tracer: Sendable {
 /// A request's trace as it starts: what is propagated, and the recorder of its spans when it is sampled.
 package struct TraceStart {
     package let context: TraceContext
-    package let serverSpanID: UInt64
-    package let upstreamSpanID: UInt64
+    let serverSpanID: UInt64
+    let upstreamSpanID: UInt64
     /// Nil when the trace is not sampled: nothing is recorded, the context is still passed on.
     package let recorder: RequestTrace?
 

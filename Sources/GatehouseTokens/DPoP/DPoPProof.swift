@@ -16,7 +16,7 @@ package struct DPoPProof: Sendable {
     package let nonce: String?
 
     /// The longest `jti` kept: RFC 9449 asks for 96 bits of randomness; a kilobyte of it is a flood, not an id.
-    package static let maxIdentifierBytes = 256
+    static let maxIdentifierBytes = 256
 
     /// RFC 9449 §4.3 checks 1–6 and the claims' types; every failure is `invalid_dpop_proof`.
     package static func verify(_ text: Substring, maxBytes: Int) throws(AuthFailure) -> DPoPProof {

@@ -1,15 +1,15 @@
 import Crypto
 import _CryptoExtras
-package import GatehouseSyntax
-package import GatehouseVocabulary
+import GatehouseSyntax
+import GatehouseVocabulary
 
 /// Turns one JWK (RFC 7517 §4, RFC 7518 §6, RFC 8037) into a `VerificationKey`, or says why not.
 ///
 /// Only public signature keys are loaded: symmetric keys (`oct`) never, since a sidecar holding an
 /// HMAC "secret" taken from a public document is the algorithm-confusion attack; private keys never,
 /// since a published private key is compromised and loading it would only spread it.
-package enum JWKDecoder {
-    package enum Outcome {
+enum JWKDecoder {
+    enum Outcome {
         case key(VerificationKey)
         case skipped(SkippedKey)
     }
@@ -18,9 +18,9 @@ package enum JWKDecoder {
     private static let privateMembers = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
 
     /// Below this an RSA key is too weak to trust (RFC 7518 §3.3 requires 2048 bits).
-    package static let minimumRSAModulusBits = 2048
+    static let minimumRSAModulusBits = 2048
 
-    package static func decode(_ entry: JSONValue, allowedAlgorithms: Set<JWSAlgorithm>) -> Outcome {
+    static func decode(_ entry: JSONValue, allowedAlgorithms: Set<JWSAlgorithm>) -> Outcome {
         guard case .object(let jwk) = entry else {
             return .skipped(SkippedKey(keyID: nil, reason: "not a JSON object"))
         }

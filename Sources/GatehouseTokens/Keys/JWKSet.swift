@@ -58,7 +58,7 @@ public struct JWKSet: Sendable {
     }
 
     /// Every `kid` the document lists, of keys loaded or skipped: what the provider still publishes.
-    package var listedKeyIDs: Set<String> {
+    var listedKeyIDs: Set<String> {
         Set(keys.compactMap(\.keyID)).union(skipped.compactMap(\.keyID))
     }
 

@@ -1,4 +1,4 @@
-package import GatehouseSyntax
+import GatehouseSyntax
 
 /// A JWK set document that could not be used at all (as opposed to single keys in it, which are skipped).
 public struct JWKSetError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -10,12 +10,12 @@ public struct JWKSetError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The document is not strict JSON.
-    package static func invalidJSON(_ error: StrictJSONError) -> Self {
+    static func invalidJSON(_ error: StrictJSONError) -> Self {
         Self("not valid JSON: \(error)")
     }
 
     /// The document is JSON but not an object with a `keys` array (RFC 7517 §5).
-    package static func notAKeySet(_ why: String) -> Self {
+    static func notAKeySet(_ why: String) -> Self {
         Self(why)
     }
 

@@ -17,7 +17,7 @@ public struct KeySnapshot: Sendable {
     public let retiredKeyIDs: [String]
 
     /// How many retired key IDs a provider remembers (an IdP retires a few keys a year).
-    package static let retiredLimit = 64
+    static let retiredLimit = 64
 
     public init(keySet: JWKSet, fetchedAt: NIODeadline, fetchedAtDate: Date, listedAsOf: Date? = nil, retiredKeyIDs: [String] = []) {
         self.keySet = keySet

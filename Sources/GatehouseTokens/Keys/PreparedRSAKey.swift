@@ -11,7 +11,7 @@ package final class PreparedRSAKey: @unchecked Sendable {
     // thread at once, and freed in deinit, when no one can hold it any more.
     private let key: OpaquePointer
     /// The modulus's size in bits, e.g. 2048.
-    package let modulusBits: Int
+    let modulusBits: Int
 
     /// nil when the numbers make no usable key: an even modulus, one over 16 384 bits, an exponent
     /// of zero or over 33 bits (BoringSSL's bound, which swift-crypto held Gatehouse to before).

@@ -9,7 +9,7 @@ package import GatehouseSyntax
 package final class AssertionSlot: Sendable {
     private let signed = Mutex<SignedAssertion?>(nil)
 
-    package init() {}
+    init() {}
 
     package var current: SignedAssertion? { signed.withLock { $0 } }
 

@@ -8,7 +8,7 @@ package enum BearerToken: Equatable {
     case present(Substring)
     case malformed(String)
 
-    package static func extract(from headers: HTTPHeaders, cookieName: String?, headerName: String?) -> BearerToken {
+    static func extract(from headers: HTTPHeaders, cookieName: String?, headerName: String?) -> BearerToken {
         extractWithScheme(from: headers, cookieName: cookieName, headerName: headerName).token
     }
 
@@ -97,7 +97,7 @@ extension Substring {
         utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(utf8)
     }
 
-    package func containsByte(_ byte: UInt8) -> Bool {
+    func containsByte(_ byte: UInt8) -> Bool {
         utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? utf8.contains(byte)
     }
 }

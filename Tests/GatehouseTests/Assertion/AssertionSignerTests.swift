@@ -3,7 +3,7 @@ import Crypto
 import NIOConcurrencyHelpers
 import Testing
 import GatehouseSyntax
-import GatehouseConfig
+@testable import GatehouseConfig
 import GatehouseTokens
 import GatehouseExchange
 

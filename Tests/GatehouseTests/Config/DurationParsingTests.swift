@@ -1,6 +1,6 @@
 import Testing
 @testable import Gatehouse
-import GatehouseConfig
+@testable import GatehouseConfig
 
 struct DurationParsingTests {
     @Test(arguments: [

@@ -7,7 +7,7 @@ import GatehouseSyntax
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
-import GatehouseExchange
+@testable import GatehouseExchange
 import GatehouseVocabulary
 import GatehousePolicy
 

@@ -6,7 +6,7 @@ import Testing
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth
-import GatehouseExchange
+@testable import GatehouseExchange
 import GatehouseProxy
 import GatehouseVocabulary
 import GatehousePolicy

@@ -1,6 +1,6 @@
 import Testing
 import NIOHTTP1
-import GatehouseExchange
+@testable import GatehouseExchange
 
 /// Which POSTs to an MCP server carry a message (docs/reference.md §17.3): `Content-Type: application/json`, any case,
 /// any parameters, nothing else.

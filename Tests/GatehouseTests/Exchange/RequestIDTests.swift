@@ -1,6 +1,6 @@
 @testable import Gatehouse
 import Testing
-import GatehouseExchange
+@testable import GatehouseExchange
 
 struct RequestIDTests {
     @Test func saneClientIDIsKept() {

@@ -2,7 +2,7 @@
 import NIOCore
 import Testing
 import GatehouseTokens
-import GatehouseAuth
+@testable import GatehouseAuth
 import GatehouseExchange
 import GatehouseProxy
 

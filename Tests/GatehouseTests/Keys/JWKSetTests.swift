@@ -3,7 +3,7 @@ import _CryptoExtras
 import Testing
 @testable import Gatehouse
 import GatehouseConfig
-import GatehouseTokens
+@testable import GatehouseTokens
 import GatehouseVocabulary
 
 /// JWK set loading policy; docs/security.md J10, J11, J19.

@@ -1,7 +1,7 @@
 import Foundation
 @testable import Gatehouse
 import Testing
-import GatehouseAuth
+@testable import GatehouseAuth
 
 struct PersistedKeySetsTests {
     @Test func savedSetLoadsBackWithItsFetchTime() throws {

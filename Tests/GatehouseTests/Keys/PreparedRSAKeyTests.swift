@@ -4,7 +4,7 @@ import _CryptoExtras
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
-import GatehouseTokens
+@testable import GatehouseTokens
 import GatehouseVocabulary
 
 /// `PreparedRSAKey`'s padding rules on signatures over hand-built blocks (Resources/rsa, made by its

@@ -3,8 +3,8 @@ import Foundation
 import NIOCore
 import Testing
 @testable import Gatehouse
-import GatehouseTokens
-import GatehouseAuth
+@testable import GatehouseTokens
+@testable import GatehouseAuth
 
 /// The evidence a key set gives that a `kid` it lacks is not its provider's (docs/reference.md §3.8; docs/security.md
 /// J11, K17, K18), and how retired kids are carried from one set to the next.

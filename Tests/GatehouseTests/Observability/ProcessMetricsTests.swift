@@ -1,6 +1,6 @@
 @testable import Gatehouse
 import Testing
-import GatehouseTelemetry
+@testable import GatehouseTelemetry
 
 struct ProcessStatFieldsTests {
     /// The command name may hold spaces and parentheses: fields are counted from the last ')'.

@@ -4,9 +4,9 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
-import GatehouseAuth
+@testable import GatehouseAuth
 import GatehouseExchange
-import GatehouseProxy
+@testable import GatehouseProxy
 
 /// Back-channel logout's parts without a socket (docs/reference.md §7.3): its configuration, what a logout token revokes,
 /// how its `jti` is remembered, how its request is read. End to end, with PyJWT's tokens: `BackchannelLogoutTests`.

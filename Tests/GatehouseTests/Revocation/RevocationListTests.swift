@@ -3,7 +3,7 @@ import Testing
 import GatehouseSyntax
 import GatehouseConfig
 import GatehouseTokens
-import GatehouseAuth
+@testable import GatehouseAuth
 import GatehouseExchange
 
 struct RevocationListTests {

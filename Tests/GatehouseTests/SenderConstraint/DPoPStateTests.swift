@@ -1,6 +1,6 @@
 @testable import Gatehouse
 import Testing
-import GatehouseAuth
+@testable import GatehouseAuth
 
 /// The DPoP state kept per replica: the replay cache of accepted proofs and the stateless nonces.
 struct DPoPStateTests {

@@ -1,7 +1,7 @@
 @testable import Gatehouse
 import NIOHTTP1
 import Testing
-import GatehouseTokens
+@testable import GatehouseTokens
 
 /// RFC 6750 §2.1 extraction (docs/security.md J41-J44).
 struct BearerTokenTests {

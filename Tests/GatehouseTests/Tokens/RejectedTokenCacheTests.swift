@@ -4,7 +4,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseTokens
-import GatehouseAuth
+@testable import GatehouseAuth
 import GatehouseExchange
 import GatehouseVocabulary
 

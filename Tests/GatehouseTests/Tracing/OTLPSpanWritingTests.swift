@@ -1,7 +1,7 @@
 @testable import Gatehouse
 import Testing
 import GatehouseSyntax
-import GatehouseTelemetry
+@testable import GatehouseTelemetry
 
 /// Spans as every sampled request's go through the protobuf writer: read back with Gatehouse's protobuf reader, across
 /// the growth of its memory and the lengths that need more than one byte (a span over 127 bytes, an attribute over 16 KiB).

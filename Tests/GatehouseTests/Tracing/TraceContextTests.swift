@@ -1,6 +1,6 @@
 @testable import Gatehouse
 import Testing
-import GatehouseTelemetry
+@testable import GatehouseTelemetry
 
 /// W3C Trace Context's `traceparent` (https://www.w3.org/TR/trace-context/ §3.2, §4.3): what continues a trace, what
 /// starts a new one.

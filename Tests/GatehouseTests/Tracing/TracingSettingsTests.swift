@@ -2,7 +2,7 @@ import Foundation
 @testable import Gatehouse
 import Testing
 import TOMLKit
-import GatehouseConfig
+@testable import GatehouseConfig
 
 /// `[tracing]` and the OTEL_* variables that fill what the file leaves out (docs/reference.md §16).
 struct TracingSettingsTests {

@@ -4,7 +4,7 @@ import Testing
 @testable import Gatehouse
 import GatehouseConfig
 import GatehouseAuth
-import GatehouseExchange
+@testable import GatehouseExchange
 import GatehouseProxy
 
 struct HeaderHygieneTests {

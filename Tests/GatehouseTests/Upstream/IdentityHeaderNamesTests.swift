@@ -1,7 +1,7 @@
 import Testing
 @testable import Gatehouse
 import GatehouseConfig
-import GatehouseExchange
+@testable import GatehouseExchange
 
 /// The other spellings of the identity names, which Envoy's HTTP ext_authz protocol is told to remove (docs/security.md E03).
 struct IdentityHeaderNamesTests {

@@ -1,10 +1,10 @@
 import Foundation
-package import NIOCore
-package import NIOHTTP1
-package import GatehouseHTTP
+import NIOCore
+import NIOHTTP1
+import GatehouseHTTP
 import GatehouseAuth
-package import GatehouseExchange
-package import GatehousePolicy
+import GatehouseExchange
+import GatehousePolicy
 import GatehouseVocabulary
 
 /// A request forwarded over a pooled HTTP/1.1 connection: the head written as bytes (with the identity
@@ -12,9 +12,9 @@ import GatehouseVocabulary
 /// bytes it arrived in. A 101 hands the connection over for a tunnel.
 /// One per connection, made with its first request and used again for each next one (`on(_:pool:)`): a
 /// forwarded request allocates no leg.
-package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
+final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     /// Held until the leg is finished (not weak: a weak reference costs the driver a side table per request).
-    package var delegate: (any UpstreamLegDelegate)?
+    var delegate: (any UpstreamLegDelegate)?
     private let connection: UpstreamConnection
     private let pool: UpstreamConnectionPool
     private var requestID = ""
@@ -33,7 +33,7 @@ package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
     }
 
     /// The connection's leg, ready for a new request (the connection keeps it until it closes).
-    package static func on(_ connection: UpstreamConnection, pool: UpstreamConnectionPool) -> HTTP1UpstreamLeg {
+    static func on(_ connection: UpstreamConnection, pool: UpstreamConnectionPool) -> HTTP1UpstreamLeg {
         let leg = connection.leg ?? HTTP1UpstreamLeg(connection, pool: pool)
         connection.leg = leg
         connection.delegate = leg
@@ -47,9 +47,9 @@ package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         return leg
     }
 
-    package var isWritable: Bool { connection.channel.isWritable }
+    var isWritable: Bool { connection.channel.isWritable }
 
-    package func start(
+    func start(
         _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
         identityFields: ByteBuffer?
     ) -> ByteBuffer? {
@@ -63,28 +63,28 @@ package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         return written.identityFields
     }
 
-    package func writeBody(_ buffer: ByteBuffer) {
+    func writeBody(_ buffer: ByteBuffer) {
         bodySent = true
         connection.writeBody(buffer)
     }
 
     /// HTTP/1.1 request trailers are not forwarded (chunked trailers are rarely honoured upstream).
-    package func writeEnd(trailers: HTTPHeaders?) {
+    func writeEnd(trailers: HTTPHeaders?) {
         connection.writeEnd()
     }
 
-    package func flush() { connection.channel.flush() }
+    func flush() { connection.channel.flush() }
 
-    package func read() { connection.channel.read() }
+    func read() { connection.channel.read() }
 
-    package func finish(completed: Bool) {
+    func finish(completed: Bool) {
         guard !isFinished else { return }
         isFinished = true
         delegate = nil
         completed && responseEnded && upstreamKeepAlive ? pool.release(connection) : pool.discard(connection)
     }
 
-    package func takeTunnelEnd() -> UpstreamTunnelEnd? {
+    func takeTunnelEnd() -> UpstreamTunnelEnd? {
         guard !isFinished, switchingHead != nil else { return nil }
         isFinished = true
         delegate = nil
@@ -94,7 +94,7 @@ package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     // MARK: UpstreamConnectionDelegate
 
-    package func upstreamReceived(_ part: UpstreamResponseParser.Part) {
+    func upstreamReceived(_ part: UpstreamResponseParser.Part) {
         switch part {
         case .head(let head):
             if head.status == 101 {
@@ -117,11 +117,11 @@ package final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         }
     }
 
-    package func upstreamReadComplete() { delegate?.upstreamLegReadComplete() }
+    func upstreamReadComplete() { delegate?.upstreamLegReadComplete() }
 
-    package func upstreamWritabilityChanged(isWritable: Bool) { delegate?.upstreamLegWritabilityChanged(isWritable: isWritable) }
+    func upstreamWritabilityChanged(isWritable: Bool) { delegate?.upstreamLegWritabilityChanged(isWritable: isWritable) }
 
-    package func upstreamClosed() {
+    func upstreamClosed() {
         guard !responseEnded else { return }
         // A keep-alive connection the upstream closed as we reused it, without a byte of answer, may be retried.
         let closedOnReuse = connection.isReused && !connection.answered && !bodySent

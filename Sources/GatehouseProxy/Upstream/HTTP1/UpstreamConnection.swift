@@ -31,14 +31,14 @@ package final class UpstreamConnection: ChannelInboundHandler {
     /// connection's pipeline goes (the two refer to each other until then).
     var leg: HTTP1UpstreamLeg?
     /// Set by the pool while the connection idles in it, told when the upstream closes it.
-    package weak var idleIn: UpstreamConnectionPool?
+    weak var idleIn: UpstreamConnectionPool?
     private var parser = UpstreamResponseParser()
     /// Why the connection was closed, when the upstream's bytes were not an HTTP/1.x response.
     private(set) var protocolError: UpstreamResponseParser.Malformed?
     private var chunkedRequestBody = false
     private var context: ChannelHandlerContext?
 
-    package init(channel: any Channel) {
+    init(channel: any Channel) {
         self.channel = channel
     }
 
@@ -56,14 +56,14 @@ package final class UpstreamConnection: ChannelInboundHandler {
     // MARK: Requests
 
     /// Writes a request head (not flushed); `chunkedBody` says the body is sent chunked.
-    package func startRequest(head: ByteBuffer, chunkedBody: Bool, isHEAD: Bool) {
+    func startRequest(head: ByteBuffer, chunkedBody: Bool, isHEAD: Bool) {
         answered = false
         chunkedRequestBody = chunkedBody
         parser.requestWasHEAD = isHEAD
         channel.write(head, promise: nil)
     }
 
-    package func writeBody(_ buffer: ByteBuffer) {
+    func writeBody(_ buffer: ByteBuffer) {
         if chunkedRequestBody {
             ChunkedFraming.writeChunk(buffer, to: { self.channel.write($0, promise: nil) }, allocator: channel.allocator)
         } else {
@@ -72,7 +72,7 @@ package final class UpstreamConnection: ChannelInboundHandler {
     }
 
     /// Ends the request body (not flushed).
-    package func writeEnd() {
+    func writeEnd() {
         if chunkedRequestBody { channel.write(ChunkedFraming.lastChunk(channel.allocator), promise: nil) }
     }
 

@@ -19,16 +19,16 @@ package final class UpstreamConnectionPool {
             self.tls = tls
         }
         /// Idle connections kept per event loop.
-        package var maxIdle = 64
+        var maxIdle = 64
 
         /// SNI name: the host unless it is an IP literal (SNI carries names only).
-        package var serverName: String? {
+        var serverName: String? {
             (try? SocketAddress(ipAddress: host, port: 0)) == nil ? host : nil
         }
     }
 
-    package struct ConnectError: Error, CustomStringConvertible {
-        package var description: String
+    struct ConnectError: Error, CustomStringConvertible {
+        var description: String
     }
 
     package let eventLoop: any EventLoop
@@ -43,7 +43,7 @@ package final class UpstreamConnectionPool {
 
     /// An idle connection that is still open, taken out of the pool (no future: the common case
     /// costs no allocation or callback).
-    package func takeIdle() -> UpstreamConnection? {
+    func takeIdle() -> UpstreamConnection? {
         while let connection = idle.popLast() {
             connection.idleIn = nil
             if connection.channel.isActive {
@@ -55,7 +55,7 @@ package final class UpstreamConnectionPool {
     }
 
     /// Back to the pool if still open and there is room; closed otherwise.
-    package func release(_ connection: UpstreamConnection) {
+    func release(_ connection: UpstreamConnection) {
         connection.delegate = nil
         guard !isClosed, connection.isReusable, connection.channel.isActive, idle.count < target.maxIdle else {
             connection.channel.close(promise: nil)
@@ -68,11 +68,11 @@ package final class UpstreamConnectionPool {
     }
 
     /// The upstream closed a connection idling here.
-    package func idleConnectionClosed(_ connection: UpstreamConnection) {
+    func idleConnectionClosed(_ connection: UpstreamConnection) {
         idle.removeAll { $0 === connection }
     }
 
-    package func discard(_ connection: UpstreamConnection) {
+    func discard(_ connection: UpstreamConnection) {
         connection.delegate = nil
         connection.channel.close(promise: nil)
     }

@@ -41,9 +41,9 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
 
     /// Succeeds once the connection is active and its preface is written: no stream may open before. (Bound to the
     /// connection's loop: the handler is not Sendable, the future's value must be.)
-    package let activated: EventLoopPromise<NIOLoopBound<HTTP2UpstreamConnection>>
+    let activated: EventLoopPromise<NIOLoopBound<HTTP2UpstreamConnection>>
 
-    package init(channel: any Channel, isTLS: Bool) {
+    init(channel: any Channel, isTLS: Bool) {
         self.channel = channel
         self.scheme = isTLS ? "https" : "http"
         self.activated = channel.eventLoop.makePromise()
@@ -52,7 +52,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     var eventLoop: any EventLoop { channel.eventLoop }
     var allocator: ByteBufferAllocator { channel.allocator }
     var isWritable: Bool { channel.isWritable }
-    package var hasRoom: Bool {
+    var hasRoom: Bool {
         guard channel.isActive, !isGoingAway, let session else { return false }
         return slots.count + unstartedLegs < session.peerMaxConcurrentStreams && session.nextStreamID <= Self.lastStreamID
     }
@@ -85,13 +85,13 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     }
 
     /// A leg for a new stream; the stream opens with the leg's head (`submitRequest`).
-    package func openStream(_ completion: HTTP2UpstreamPool.Completion) {
+    func openStream(_ completion: HTTP2UpstreamPool.Completion) {
         unstartedLegs += 1
         completion(.success(HTTP2UpstreamLeg(connection: self)))
     }
 
     /// A leg given up before it sent its head.
-    package func discard(_ leg: HTTP2UpstreamLeg) {
+    func discard(_ leg: HTTP2UpstreamLeg) {
         unstartedLegs -= 1
         closeIfGoneAway()
     }

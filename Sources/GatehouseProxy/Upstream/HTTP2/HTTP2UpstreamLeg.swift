@@ -29,7 +29,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     private var isClosed = false
     private var isDelivering = false
 
-    package init(connection: HTTP2UpstreamConnection) {
+    init(connection: HTTP2UpstreamConnection) {
         self.connection = connection
     }
 
@@ -172,7 +172,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     /// The upstream's block read by Gatehouse's rules (NIO's validation is off on upstream connections: Gatehouse
     /// builds every request it sends, and reads what comes back once, here): the one `:status` first (none in
     /// trailers), then lower-case token names, no connection-specific field, values that may be relayed as they came.
-    package static func isWellFormed(_ block: HTTP2FieldList, isTrailers: Bool) -> Bool {
+    static func isWellFormed(_ block: HTTP2FieldList, isTrailers: Bool) -> Bool {
         var isFirst = true
         for (name, value) in block {
             defer { isFirst = false }

@@ -1,4 +1,4 @@
-package import NIOCore
+import NIOCore
 import NIOPosix
 import NIOSSL
 import GatehouseHTTP
@@ -8,7 +8,7 @@ import GatehouseHTTP
 /// `SETTINGS_MAX_CONCURRENT_STREAMS`; another connection is opened when none has any. A
 /// connection the upstream sent GOAWAY on takes no new streams and leaves the pool.
 package final class HTTP2UpstreamPool {
-    package typealias Completion = (Result<HTTP2UpstreamLeg, any Error>) -> Void
+    typealias Completion = (Result<HTTP2UpstreamLeg, any Error>) -> Void
 
 
     private let eventLoop: any EventLoop
@@ -19,14 +19,14 @@ package final class HTTP2UpstreamPool {
     private var isConnecting = false
     private var isClosed = false
 
-    package init(eventLoop: any EventLoop, target: UpstreamConnectionPool.Target) {
+    init(eventLoop: any EventLoop, target: UpstreamConnectionPool.Target) {
         self.eventLoop = eventLoop
         self.target = target
     }
 
     /// A new stream with its leg handler in place; called back on this loop. Everything here is
     /// confined to the loop, so completions are plain closures rather than futures.
-    package func openStream(_ completion: @escaping Completion) {
+    func openStream(_ completion: @escaping Completion) {
         if isClosed { return completion(.failure(ChannelError.ioOnClosedChannel)) }
         if let connection = connections.first(where: \.hasRoom) { return connection.openStream(completion) }
         waiting.append(completion)
