@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import Testing
-import GatehouseExchange
+@testable import GatehouseExchange
 import GatehouseVocabulary
 import GatehousePolicy
 
