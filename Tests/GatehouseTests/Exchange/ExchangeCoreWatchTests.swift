@@ -12,6 +12,18 @@ import GatehousePolicy
 struct ExchangeCoreWatchTests {
     static func core() -> ExchangeStateMachine { ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: false) }
 
+    /// A whole GET with a token, read: the core waits for the decision it asked for, of the generation returned.
+    static func awaitingDecision(_ core: inout ExchangeStateMachine, _ testbed: CoreTestbed) throws -> Int {
+        core.readBegan(now: testbed.now)
+        let head = HTTPRequestHead(
+            version: .http1_1, method: .GET, uri: "/v1/orders", headers: HTTPHeaders([("host", "api.test"), ("authorization", "Bearer t")]))
+        let decide = core.receivedHead(head, clientIP: "203.0.113.9", settings: testbed.settings, recent: nil, now: testbed.now)
+        let generation = try #require(decide.decisionGeneration)
+        _ = core.receivedEnd()
+        _ = core.readEnded()
+        return generation
+    }
+
     /// No response head by `[upstream] timeout` after the first leg started: late, answered 504 as an upstream error.
     @Test func aResponseHeadNotInTimeIsLateAndAnsweredAsAGatewayTimeout() throws {
         var testbed = CoreTestbed()
@@ -85,12 +97,7 @@ struct ExchangeCoreWatchTests {
     @Test func aDecisionThatFailsIsA503KeysUnavailable() throws {
         var testbed = CoreTestbed()
         var core = Self.core()
-        core.readBegan(now: testbed.now)
-        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/orders", headers: HTTPHeaders([("host", "api.test"), ("authorization", "Bearer t")]))
-        let decide = core.receivedHead(head, clientIP: "203.0.113.9", settings: testbed.settings, recent: nil, now: testbed.now)
-        let generation = try #require(decide.decisionGeneration)
-        _ = core.receivedEnd()
-        _ = core.readEnded()
+        let generation = try Self.awaitingDecision(&core, testbed)
         testbed.now = testbed.now + .milliseconds(5)
         guard case .send(let response) = core.decisionFailed(generation: generation, now: testbed.now) else {
             Issue.record("a failed decision is answered")
@@ -108,12 +115,7 @@ struct ExchangeCoreWatchTests {
         var core = ExchangeStateMachine(speaksGRPC: false, forwardsAtReadEnd: true)
         let withoutRequest = core.callerDeadlinePassed()
         #expect(withoutRequest.ignored == .noRequest)
-        core.readBegan(now: testbed.now)
-        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/orders", headers: HTTPHeaders([("host", "api.test"), ("authorization", "Bearer t")]))
-        let decide = core.receivedHead(head, clientIP: "203.0.113.9", settings: testbed.settings, recent: nil, now: testbed.now)
-        let generation = try #require(decide.decisionGeneration)
-        _ = core.receivedEnd()
-        _ = core.readEnded()
+        let generation = try Self.awaitingDecision(&core, testbed)
         guard case .send(let response) = core.callerDeadlinePassed() else {
             Issue.record("the caller's deadline answers")
             return
