@@ -317,6 +317,29 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // `gatehouse demo` and `gatehouse bench-verify`: a demo issuer and upstream, and the micro-benchmarks of
+        // verification, DPoP, introspection and rules. The command line's alone: not in the library product.
+        .target(
+            name: "GatehouseDemo",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseHTTP",
+                "GatehouseVocabulary",
+                "GatehouseRules",
+                "GatehouseConfig",
+                "GatehouseTokens",
+                "GatehousePolicy",
+                "GatehouseAuth",
+                "GatehouseProxy",
+                "GatehouseExtAuthz",
+                .nioCore,
+                .nioPosix,
+                .nioHTTP1,
+                .crypto,
+                .cryptoExtras,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // The commit a binary is built from (`gatehouse --version`, `gatehouse_build_info`), as a C string: the only
         // kind of target a manifest can hand a value to.
         .target(name: "CGatehouseBuildInfo", cSettings: [.define("GATEHOUSE_REVISION", to: "\"\(buildRevision)\"")]),
@@ -324,6 +347,7 @@ let package = Package(
             name: "GatehouseCLI",
             dependencies: [
                 "Gatehouse",
+                "GatehouseDemo",
                 "GatehouseExchange",
                 "GatehouseAuth",
                 "GatehouseConfig",

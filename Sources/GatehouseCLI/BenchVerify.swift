@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Gatehouse
+import GatehouseDemo
 
 /// `gatehouse bench-verify`: what verifying a token never seen before costs, per algorithm.
 struct BenchVerify: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Gatehouse
+import GatehouseDemo
 import Logging
 import NIOPosix
 import ServiceLifecycle

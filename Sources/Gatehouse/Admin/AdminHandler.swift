@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import GatehouseSyntax
+import GatehouseHTTP
 import GatehouseTokens
 import GatehouseTelemetry
 import GatehouseAuth

@@ -2,6 +2,7 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import GatehouseSyntax
+import GatehouseHTTP
 import GatehouseProxy
 import GatehouseExtAuthz
 

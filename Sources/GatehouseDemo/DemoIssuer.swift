@@ -4,6 +4,7 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 public import GatehouseSyntax
+import GatehouseHTTP
 import GatehouseProxy
 import GatehouseExtAuthz
 

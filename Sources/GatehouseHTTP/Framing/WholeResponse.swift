@@ -1,15 +1,20 @@
-import NIOCore
-import NIOHTTP1
-import GatehouseHTTP
+public import NIOCore
+public import NIOHTTP1
 
 /// A complete small response (admin endpoints, the demo's servers): head, body, end, and a close
 /// afterwards when the request did not ask to keep the connection.
-struct WholeResponse {
-    var status: HTTPResponseStatus
-    var headers: HTTPHeaders
-    var body: [UInt8]
+public struct WholeResponse {
+    public var status: HTTPResponseStatus
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
 
-    func write(to context: ChannelHandlerContext, answering request: HTTPRequestHead) {
+    public init(status: HTTPResponseStatus, headers: HTTPHeaders, body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func write(to context: ChannelHandlerContext, answering request: HTTPRequestHead) {
         var buffer = context.channel.allocator.buffer(capacity: body.count)
         buffer.writeBytes(body)
         var headers = self.headers
