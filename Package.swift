@@ -389,6 +389,19 @@ let package = Package(
             resources: [.copy("Resources/wycheproof"), .copy("Resources/cel"), .copy("Resources/rsa")],
             swiftSettings: upcomingFeatures
         ),
+        // The wire layer's own tests (Syntax, Vocabulary, HTTP): they reach nothing above it.
+        .testTarget(
+            name: "GatehouseWireTests",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehouseHTTP",
+                .nioCore,
+                .nioEmbedded,
+                .nioHTTP1,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "GatehouseEndToEndTests",
             dependencies: [

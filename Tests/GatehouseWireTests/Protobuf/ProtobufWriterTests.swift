@@ -1,4 +1,3 @@
-@testable import Gatehouse
 import Testing
 import GatehouseSyntax
 

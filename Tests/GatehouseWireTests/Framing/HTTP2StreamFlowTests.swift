@@ -1,4 +1,3 @@
-@testable import Gatehouse
 import NIOCore
 import Testing
 import GatehouseHTTP

@@ -1,7 +1,5 @@
-@testable import Gatehouse
 import Testing
 import GatehouseSyntax
-import GatehouseConfig
 
 /// The in-place scans of a string's UTF-8 the header paths use.
 struct StringBytesTests {
