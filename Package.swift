@@ -367,6 +367,7 @@ let package = Package(
             name: "GatehouseTests",
             dependencies: [
                 "Gatehouse",
+                "GatehouseTestSupport",
                 "GatehouseExtAuthz",
                 "GatehouseProxy",
                 "GatehouseExchange",
@@ -386,7 +387,16 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
             ],
-            resources: [.copy("Resources/wycheproof"), .copy("Resources/cel"), .copy("Resources/rsa")],
+            resources: [.copy("Resources/wycheproof"), .copy("Resources/rsa")],
+            swiftSettings: upcomingFeatures
+        ),
+        // What tests of several targets share (a seeded random generator).
+        .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport"),
+        // The rules' own tests (CEL and the RE2 matcher, with the differential against two CEL implementations).
+        .testTarget(
+            name: "GatehouseRulesTests",
+            dependencies: ["GatehouseSyntax", "GatehouseRules", "GatehouseTestSupport", .nioHTTP1],
+            resources: [.copy("Resources/cel")],
             swiftSettings: upcomingFeatures
         ),
         // The wire layer's own tests (Syntax, Vocabulary, HTTP): they reach nothing above it.

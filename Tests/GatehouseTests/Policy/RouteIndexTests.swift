@@ -1,3 +1,4 @@
+import GatehouseTestSupport
 import Testing
 @testable import Gatehouse
 import GatehouseConfig

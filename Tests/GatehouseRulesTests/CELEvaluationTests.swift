@@ -1,5 +1,4 @@
 import Testing
-@testable import Gatehouse
 import GatehouseSyntax
 @testable import GatehouseRules
 

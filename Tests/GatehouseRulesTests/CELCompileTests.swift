@@ -1,9 +1,7 @@
 import Foundation
 import Testing
-@testable import Gatehouse
 import GatehouseSyntax
 @testable import GatehouseRules
-import GatehouseExtAuthz
 
 /// What is refused at load (issue 44): syntax errors, unknown names and functions, operand types that fit no
 /// overload, a rule that can never be bool, and a rule whose cost has no bound under the limit.

@@ -1,4 +1,3 @@
-@testable import Gatehouse
 @testable import GatehouseRules
 import Foundation
 import Testing

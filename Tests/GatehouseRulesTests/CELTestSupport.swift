@@ -1,5 +1,4 @@
 import NIOHTTP1
-@testable import Gatehouse
 import GatehouseSyntax
 @testable import GatehouseRules
 

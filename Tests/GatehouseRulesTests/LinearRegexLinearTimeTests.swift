@@ -1,5 +1,5 @@
-@testable import Gatehouse
 import Foundation
+import GatehouseTestSupport
 import Testing
 @testable import GatehouseRules
 

@@ -1,10 +1,8 @@
 import Foundation
 import NIOHTTP1
 import Testing
-@testable import Gatehouse
 import GatehouseSyntax
 @testable import GatehouseRules
-import GatehouseExtAuthz
 
 /// Gatehouse's CEL against two independent implementations on PyPI (issue 44): `common-expression-language` (a Rust
 /// implementation) and `cel-python`. Resources/cel/differential.py generates the expressions and claim sets,

@@ -1,4 +1,3 @@
-@testable import Gatehouse
 import Testing
 @testable import GatehouseRules
 
