@@ -363,11 +363,14 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The data plane's own tests (the strict HTTP/1.1 parsers with their smuggling corpus and the differential
+        // against llhttp, the upstream response parser, the back-channel logout handler) and the module graph's.
         .testTarget(
-            name: "GatehouseTests",
+            name: "GatehouseProxyTests",
             dependencies: [
                 "Gatehouse",
                 "GatehouseTestSupport",
+                "GatehouseTokenFixtures",
                 "GatehouseExtAuthz",
                 "GatehouseProxy",
                 "GatehouseExchange",
@@ -387,7 +390,80 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        // Tokens and configuration (Config, Tokens): the compact JWS and the signature checks (Wycheproof's vectors and
+        // the prepared RSA key's), JWKs, claims, DPoP's syntax, the settings read from TOML. Nothing above them.
+        .testTarget(
+            name: "GatehouseTokensTests",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehouseRules",
+                "GatehouseConfig",
+                "GatehouseTokens",
+                "GatehouseTokenFixtures",
+                .nioCore,
+                .nioHTTP1,
+                .crypto,
+                .cryptoExtras,
+                .tomlKit,
+            ],
             resources: [.copy("Resources/wycheproof"), .copy("Resources/rsa")],
+            swiftSettings: upcomingFeatures
+        ),
+        // Who the caller is and whether they may pass (Policy, Telemetry, Auth): routes, revocation, the key store's
+        // evidence, the caches, DPoP's replay state, the failure log, metrics and traces. No request core or door.
+        .testTarget(
+            name: "GatehouseAuthTests",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehouseRules",
+                "GatehouseConfig",
+                "GatehouseTokens",
+                "GatehouseTokenFixtures",
+                "GatehousePolicy",
+                "GatehouseTelemetry",
+                "GatehouseAuth",
+                "GatehouseTestSupport",
+                .nioCore,
+                .nioEmbedded,
+                .nioHTTP1,
+                .nioConcurrencyHelpers,
+                .crypto,
+                .cryptoExtras,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The request core on `CoreTestbed`, without a socket: every `Action` and watch outcome, the upstream head's
+        // hygiene and identity headers, the signed assertion, MCP message intake. No Auth, Telemetry or door.
+        .testTarget(
+            name: "GatehouseExchangeTests",
+            dependencies: [
+                "GatehouseSyntax",
+                "GatehouseVocabulary",
+                "GatehouseRules",
+                "GatehouseHTTP",
+                "GatehouseConfig",
+                "GatehouseTokens",
+                "GatehouseTokenFixtures",
+                "GatehousePolicy",
+                "GatehouseExchange",
+                .nioCore,
+                .nioEmbedded,
+                .nioHTTP1,
+                .nioConcurrencyHelpers,
+                .crypto,
+                .cryptoExtras,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // Token, key and configuration builders the Tokens, Auth, core and data-plane tests share.
+        .target(
+            name: "GatehouseTokenFixtures",
+            dependencies: ["GatehouseSyntax", "GatehouseVocabulary", "GatehouseConfig", "GatehouseTokens", .crypto, .cryptoExtras],
+            path: "Tests/GatehouseTokenFixtures",
             swiftSettings: upcomingFeatures
         ),
         // What tests of several targets share (a seeded random generator).

