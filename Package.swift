@@ -482,6 +482,7 @@ let package = Package(
                 "GatehouseSyntax",
                 "GatehouseVocabulary",
                 "GatehouseHTTP",
+                "GatehouseTestSupport",
                 .nioCore,
                 .nioEmbedded,
                 .nioHTTP1,

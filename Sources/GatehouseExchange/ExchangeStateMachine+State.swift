@@ -14,8 +14,8 @@ extension ExchangeStateMachine {
         /// A back-channel logout reading its small form body (the logout token) until `bodyDeadline`.
         case readingLogout(provider: String, HeldBody, bodyDeadline: NIODeadline)
         /// An MCP server's POST reading its JSON-RPC message whole before it is judged (its routes and rules read it);
-        /// `known` the connection's last verified identity of the token it presents, `context` a Check's route context.
-        case readingMessage(HeldBody, bodyDeadline: NIODeadline, known: VerifiedIdentity?, context: [String: String])
+        /// what the decision takes besides is in `awaitingMessage`, so that each part read moves only the held bytes.
+        case readingMessage(HeldBody, bodyDeadline: NIODeadline)
         /// Admitted: handed to the upstream leg once the read that carried the head is over (`forwardsAtReadEnd`).
         case admitted(Admission, HeldBody)
         /// Answered here: sent once the request has ended or the read is over (then with its body unread, so the door

@@ -30,7 +30,7 @@ extension ExchangeStateMachine {
     package func watch(now: NIODeadline, legTakesMore: Bool?) -> Watch {
         if case .readingSignOut(_, _, _, let bodyDeadline) = state { return bodyDeadline <= now ? .bodyStopped : .ahead(bodyDeadline) }
         if case .readingLogout(_, _, let bodyDeadline) = state { return bodyDeadline <= now ? .bodyStopped : .ahead(bodyDeadline) }
-        if case .readingMessage(_, let bodyDeadline, _, _) = state { return bodyDeadline <= now ? .bodyStopped : .ahead(bodyDeadline) }
+        if case .readingMessage(_, let bodyDeadline) = state { return bodyDeadline <= now ? .bodyStopped : .ahead(bodyDeadline) }
         guard let inHand, case .forwarding(let forwarding) = state else { return .nothing }
         let idleTimeout = inHand.settings.idleTimeout
         var next: NIODeadline?

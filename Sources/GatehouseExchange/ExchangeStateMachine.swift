@@ -35,6 +35,8 @@ package struct ExchangeStateMachine {
     package private(set) var lastReadBegan = NIODeadline.uptimeNanoseconds(0)
     /// What this event saw, for the driver to count and log (`takeRecords`).
     var records = ExchangeRecords()
+    /// While an MCP message is read (`State.readingMessage`): what its decision takes besides the message.
+    var awaitingMessage = AwaitingMessage()
 
     /// A sign-out is reading its body: the door keeps reading the client.
     package var isReadingBody: Bool {
@@ -156,10 +158,10 @@ package struct ExchangeStateMachine {
             held.append(buffer)
             state = .readingLogout(provider: provider, held, bodyDeadline: bodyDeadline)
             if held.bytes > SignOutRequest.maxBodyBytes { return send(Self.bodyTooLarge) }
-        case .readingMessage(var held, let bodyDeadline, let known, let context):
+        case .readingMessage(var held, let bodyDeadline):
             state = .modifying
             held.append(buffer)
-            state = .readingMessage(held, bodyDeadline: bodyDeadline, known: known, context: context)
+            state = .readingMessage(held, bodyDeadline: bodyDeadline)
             if let resource = inHand?.resource, held.bytes > resource.settings.maxMessageBytes {
                 records.outcome = ("none", .badRequest)
                 return send(MCPMessageIntake.tooLarge(resource))
@@ -181,8 +183,8 @@ package struct ExchangeStateMachine {
             guard let inHand else { return .ignored(.noRequest) }
             state = .waiting(HeldBody())
             return .logOut(provider: provider, inHand, body: held.joined, generation: generation)
-        case .readingMessage(let held, _, let known, let context):
-            return judgeMessage(held, known: known, context: context)
+        case .readingMessage(let held, _):
+            return judgeMessage(held)
         case .answering(let response):
             return send(response)
         case .awaitingHead, .waiting, .admitted, .forwarding, .finished, .modifying:

@@ -32,13 +32,19 @@ extension ExchangeStateMachine {
             return answer(MCPMessageIntake.tooLarge(resource))
         }
         let deadline = now + judged.settings.idleTimeout
-        state = .readingMessage(HeldBody(), bodyDeadline: deadline, known: known, context: context)
+        awaitingMessage = AwaitingMessage(known: known, context: context)
+        state = .readingMessage(HeldBody(), bodyDeadline: deadline)
         return .readBody(until: deadline)
     }
 
     /// The MCP message read whole: refused 400 in JSON-RPC's form, or the route matched again with it and the request judged.
-    mutating func judgeMessage(_ held: HeldBody, known: VerifiedIdentity?, context: [String: String]) -> Action {
+    mutating func judgeMessage(_ held: HeldBody) -> Action {
         guard let inHand else { return .ignored(.noRequest) }
+        // Moved out of `awaitingMessage` (no copy of the identity or the context).
+        var known: VerifiedIdentity?
+        swap(&known, &awaitingMessage.known)
+        var context: [String: String] = [:]
+        swap(&context, &awaitingMessage.context)
         switch MCPMessageIntake.read(held.buffers) {
         case .failure(let refusal):
             records.outcome = ("none", .badRequest)
@@ -62,15 +68,23 @@ extension ExchangeStateMachine {
     /// An MCP server answered `status`, with `sessionID` in `Mcp-Session-Id`: a session it made or the caller used is
     /// bound to the verified caller, one the caller ended (a `DELETE`) is unbound; recorded for the driver (docs/reference.md §17.4).
     package mutating func upstreamAnswered(status: Int, sessionID: String?) {
-        guard let inHand, let resource = inHand.resource, resource.settings.mcp, (200..<300).contains(status),
+        guard let inHand, let resource = inHand.resource, resource.settings.mcp, (200..<300).contains(status) else { return }
+        // Most answers name no session: the identity is looked at only when one is made, used or ended.
+        let requested = inHand.head.headers.first(name: "mcp-session-id")
+        let ends = inHand.head.method == .DELETE && requested != nil
+        guard let id = ends ? requested : sessionID ?? requested, ends || MCPSessionIntake.isValidID(id),
               case .verified(let identity)? = inHand.admission
         else { return }
         let owner = MCPSessionOwner.of(identity)
-        let requested = inHand.head.headers.first(name: "mcp-session-id")
-        if inHand.head.method == .DELETE, let requested {
-            records.session = .end(id: requested, owner: owner)
-        } else if let id = sessionID ?? requested, MCPSessionIntake.isValidID(id) {
-            records.session = .bind(id: id, owner: owner, ttlSeconds: resource.settings.sessionTTL.components.seconds)
-        }
+        records.session = ends
+            ? .end(id: id, owner: owner)
+            : .bind(id: id, owner: owner, ttlSeconds: resource.settings.sessionTTL.components.seconds)
     }
+}
+
+/// What an MCP message's decision takes besides the message, while the message is read: the connection's last verified
+/// identity of the token the request presents, and a Check's route context.
+struct AwaitingMessage {
+    var known: VerifiedIdentity?
+    var context: [String: String] = [:]
 }

@@ -67,15 +67,17 @@ public struct UpstreamResponseHead {
 
     /// The value of the first field named `lowercasedName` (ASCII case-insensitively).
     public func firstValue(of lowercasedName: String) -> String? {
-        let base = bytes.readerIndex
-        let name = Array(lowercasedName.utf8)
-        for field in fields where field.name.count == name.count {
-            let matches = (0..<name.count).allSatisfy { offset in
-                bytes.getInteger(at: base + field.name.lowerBound + offset, as: UInt8.self).map(ASCIIByte.lowercased) == name[offset]
+        var lowercasedName = lowercasedName
+        return lowercasedName.withUTF8 { name in
+            let base = bytes.readerIndex
+            for field in fields where field.name.count == name.count {
+                let matches = (0..<name.count).allSatisfy { offset in
+                    bytes.getInteger(at: base + field.name.lowerBound + offset, as: UInt8.self).map(ASCIIByte.lowercased) == name[offset]
+                }
+                if matches { return bytes.getString(at: base + field.value.lowerBound, length: field.value.count) }
             }
-            if matches { return bytes.getString(at: base + field.value.lowerBound, length: field.value.count) }
+            return nil
         }
-        return nil
     }
 
     private func bytesEqualIgnoringCase(_ first: Range<Int>, _ second: Range<Int>) -> Bool {

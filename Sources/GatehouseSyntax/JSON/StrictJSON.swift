@@ -205,6 +205,12 @@ struct StrictJSONParser {
     }
 
     mutating func parseNumber() throws(StrictJSONError) -> String {
+        let range = try scanNumber()
+        return String(decoding: UnsafeBufferPointer(rebasing: input[range]), as: UTF8.self)
+    }
+
+    /// Moves past the number at `position`, checked as `parseNumber` checks it; returns where it is.
+    mutating func scanNumber() throws(StrictJSONError) -> Range<Int> {
         let start = position
         if input[position] == UInt8(ascii: "-") { position += 1 }
         guard position < input.count, isDigit(input[position]) else { throw failure("invalid number") }
@@ -227,7 +233,7 @@ struct StrictJSONParser {
             guard position < input.count, isDigit(input[position]) else { throw failure("invalid number") }
             skipDigits()
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: input[start..<position]), as: UTF8.self)
+        return start..<position
     }
 
     private func isDigit(_ byte: UInt8) -> Bool {
@@ -286,7 +292,7 @@ struct StrictJSONParser {
     }
 
     /// Validates one multi-byte UTF-8 sequence (RFC 3629 §4) and moves past it.
-    private mutating func skipUTF8Sequence() throws(StrictJSONError) {
+    mutating func skipUTF8Sequence() throws(StrictJSONError) {
         let lead = input[position]
         let continuationCount: Int
         var secondLow: UInt8 = 0x80
@@ -347,7 +353,7 @@ struct StrictJSONParser {
         }
     }
 
-    private mutating func parseHex4() throws(StrictJSONError) -> UInt32 {
+    mutating func parseHex4() throws(StrictJSONError) -> UInt32 {
         guard input.count - position >= 4 else { throw failure("invalid \\u escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {

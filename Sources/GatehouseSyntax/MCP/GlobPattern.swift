@@ -10,9 +10,14 @@ public struct GlobPattern: Sendable, Equatable {
         pieces = source.utf8.split(separator: UInt8(ascii: "*"), omittingEmptySubsequences: false).map(Array.init)
     }
 
+    /// Whether `text` matches, read in place (no copy of its bytes).
     public func matches(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard pieces.count > 1 else { return bytes == pieces[0] }
+        var text = text
+        return text.withUTF8 { matches($0) }
+    }
+
+    private func matches(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard pieces.count > 1 else { return bytes.elementsEqual(pieces[0]) }
         // The first piece anchors at the start, the last at the end, the ones between are found leftmost (leftmost is enough: what a later piece needs stays after it).
         let first = pieces[0], last = pieces[pieces.count - 1]
         guard bytes.count >= first.count + last.count, bytes.starts(with: first), bytes.suffix(last.count).elementsEqual(last) else { return false }
@@ -25,11 +30,11 @@ public struct GlobPattern: Sendable, Equatable {
         return true
     }
 
-    private static func find(_ piece: [UInt8], in bytes: [UInt8], from start: Int, before end: Int) -> Int? {
+    private static func find(_ piece: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from start: Int, before end: Int) -> Int? {
         guard end - start >= piece.count else { return nil }
         var index = start
         while index + piece.count <= end {
-            if bytes[index..<(index + piece.count)].elementsEqual(piece) { return index }
+            if UnsafeBufferPointer(rebasing: bytes[index..<(index + piece.count)]).elementsEqual(piece) { return index }
             index += 1
         }
         return nil

@@ -7,13 +7,38 @@ public struct MCPMessage: Sendable, Equatable {
     /// `params.name` of `tools/call` and `prompts/get`, `params.uri` of `resources/read`, `subscribe` and
     /// `unsubscribe`; else empty.
     public let name: String
-    /// `params.arguments` of `tools/call` (an object), else empty.
-    public let arguments: [String: JSONValue]
+    /// `params.arguments` of `tools/call` as read (an object, already checked strictly), made into values only when a
+    /// rule reads them (`arguments`).
+    private let storedArguments: Arguments
+
+    private enum Arguments: Sendable {
+        case values([String: JSONValue])
+        case json([UInt8])
+    }
 
     public init(method: String, name: String = "", arguments: [String: JSONValue] = [:]) {
         self.method = method
         self.name = name
-        self.arguments = arguments
+        self.storedArguments = .values(arguments)
+    }
+
+    /// `argumentsJSON`: the bytes of the `arguments` object, which the scan has checked are strict JSON.
+    init(method: String, name: String, argumentsJSON: [UInt8]?) {
+        self.method = method
+        self.name = name
+        self.storedArguments = argumentsJSON.map { .json($0) } ?? .values([:])
+    }
+
+    /// `params.arguments` of `tools/call` (an object), else empty.
+    public var arguments: [String: JSONValue] {
+        switch storedArguments {
+        case .values(let values): values
+        case .json(let bytes): (try? StrictJSON.parse(bytes, maxDepth: Self.maxDepth))?.objectValue ?? [:]
+        }
+    }
+
+    public static func == (first: MCPMessage, second: MCPMessage) -> Bool {
+        first.method == second.method && first.name == second.name && first.arguments == second.arguments
     }
 
     /// What a request without a message (a `GET` stream, a `DELETE`, a body that is not JSON) shows rules.
@@ -48,6 +73,12 @@ public struct MCPMessage: Sendable, Equatable {
     /// Reads one message. A batch (an array), anything that is not strict JSON, an object without `"jsonrpc": "2.0"`,
     /// a `method` that is not a string, or an object that is neither a request, a notification nor a response is refused.
     public static func read(_ bytes: some Collection<UInt8>) -> Result<MCPMessage, Refusal> {
+        if let scanned = bytes.withContiguousStorageIfAvailable(scan) ?? nil { return .success(scanned) }
+        return readTree(bytes)
+    }
+
+    /// `read` through the whole tree: the refusals' words, and what the scan leaves to it.
+    package static func readTree(_ bytes: some Collection<UInt8>) -> Result<MCPMessage, Refusal> {
         let value: JSONValue
         do {
             value = try StrictJSON.parse(bytes, maxDepth: maxDepth)

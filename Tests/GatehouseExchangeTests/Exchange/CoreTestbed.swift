@@ -33,6 +33,11 @@ struct CoreTestbed {
         settings = ExchangeSettings(configuration, upstreamHead: UpstreamRequestHead(configuration), remembersTokens: true)
     }
 
+    /// A testbed on other settings (a configuration of the test's).
+    init(settings: ExchangeSettings) {
+        self.settings = settings
+    }
+
     /// An identity as the gatekeeper admits it with: a token of the configured provider, for `subject`.
     static func identity(subject: String = "user-1") -> VerifiedIdentity {
         let claims: [String: JSONValue] = ["iss": .string("https://issuer.core.test"), "sub": .string(subject)]
