@@ -33,10 +33,7 @@ extension StrictJSONParser {
         var method: String??
         var params: ScannedParams?
         while true {
-            let name = try parseMemberName().name
-            names.append(name)
-            guard position < input.count else { throw failure("unexpected end of input") }
-            switch name {
+            switch try memberName(&names) {
             case "jsonrpc":
                 isVersion2 = try scanString(names: &names, enclosingDepth: 1) == "2.0"
             case "method":
@@ -49,13 +46,7 @@ extension StrictJSONParser {
             default:
                 try validateValue(enclosingDepth: 1, names: &names)
             }
-            skipWhitespace()
-            guard position < input.count else { throw failure("unexpected end of input") }
-            let byte = input[position]
-            position += 1
-            if byte == UInt8(ascii: "}") { break }
-            guard byte == UInt8(ascii: ",") else { throw failure("expected ',' or '}'") }
-            skipWhitespace()
+            if try memberEnds() { break }
         }
         try closeObject(&names)
         skipWhitespace()
@@ -73,6 +64,26 @@ extension StrictJSONParser {
         default:
             return MCPMessage(method: method)
         }
+    }
+
+    /// The next member's name (recorded in `names`, for the duplicate check), with `position` at its value.
+    private mutating func memberName(_ names: inout [String?]) throws(StrictJSONError) -> String {
+        let name = try parseMemberName().name
+        names.append(name)
+        guard position < input.count else { throw failure("unexpected end of input") }
+        return name
+    }
+
+    /// After a member's value: true at the object's `}`, false at a `,` (and past the whitespace after it).
+    private mutating func memberEnds() throws(StrictJSONError) -> Bool {
+        skipWhitespace()
+        guard position < input.count else { throw failure("unexpected end of input") }
+        let byte = input[position]
+        position += 1
+        if byte == UInt8(ascii: "}") { return true }
+        guard byte == UInt8(ascii: ",") else { throw failure("expected ',' or '}'") }
+        skipWhitespace()
+        return false
     }
 
     /// The string value at `position`, or nil (checked and passed) when the value is not a string.
@@ -95,10 +106,7 @@ extension StrictJSONParser {
         }
         names.append(nil)
         while true {
-            let name = try parseMemberName().name
-            names.append(name)
-            guard position < input.count else { throw failure("unexpected end of input") }
-            switch name {
+            switch try memberName(&names) {
             case "name":
                 scanned.name = try scanString(names: &names, enclosingDepth: 2)
             case "uri":
@@ -110,13 +118,7 @@ extension StrictJSONParser {
             default:
                 try validateValue(enclosingDepth: 2, names: &names)
             }
-            skipWhitespace()
-            guard position < input.count else { throw failure("unexpected end of input") }
-            let byte = input[position]
-            position += 1
-            if byte == UInt8(ascii: "}") { break }
-            guard byte == UInt8(ascii: ",") else { throw failure("expected ',' or '}'") }
-            skipWhitespace()
+            if try memberEnds() { break }
         }
         try closeObject(&names)
         return scanned
