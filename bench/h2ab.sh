@@ -45,7 +45,8 @@ rate() {  # rate BINARY MODE: req/s of one measurement (empty when an answer was
 declare -A results
 for round in $(seq "$ROUNDS"); do
   for mode in "${MODES[@]}"; do
-    for side in A B; do
+    order=(A B); (( round % 2 == 0 )) && order=(B A)   # neither build always runs first
+    for side in "${order[@]}"; do
       binary=$1; [[ $side == B ]] && binary=$2
       results[$side-$mode-$round]=$(rate "$binary" "$mode")
     done
