@@ -17,7 +17,8 @@ extension RuleExpression {
     package func verdict(
         claims: [String: JSONValue], method: String, path: String, host: String, headers: HTTPHeaders, mcp: MCPMessage = .none
     ) -> Verdict {
-        let activation = CELActivation(claims: claims, method: method, path: path, host: host, headers: headers, mcp: mcp)
+        let activation = CELActivation(
+            claims: claims, method: method, path: path, host: host, headers: headers, mcp: program.readsMCP ? mcp : nil)
         switch program.evaluate(activation) {
         case .success(.bool(true)): return .allows
         case .success(.bool(false)): return .isFalse

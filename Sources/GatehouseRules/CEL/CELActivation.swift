@@ -11,11 +11,23 @@ struct CELActivation: Sendable {
     /// empty when the request names none.
     var host: String
     var headers: HTTPHeaders
-    /// An MCP request's message (`mcp.method`, `mcp.name`, `mcp.arguments`); `MCPMessage.none` for a request without one.
-    var mcp: MCPMessage = .none
+    /// `mcp`: an MCP request's message as a map of its three fields (`mcp.method`, `mcp.name`, `mcp.arguments`), made
+    /// once for the evaluation, so its arguments are parsed once however often the rule reads them (`MCPMessage` keeps
+    /// them as bytes); `MCPMessage.none`'s for a request without one.
+    let mcpValue: CELValue
 
-    /// `mcp` as a map of its three fields.
-    var mcpValue: CELValue {
+    init(claims: [String: JSONValue], method: String, path: String, host: String, headers: HTTPHeaders, mcp: MCPMessage? = nil) {
+        self.claims = claims
+        self.method = method
+        self.path = path
+        self.host = host
+        self.headers = headers
+        mcpValue = mcp.map(Self.value(of:)) ?? Self.noMessage
+    }
+
+    private static let noMessage = value(of: .none)
+
+    private static func value(of mcp: MCPMessage) -> CELValue {
         .map(.json(["method": .string(mcp.method), "name": .string(mcp.name), "arguments": .object(mcp.arguments)]))
     }
 

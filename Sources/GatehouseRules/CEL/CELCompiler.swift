@@ -21,6 +21,8 @@ struct CELCompiler {
     let readsRequest: Bool
     private var scopes: [(name: String, slot: Int)] = []
     private(set) var slotCount = 0
+    /// The expression names `mcp` (its evaluation needs the message's arguments as values).
+    private(set) var readsMCP = false
     private var depth = 0
 
     init(cost: CELCost, readsRequest: Bool = true) {
@@ -38,7 +40,9 @@ struct CELCompiler {
         case .literal(let value, _):
             return Checked(node: .constant(value), type: CELStaticType(of: value), cost: 0, size: Self.literalSize(value))
         case .identifier(let name, let at):
-            return try identifier(name, at: at)
+            let checked = try identifier(name, at: at)
+            if case .mcp = checked.node { readsMCP = true }
+            return checked
         case .select(let operand, let field, let at):
             return try select(try check(operand), field: field, at: at)
         case .index(let operand, let index, let at):

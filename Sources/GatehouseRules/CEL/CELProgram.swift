@@ -19,6 +19,8 @@ final class CELProgram: Sendable {
     let limit: Int
     /// The load-time estimate of the worst case, in `CELCost` units.
     let estimatedCost: Double
+    /// The expression reads `mcp`: only then is an MCP message made into values for it.
+    let readsMCP: Bool
 
     init(_ source: String, purpose: Purpose, cost: CELCost) throws(CELCompileError) {
         guard source.unicodeScalars.count <= Self.maxSourceScalars else {
@@ -52,6 +54,7 @@ final class CELProgram: Sendable {
         slots = compiler.slotCount
         limit = cost.limit
         estimatedCost = checked.cost
+        readsMCP = compiler.readsMCP
     }
 
     /// The comprehension variables live in stack memory for the evaluation (no allocation for them).
