@@ -90,6 +90,7 @@ for scenario in "${SCENARIOS[@]}"; do
   done
 done
 
+(( ROUNDS > 0 )) || exit 0
 echo "CPU time per request (task-clock, no probes, ${CPU_SECONDS} s each, $ROUNDS rounds alternating)"
 for scenario in "${SCENARIOS[@]}"; do
   declare -A micros=()

@@ -30,7 +30,9 @@ package struct ExchangeStateMachine {
     package private(set) var requestEnded = false
     /// Counts requests: a future's report for an earlier request is ignored.
     package private(set) var generation = 0
-    private var isInRead = false
+    /// Between the door's `readBegan` and `readEnded`: its read-complete follows, which flushes what was written
+    /// upstream and asks for more of the request (one flush per read, not one per part).
+    package private(set) var isInRead = false
     /// When the last read of the request's bytes began: a head's time, and where an upstream leg's stall clock starts.
     package private(set) var lastReadBegan = NIODeadline.uptimeNanoseconds(0)
     /// What this event saw, for the driver to count and log (`takeRecords`).

@@ -65,11 +65,12 @@ package struct UpstreamRequestHead {
     ///     client's body without a length).
     ///   - identityFields: the identity fields this admission's identity was written with before
     ///     (`Written.identityFields` of the same identity and configuration).
+    ///   - headBuffer: the connection's buffer for its heads, taken and kept again (no allocation once warm).
     package func make(
-        _ request: Request, admission: Admission, at now: @autoclosure () -> Int64, allocator: ByteBufferAllocator,
-        chunkedBody forceChunked: Bool = false, identityFields: ByteBuffer? = nil
+        _ request: Request, admission: Admission, at now: @autoclosure () -> Int64, reusing headBuffer: inout ReusedBuffer,
+        allocator: ByteBufferAllocator, chunkedBody forceChunked: Bool = false, identityFields: ByteBuffer? = nil
     ) -> Written {
-        var sink = BufferSink(buffer: allocator.buffer(capacity: estimatedSize(request, admission)))
+        var sink = BufferSink(buffer: headBuffer.take(capacity: estimatedSize(request, admission), allocator: allocator))
         sink.buffer.writeString(request.head.method.rawValue)
         sink.buffer.writeInteger(ASCIIByte.space)
         sink.buffer.writeString(request.target.requestURI)
@@ -90,6 +91,7 @@ package struct UpstreamRequestHead {
             writeAdmission(admission, at: now(), into: &sink)
         }
         sink.buffer.writeStaticString("\r\n")
+        headBuffer.keep(sink.buffer)
         return Written(bytes: sink.buffer, chunkedBody: chunkedBody, identityFields: written)
     }
 

@@ -19,21 +19,35 @@ public enum HTTPHeadWriter {
     public static func clientResponseHead(
         _ head: ClientResponseHead, version: HTTPVersion, extraFields: RelayedFields, allocator: ByteBufferAllocator
     ) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: estimatedSize(of: head))
+        writeClientResponseHead(head, version: version, extraFields: extraFields, into: &buffer)
+        return buffer
+    }
+
+    /// `clientResponseHead`, appended to `buffer` (a connection's `ReusedBuffer`: no allocation once warm).
+    public static func writeClientResponseHead(
+        _ head: ClientResponseHead, version: HTTPVersion, extraFields: RelayedFields, into buffer: inout ByteBuffer
+    ) {
         switch head {
         case .relayed(let upstream, let requestID):
-            relayedResponseHead(upstream, version: version, requestID: requestID, extraFields: extraFields, allocator: allocator)
+            writeRelayedResponseHead(upstream, version: version, requestID: requestID, extraFields: extraFields, into: &buffer)
         case .fields(let head):
-            fieldsResponseHead(head, version: version, extraFields: extraFields, allocator: allocator)
+            writeFieldsResponseHead(head, version: version, extraFields: extraFields, into: &buffer)
+        }
+    }
+
+    /// Room for the head without regrowth: a relayed head's bytes and Gatehouse's fields, or a margin for fields.
+    public static func estimatedSize(of head: ClientResponseHead) -> Int {
+        switch head {
+        case .relayed(let upstream, _): upstream.bytes.readableBytes + 96
+        case .fields: 512
         }
     }
 
     /// A head given as fields (an answer Gatehouse made, an HTTP/2 upstream's): its fields, then `Content-Length`
     /// and the request id, written once as a relayed head has them, then the framing and connection fields,
     /// which are Gatehouse's to write (`extraFields`).
-    public static func fieldsResponseHead(_ head: HTTPResponseHead, version: HTTPVersion, extraFields: RelayedFields, allocator: ByteBufferAllocator)
-        -> ByteBuffer
-    {
-        var buffer = allocator.buffer(capacity: 512)
+    static func writeFieldsResponseHead(_ head: HTTPResponseHead, version: HTTPVersion, extraFields: RelayedFields, into buffer: inout ByteBuffer) {
         writeStatusLine(version: version, code: Int(head.status.code), into: &buffer)
         buffer.writeString(head.status.reasonPhrase)
         buffer.writeStaticString("\r\n")
@@ -51,17 +65,15 @@ public enum HTTPHeadWriter {
         if let contentLength { writeField("Content-Length", contentLength, into: &buffer) }
         if let requestID { writeField(RequestIDField.writtenName, requestID, into: &buffer) }
         writeExtraFields(extraFields, into: &buffer)
-        return buffer
     }
 
     /// What the client gets of an upstream head: its status and reason, every field relayed as
     /// received except hop-by-hop ones, the upstream's `X-Request-Id` and `Content-Length` (written
     /// once, normalised), then Gatehouse's own.
-    public static func relayedResponseHead(
+    static func writeRelayedResponseHead(
         _ upstream: UpstreamResponseHead, version: HTTPVersion, requestID: String, extraFields: RelayedFields,
-        allocator: ByteBufferAllocator
-    ) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: upstream.bytes.readableBytes + 96)
+        into buffer: inout ByteBuffer
+    ) {
         writeStatusLine(version: version, code: upstream.status, into: &buffer)
         let base = upstream.bytes.readerIndex
         buffer.writeImmutableBuffer(upstream.bytes.getSlice(at: base + upstream.reason.lowerBound, length: upstream.reason.count)!)  // safe: within the head
@@ -79,7 +91,6 @@ public enum HTTPHeadWriter {
         buffer.writeString(requestID)
         buffer.writeStaticString("\r\n")
         writeExtraFields(extraFields, into: &buffer)
-        return buffer
     }
 
     /// Gatehouse's framing and connection fields, and the blank line that ends the head.

@@ -18,12 +18,32 @@ public enum UpstreamResponseHeadParser {
     /// - Parameters:
     ///   - head: exactly the head, from the status line through the empty line's CRLF.
     ///   - requestWasHEAD: the answer to a HEAD request has no body whatever its headers say.
+    ///   - fieldStorage: an array used again for each head of a connection: its storage is taken when the last head
+    ///     that used it is gone (no allocation per response once warm), and it keeps this head's fields after.
+    public static func parse(
+        _ head: ByteBuffer, requestWasHEAD: Bool, fieldStorage: inout [UpstreamResponseHead.Field]
+    ) throws -> UpstreamResponseHead {
+        var fields = fieldStorage
+        fieldStorage = []
+        fields.removeAll(keepingCapacity: true)
+        fields.reserveCapacity(16)  // one allocation for a usual head, not one per doubling
+        let parsed = try parse(head, requestWasHEAD: requestWasHEAD, into: &fields)
+        fieldStorage = fields
+        return parsed
+    }
+
     public static func parse(_ head: ByteBuffer, requestWasHEAD: Bool) throws -> UpstreamResponseHead {
+        var fields: [UpstreamResponseHead.Field] = []
+        fields.reserveCapacity(16)
+        return try parse(head, requestWasHEAD: requestWasHEAD, into: &fields)
+    }
+
+    private static func parse(
+        _ head: ByteBuffer, requestWasHEAD: Bool, into fields: inout [UpstreamResponseHead.Field]
+    ) throws -> UpstreamResponseHead {
         try head.withUnsafeReadableBytes { bytes in
             var cursor = 0
             let (minor, status, reason) = try statusLine(bytes, &cursor)
-            var fields: [UpstreamResponseHead.Field] = []
-            fields.reserveCapacity(16)  // one allocation for a usual head, not one per doubling
             var nominated: [Range<Int>] = []
             var contentLength: Int?
             var transferEncodingCount = 0

@@ -42,6 +42,8 @@ public struct UpstreamResponseParser {
     private var headScanned = 0
     /// The request being answered was HEAD: its response has no body.
     public var requestWasHEAD = false
+    /// The last head's fields array, whose storage the next head takes once that head is gone.
+    private var fieldStorage: [UpstreamResponseHead.Field] = []
 
     /// Bytes received and not yet returned as parts.
     public var bufferedBytes: Int { buffer?.readableBytes ?? 0 }
@@ -125,7 +127,7 @@ public struct UpstreamResponseParser {
         let headBytes = bytes.readSlice(length: length)!  // safe: length <= readableBytes
         keep(bytes)
         headScanned = 0
-        let head = try UpstreamResponseHeadParser.parse(headBytes, requestWasHEAD: requestWasHEAD)
+        let head = try UpstreamResponseHeadParser.parse(headBytes, requestWasHEAD: requestWasHEAD, fieldStorage: &fieldStorage)
         switch head.framing {
         case .none:
             // A 1xx is followed by the real response; 101 hands the connection over.

@@ -52,6 +52,8 @@ extension StreamDriver: UpstreamLegDelegate {
         }
         bufferedBody.removeAll()
         if requestEnded { leg.writeEnd(trailers: requestTrailers) }
+        // Within a read of the request, its `readComplete()` flushes and asks for more once the read's parts are written.
+        guard !core.isInRead else { return }
         leg.flush()
         if !requestEnded && leg.isWritable { transport.readRequest() }
     }

@@ -123,7 +123,7 @@ package final class StreamDriver: ExchangeDriving {
         requestTrailers = trailers.flatMap { services.exchange.upstreamHead.makeTrailers($0) }
         if case .forwarding(let leg) = state {
             leg.writeEnd(trailers: requestTrailers)
-            leg.flush()
+            if !core.isInRead { leg.flush() }  // else the read's `readComplete()` does
         }
         perform(action)
     }

@@ -34,12 +34,22 @@ extension ClientConnectionHandler: StreamTransport {
         } else if !clientTakesChunks {
             extra.insert(.connectionKeepAlive)
         }
-        write(HTTPHeadWriter.clientResponseHead(head, version: version, extraFields: extra, allocator: context.channel.allocator), context: context)
+        writeResponseHead(head, version: version, extraFields: extra, context: context)
     }
 
     func writeInformational(_ head: ClientResponseHead) {
         guard let context, let request = currentRequest else { return }
-        write(HTTPHeadWriter.clientResponseHead(head, version: request.head.version, extraFields: [], allocator: context.channel.allocator), context: context)
+        writeResponseHead(head, version: request.head.version, extraFields: [], context: context)
+    }
+
+    /// Into the connection's reused head buffer: a warm connection's heads allocate nothing.
+    private func writeResponseHead(
+        _ head: ClientResponseHead, version: HTTPVersion, extraFields: HTTPHeadWriter.RelayedFields, context: ChannelHandlerContext
+    ) {
+        var bytes = headBuffer.take(capacity: HTTPHeadWriter.estimatedSize(of: head), allocator: context.channel.allocator)
+        HTTPHeadWriter.writeClientResponseHead(head, version: version, extraFields: extraFields, into: &bytes)
+        headBuffer.keep(bytes)
+        write(bytes, context: context)
     }
 
     func writeBody(_ buffer: ByteBuffer) {

@@ -61,6 +61,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     private var parserFailed = false
     /// How the current answer is written (`ClientConnectionHandler+Transport`).
     var response = HTTP1ResponseFraming()
+    /// The response heads' buffer, used again once each head is sent.
+    var headBuffer = ReusedBuffer()
 
     init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection

@@ -57,9 +57,10 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         self.services = services
         // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
         let written = services.exchange.upstreamHead.make(
-            request, admission: admission, at: services.wallClock.seconds(), allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: identityFields)
+            request, admission: admission, at: services.wallClock.seconds(), reusing: &connection.headBuffer,
+            allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: identityFields)
         connection.startRequest(head: written.bytes, chunkedBody: written.chunkedBody, isHEAD: request.head.method == .HEAD)
-        connection.channel.read()
+        connection.read()
         return written.identityFields
     }
 
@@ -73,9 +74,9 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         connection.writeEnd()
     }
 
-    func flush() { connection.channel.flush() }
+    func flush() { connection.flush() }
 
-    func read() { connection.channel.read() }
+    func read() { connection.read() }
 
     func finish(completed: Bool) {
         guard !isFinished else { return }

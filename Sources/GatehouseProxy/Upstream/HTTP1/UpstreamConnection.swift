@@ -16,6 +16,7 @@ package protocol UpstreamConnectionDelegate: AnyObject {
 package final class UpstreamConnection: ChannelInboundHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     package let channel: any Channel
     /// Whether this connection served a request before (a failure on it may be a stale keep-alive).
@@ -33,9 +34,13 @@ package final class UpstreamConnection: ChannelInboundHandler {
     /// Set by the pool while the connection idles in it, told when the upstream closes it.
     weak var idleIn: UpstreamConnectionPool?
     private var parser = UpstreamResponseParser()
+    /// The request heads' buffer, used again once each head is sent.
+    var headBuffer = ReusedBuffer()
     /// Why the connection was closed, when the upstream's bytes were not an HTTP/1.x response.
     private(set) var protocolError: UpstreamResponseParser.Malformed?
     private var chunkedRequestBody = false
+    /// Bytes were written since the last flush: a flush with nothing to send costs NIO a pass for nothing.
+    private var hasUnflushedWrites = false
     private var context: ChannelHandlerContext?
 
     init(channel: any Channel) {
@@ -60,20 +65,38 @@ package final class UpstreamConnection: ChannelInboundHandler {
         answered = false
         chunkedRequestBody = chunkedBody
         parser.requestWasHEAD = isHEAD
-        channel.write(head, promise: nil)
+        write(head)
     }
 
     func writeBody(_ buffer: ByteBuffer) {
         if chunkedRequestBody {
-            ChunkedFraming.writeChunk(buffer, to: { self.channel.write($0, promise: nil) }, allocator: channel.allocator)
+            ChunkedFraming.writeChunk(buffer, to: { self.write($0) }, allocator: channel.allocator)
         } else {
-            channel.write(buffer, promise: nil)
+            write(buffer)
         }
     }
 
     /// Ends the request body (not flushed).
     func writeEnd() {
-        if chunkedRequestBody { channel.write(ChunkedFraming.lastChunk(channel.allocator), promise: nil) }
+        if chunkedRequestBody { write(ChunkedFraming.lastChunk(channel.allocator)) }
+    }
+
+    /// Sends what was written, if anything was.
+    func flush() {
+        guard hasUnflushedWrites else { return }
+        hasUnflushedWrites = false
+        if let context { context.flush() } else { channel.flush() }
+    }
+
+    /// Asks for the response's bytes (reads are manual).
+    func read() {
+        if let context { context.read() } else { channel.read() }
+    }
+
+    /// From this handler's place in the pipeline (not from its tail, past every handler): the same bytes, fewer calls.
+    private func write(_ buffer: ByteBuffer) {
+        hasUnflushedWrites = true
+        if let context { context.write(wrapOutboundOut(buffer), promise: nil) } else { channel.write(buffer, promise: nil) }
     }
 
     // MARK: Responses

@@ -64,7 +64,7 @@ package final class UpstreamConnectionPool {
         connection.idleIn = self
         idle.append(connection)
         // Keep a read pending so an upstream close of an idle connection is noticed at once.
-        connection.channel.read()
+        connection.read()
     }
 
     /// The upstream closed a connection idling here.

@@ -473,9 +473,23 @@ struct UpstreamResponseParserTests {
         _ text: String, version: HTTPVersion = .http1_1, extra: HTTPHeadWriter.RelayedFields, requestWasHEAD: Bool = false
     ) throws -> String {
         let head = try UpstreamResponseHeadParser.parse(ByteBuffer(string: text), requestWasHEAD: requestWasHEAD)
-        let bytes = HTTPHeadWriter.relayedResponseHead(
-            head, version: version, requestID: "gh-1", extraFields: extra, allocator: ByteBufferAllocator())
+        let bytes = HTTPHeadWriter.clientResponseHead(
+            .relayed(head, requestID: "gh-1"), version: version, extraFields: extra, allocator: ByteBufferAllocator())
         return String(buffer: bytes)
+    }
+
+    /// A connection's heads share one fields array: the next head takes it only once the last is gone, so a head
+    /// still in hand keeps its own fields whatever is parsed after it.
+    @Test func aHeadInHandKeepsItsFieldsWhenTheNextIsParsed() throws {
+        var storage: [UpstreamResponseHead.Field] = []
+        let first = try UpstreamResponseHeadParser.parse(
+            ByteBuffer(string: Self.typicalHead), requestWasHEAD: false, fieldStorage: &storage)
+        let second = try UpstreamResponseHeadParser.parse(
+            ByteBuffer(string: "HTTP/1.1 204 No Content\r\nX-Other: 1\r\n\r\n"), requestWasHEAD: false, fieldStorage: &storage)
+        #expect(first.fields.count == 10 && second.fields.count == 1)
+        let written = HTTPHeadWriter.clientResponseHead(.relayed(first, requestID: "gh-1"), version: .http1_1, extraFields: [], allocator: ByteBufferAllocator())
+        #expect(try String(buffer: written) == Self.relayed(Self.typicalHead, extra: []))
+        #expect(storage.count == 1)
     }
 
     @Test func relayedHeadDropsHopByHopFieldsAndReplacesTheRequestID() throws {
