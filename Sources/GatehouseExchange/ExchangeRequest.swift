@@ -5,15 +5,18 @@ import GatehouseConfig
 package import GatehouseSyntax
 package import GatehouseTokens
 package import GatehousePolicy
+package import GatehouseVocabulary
 
 /// A request as the core holds it from its head on, whichever door it came by: what is judged
 /// (for `/.gatehouse/check`, the request the fronting proxy describes), by which rule, with which
 /// token, and how its answer is framed on the wire. A class: the core, its actions and the door's
 /// upstream leg pass it along on every request, one retain instead of a copy of each member; it is
-/// set at intake and lives on the connection's event loop.
-package final class ExchangeRequest {
-    /// The request judged and forwarded (its target normalized, its id accepted or generated).
-    package var request: UpstreamRequestHead.Request
+/// set at intake and lives on the connection's event loop. It is the request forwarded too (its superclass: one
+/// object per request).
+package final class ExchangeRequest: UpstreamRequestHead.Request {
+    /// The request judged and forwarded (its target normalized, its id accepted or generated): this object, as the
+    /// upstream head's writer reads it.
+    package var request: UpstreamRequestHead.Request { self }
     package var rule: RouteRule
     /// `/.gatehouse/*`: answered here once admitted, never forwarded.
     package var endpoint: OwnEndpoint?
@@ -43,11 +46,11 @@ package final class ExchangeRequest {
     package var mcp: MCPMessage?
 
     package init(
-        request: UpstreamRequestHead.Request, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken, evidence: SenderEvidence = .none,
-        isHEAD: Bool, isGRPC: Bool, settings: ExchangeSettings, startedAt: NIODeadline
+        head: HTTPRequestHead, target: NormalizedTarget, requestID: String, clientIP: String, scheme: String, isWebSocket: Bool = false,
+        via: String? = nil, trace: TracePropagation? = nil, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken,
+        evidence: SenderEvidence = .none, isHEAD: Bool, isGRPC: Bool, settings: ExchangeSettings, startedAt: NIODeadline
     ) {
         self.evidence = evidence
-        self.request = request
         self.rule = rule
         self.endpoint = endpoint
         self.token = token
@@ -55,10 +58,11 @@ package final class ExchangeRequest {
         self.isGRPC = isGRPC
         self.settings = settings
         self.startedAt = startedAt
+        super.init(
+            head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: scheme, isWebSocket: isWebSocket, via: via,
+            trace: trace)
     }
 
-    package var head: HTTPRequestHead { request.head }
-    package var requestID: String { request.requestID }
     var routeAuth: String { rule.auth.rawValue }
     package var presentedToken: Substring? { token.presentedToken }
 }

@@ -1,6 +1,7 @@
 package import NIOCore
 package import GatehouseConfig
 package import GatehousePolicy
+package import GatehouseHTTP
 
 /// What the request core reads of the configuration: plain rules and figures, no service (no gatekeeper, logger,
 /// metrics or tracer: those are the drivers'). One per configuration, made with its `ProxyServices`; a request keeps
@@ -43,6 +44,17 @@ package final class ExchangeSettings: Sendable {
         idleTimeout = TimeAmount(configuration.listen.idleTimeout)
         self.remembersTokens = remembersTokens
         backchannelLogoutProviders = Set(configuration.providers.filter { $0.backchannelLogout != nil }.map(\.name))
+    }
+
+    /// The head for an HTTP/1.1 upstream (`UpstreamRequestHead.make`), written from here: a call through this
+    /// object borrows the head's rules, where a caller's `settings.upstreamHead.make` copied them first.
+    package func writeUpstreamHead(
+        _ request: UpstreamRequestHead.Request, admission: Admission, at now: @autoclosure () -> Int64, reusing headBuffer: inout ReusedBuffer,
+        allocator: ByteBufferAllocator, chunkedBody: Bool, identityFields: ByteBuffer?
+    ) -> UpstreamRequestHead.Written {
+        upstreamHead.make(
+            request, admission: admission, at: now(), reusing: &headBuffer, allocator: allocator, chunkedBody: chunkedBody,
+            identityFields: identityFields)
     }
 
     /// Whether this configuration answers `endpoint`: a back-channel logout only for a provider that takes them.

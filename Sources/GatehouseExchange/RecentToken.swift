@@ -7,7 +7,8 @@ package import GatehouseTokens
 /// connection) skips the shared cache's hashing and locking and the claims' encoding. Kept only
 /// for the configuration it was made under (a reload starts afresh) and used only through the
 /// verifier's checks (expiry, key still published), revocation and the route's requirements.
-package struct RecentToken {
+/// A class: each request of the connection hands it to the core, one reference instead of a copy of each member.
+package final class RecentToken {
     private let token: [UInt8]
     package let identity: VerifiedIdentity
     /// The identity fields as written to an HTTP/1.1 upstream (none for a header list).

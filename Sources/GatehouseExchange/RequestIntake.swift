@@ -33,9 +33,8 @@ enum RequestIntake {
             certificateThumbprint: certificateThumbprint, clientIP: clientIP)
         func makeRequest(_ target: NormalizedTarget, rule: RouteRule = RouteRule.defaultRule, isWebSocket: Bool = false) -> ExchangeRequest {
             ExchangeRequest(
-                request: .init(head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: settings.scheme,
-                               isWebSocket: isWebSocket, via: via, trace: trace),
-                rule: rule, endpoint: nil, token: token, evidence: evidence, isHEAD: head.method == .HEAD,
+                head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: settings.scheme, isWebSocket: isWebSocket,
+                via: via, trace: trace, rule: rule, endpoint: nil, token: token, evidence: evidence, isHEAD: head.method == .HEAD,
                 // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
                 isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), settings: settings, startedAt: startedAt)
         }
@@ -76,7 +75,7 @@ enum RequestIntake {
             guard let described = OwnEndpoint.describedRequest(head) else {
                 return .answer(own, LocalResponse.json(.badRequest, "{\"error\":\"invalid_request\"}"), .badRequest)
             }
-            (own.request.head, own.request.target) = described
+            own.describe(described.head, target: described.target)
             // The host of the described request: `X-Forwarded-Host`, believed as `X-Forwarded-Uri` is (the proxy in front
             // sets both), else the host the decision was asked on.
             let host = head.headers.first(name: "x-forwarded-host") ?? head.headers.first(name: "host")
@@ -93,7 +92,7 @@ enum RequestIntake {
     private static func underResource(_ judged: ExchangeRequest, host: Substring?, path: String) -> Disposition {
         guard let resource = judged.settings.resources.resource(host: host, path: path) else { return .judge(judged) }
         judged.resource = resource
-        judged.request.forwardsToken = resource.forwardsToken
+        judged.forwardsToken = resource.forwardsToken
         if resource.settings.mcp, let origin = judged.head.headers.first(name: "origin"), !resource.allowsOrigin(origin) {
             let shown = LogText.truncated(origin, maxBytes: 128)
             return .refuse(judged, AuthFailure(.originNotAllowed, "Origin \(shown) is not allowed by resource \(resource.settings.url)"))

@@ -36,19 +36,44 @@ package struct UpstreamRequestHead {
         self.assertion = assertion
     }
 
-    package struct Request {
-        package var head: HTTPRequestHead
-        package var target: NormalizedTarget
-        package var requestID: String
-        package var clientIP: String
-        package var scheme: String
-        var isWebSocket: Bool
+    /// The request as forwarded: made once at intake, as the core's `ExchangeRequest` (its subclass, so that a request
+    /// is one object): the core, its records and the upstream leg share it with one reference each, not a copy of
+    /// every member per hand-over. Nothing changes once the request is judged.
+    package class Request {
+        /// For `/.gatehouse/check`, the request the fronting proxy describes (set at intake, `describe`).
+        package final internal(set) var head: HTTPRequestHead
+        package final internal(set) var target: NormalizedTarget
+        package final let requestID: String
+        package final let clientIP: String
+        package final let scheme: String
+        final let isWebSocket: Bool
         /// How the request reached the core when not through a door: `ext_authz_grpc`, `ext_authz_http` (a Check).
-        package var via: String? = nil
+        package final let via: String?
         /// With `[tracing]`: the trace headers sent on in place of the client's (docs/reference.md §16).
-        package var trace: TracePropagation? = nil
+        package final let trace: TracePropagation?
         /// Under a `[[resource]]`: whether the client's token goes on (its `forward_token`); nil: the head's rule.
-        package var forwardsToken: Bool? = nil
+        /// Set at intake only.
+        package final internal(set) var forwardsToken: Bool? = nil
+
+        init(
+            head: HTTPRequestHead, target: NormalizedTarget, requestID: String, clientIP: String, scheme: String, isWebSocket: Bool,
+            via: String?, trace: TracePropagation?
+        ) {
+            self.head = head
+            self.target = target
+            self.requestID = requestID
+            self.clientIP = clientIP
+            self.scheme = scheme
+            self.isWebSocket = isWebSocket
+            self.via = via
+            self.trace = trace
+        }
+
+        /// Becomes the request a decision endpoint's proxy describes, asked on this one (its id, client, scheme kept).
+        func describe(_ head: HTTPRequestHead, target: NormalizedTarget) {
+            self.head = head
+            self.target = target
+        }
     }
 
     /// The head's bytes, and whether the body that follows goes chunked.
@@ -285,11 +310,11 @@ package struct UpstreamRequestHead {
         if forwardClaimsJSON { body("X-Auth-Claims", identity.encodedPayload) }
     }
 
-    /// Room for the whole head at once (no regrowth while writing): the client's fields, the
-    /// signed payload if forwarded, and a margin for the rest.
+    /// Room for a usual head at once, without reading each field (a pass over NIO's fields costs two references
+    /// per field): a bearer token's worth, an allowance per field, the signed payload if forwarded. A longer head
+    /// grows the buffer once, and the connection's `ReusedBuffer` keeps the grown storage for its next heads.
     private func estimatedSize(_ request: Request, _ admission: Admission) -> Int {
-        var size = 512 + request.target.requestURI.utf8.count
-        for (name, value) in request.head.headers { size += name.utf8.count + value.utf8.count + 4 }
+        var size = 1024 + request.target.requestURI.utf8.count + 48 * request.head.headers.count
         if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.encodedPayload.utf8.count }
         if assertion != nil { size += 640 }
         return size

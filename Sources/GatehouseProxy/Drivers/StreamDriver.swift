@@ -22,13 +22,21 @@ package final class StreamDriver: ExchangeDriving {
         case done
     }
 
-    /// Who the exchange is forwarded and answered for, shared by the exchanges of one connection.
-    package struct Connection {
+    /// Who the exchange is forwarded and answered for, shared by the exchanges of one connection: a class, so that
+    /// each exchange holds it with one reference, not a copy of each member.
+    package final class Connection {
         package let handle: ServicesHandle
         package let upstream: UpstreamLegFactory
         package let peer: ClientPeer
         /// The connection's last verified token (`RecentToken`), shared by its streams (one event loop).
         package let tokenMemory: ConnectionTokenMemory
+
+        package init(handle: ServicesHandle, upstream: UpstreamLegFactory, peer: ClientPeer, tokenMemory: ConnectionTokenMemory) {
+            self.handle = handle
+            self.upstream = upstream
+            self.peer = peer
+            self.tokenMemory = tokenMemory
+        }
     }
 
     package let connection: Connection

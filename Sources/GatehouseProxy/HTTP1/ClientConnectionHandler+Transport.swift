@@ -46,10 +46,11 @@ extension ClientConnectionHandler: StreamTransport {
     private func writeResponseHead(
         _ head: ClientResponseHead, version: HTTPVersion, extraFields: HTTPHeadWriter.RelayedFields, context: ChannelHandlerContext
     ) {
+        writeHeldHead(context: context)
         var bytes = headBuffer.take(capacity: HTTPHeadWriter.estimatedSize(of: head), allocator: context.channel.allocator)
         HTTPHeadWriter.writeClientResponseHead(head, version: version, extraFields: extraFields, into: &bytes)
-        headBuffer.keep(bytes)
-        write(bytes, context: context)
+        heldHead = bytes
+        response.unflushed = true
     }
 
     func writeBody(_ buffer: ByteBuffer) {
@@ -70,15 +71,38 @@ extension ClientConnectionHandler: StreamTransport {
         flushWrites()
     }
 
+    /// Body bytes that follow a head still held go out with it, copied into its buffer while that stays small: a
+    /// short answer (its head and its body, or a chunk's framing, in the same upstream read) is one write to NIO and
+    /// one piece for the socket, not one per part.
     private func write(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(bytes), promise: nil)
         response.unflushed = true
+        if var head = heldHead.take() {
+            if head.readableBytes + bytes.readableBytes <= Self.maxHeldBytes {
+                head.writeImmutableBuffer(bytes)
+                heldHead = head
+                return
+            }
+            send(head, context: context)
+        }
+        context.write(wrapOutboundOut(bytes), promise: nil)
+    }
+
+    /// A head and what was copied after it: the buffer is kept to be used again once this write went out.
+    private func send(_ head: ByteBuffer, context: ChannelHandlerContext) {
+        headBuffer.keep(head)
+        context.write(wrapOutboundOut(head), promise: nil)
+    }
+
+    /// Writes the held head, if any (before anything written past `write`, and at each flush).
+    func writeHeldHead(context: ChannelHandlerContext) {
+        if let head = heldHead.take() { send(head, context: context) }
     }
 
     /// Flushes what was written since the last flush (the driver's and the door's flush of one answer are one).
     func flushWrites() {
         guard response.unflushed, let context else { return }
         response.unflushed = false
+        writeHeldHead(context: context)
         context.flush()
     }
 

@@ -12,6 +12,7 @@ extension ClientConnectionHandler {
         guard let context, case .exchanging(let driver) = state, let request = driver.core.inHand else { return false }
         state = .tunnelling
         let services = driver.services
+        writeHeldHead(context: context)
         context.write(
             wrapOutboundOut(HTTPHeadWriter.clientResponseHead(
                 head, version: request.head.version, extraFields: [.webSocketUpgrade], allocator: context.channel.allocator)),

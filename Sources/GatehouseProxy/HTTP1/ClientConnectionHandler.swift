@@ -63,6 +63,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var response = HTTP1ResponseFraming()
     /// The response heads' buffer, used again once each head is sent.
     var headBuffer = ReusedBuffer()
+    /// The current answer's head, written but not yet handed to NIO: the body bytes that follow it in the same read go
+    /// in the same buffer (`write`), up to `maxHeldBytes`; handed on at the flush.
+    var heldHead: ByteBuffer?
+    static let maxHeldBytes = 8 * 1024
 
     init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection
@@ -261,6 +265,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     /// Answers a refused request (unless a response is already on the wire) and closes.
     private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
+        writeHeldHead(context: context)
         if !isResponseInProgress, context.channel.isActive {
             context.write(wrapOutboundOut(HTTPHeadWriter.refusal(status, allocator: context.channel.allocator)), promise: nil)
         }
@@ -277,6 +282,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Nothing more is read or answered; the connection closes once what was written is sent, or
     /// after the idle timeout if the client stops reading it.
     func closeAfterWrites(context: ChannelHandlerContext) {
+        writeHeldHead(context: context)
         state = .discarding
         pipelined.removeAll()
         let deadline = NIODeadline.now() + idleTimeout

@@ -56,7 +56,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         requestID = request.requestID
         self.services = services
         // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
-        let written = services.exchange.upstreamHead.make(
+        let written = services.exchange.writeUpstreamHead(
             request, admission: admission, at: services.wallClock.seconds(), reusing: &connection.headBuffer,
             allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: identityFields)
         connection.startRequest(head: written.bytes, chunkedBody: written.chunkedBody, isHEAD: request.head.method == .HEAD)

@@ -41,6 +41,8 @@ package final class UpstreamConnection: ChannelInboundHandler {
     private var chunkedRequestBody = false
     /// Bytes were written since the last flush: a flush with nothing to send costs NIO a pass for nothing.
     private var hasUnflushedWrites = false
+    /// A read was asked for and no bytes came since (NIO's own pending read, which ends as bytes are handed on).
+    private var isReadPending = false
     private var context: ChannelHandlerContext?
 
     init(channel: any Channel) {
@@ -88,8 +90,11 @@ package final class UpstreamConnection: ChannelInboundHandler {
         if let context { context.flush() } else { channel.flush() }
     }
 
-    /// Asks for the response's bytes (reads are manual).
+    /// Asks for the response's bytes (reads are manual). Once: a read asked for stays pending until bytes come (an idle
+    /// connection's, asked for by the pool, serves the next request), and asking again costs NIO a pass for nothing.
     func read() {
+        guard !isReadPending else { return }
+        isReadPending = true
         if let context { context.read() } else { channel.read() }
     }
 
@@ -102,6 +107,7 @@ package final class UpstreamConnection: ChannelInboundHandler {
     // MARK: Responses
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        isReadPending = false
         guard delegate != nil else {
             // Bytes on an idle connection: the upstream broke the protocol; never reuse it.
             context.close(promise: nil)
