@@ -9,7 +9,7 @@
 #
 #   bench/counts.sh BUILD                                # one build's counts and CPU time
 #   ROUNDS=3 bench/counts.sh BUILD_A BUILD_B             # both, the CPU time alternating, B/A printed
-#   SCENARIOS="a get" COUNT_SECONDS=3 CPU_SECONDS=4 bench/counts.sh BUILD
+#   SCENARIOS="a get" COUNT_SECONDS=2 CPU_SECONDS=4 bench/counts.sh BUILD
 #
 # Uses bench/mint.py's tokens in bench/out, bench/profile.sh's configuration (bench/out/profile) and bench/http2.sh's
 # (bench/out-http2): `python3 bench/mint.py bench/out https://issuer.bench bench-api 40000`,
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 [[ $# == 1 || $# == 2 ]] || { echo "usage: bench/counts.sh BUILD [BUILD_B]" >&2; exit 2; }
 for build in "$@"; do [ -x "$build" ] || { echo "not an executable: $build" >&2; exit 2; }; done
 read -r -a SCENARIOS <<<"${SCENARIOS:-a b get grpc check}"
-ROUNDS=${ROUNDS:-3}; COUNT_SECONDS=${COUNT_SECONDS:-3}; CPU_SECONDS=${CPU_SECONDS:-4}
+ROUNDS=${ROUNDS:-3}; COUNT_SECONDS=${COUNT_SECONDS:-2}; CPU_SECONDS=${CPU_SECONDS:-4}
 H1=bench/out/profile; H2=bench/out-http2
 [[ -f $H1/gatehouse.toml && -f bench/out/tokens ]] || { echo "run bench/mint.py and bench/profile.sh once first" >&2; exit 1; }
 [[ -f $H2/gatehouse-h2.toml && -f $H2/check-request.bin ]] || { echo "run SETUP_ONLY=1 SKIP_BUILD=1 bench/http2.sh once first" >&2; exit 1; }
@@ -81,11 +81,15 @@ measure() {
 }
 
 echo "CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-echo "per request: malloc, swift_retain, swift_release (uprobes, ${COUNT_SECONDS} s each)"
+# Each count is the difference of a run of COUNT_SECONDS and one three times as long, both on a fresh process warmed
+# alike: what the load generator's connections cost to set up (the same in both) drops out, the requests' own stays.
+echo "per request: malloc, swift_retain, swift_release (uprobes; runs of ${COUNT_SECONDS} s and $((3 * COUNT_SECONDS)) s, their difference)"
 for scenario in "${SCENARIOS[@]}"; do
   for build in "$@"; do
-    read -r n malloc retain release <<<"$(measure "$build" "$scenario" "$PROBES" "$COUNT_SECONDS")"
-    awk -v s="$scenario" -v b="$build" -v n="$n" -v m="$malloc" -v r="$retain" -v l="$release" \
+    read -r n1 malloc1 retain1 release1 <<<"$(measure "$build" "$scenario" "$PROBES" "$COUNT_SECONDS")"
+    read -r n2 malloc2 retain2 release2 <<<"$(measure "$build" "$scenario" "$PROBES" "$((3 * COUNT_SECONDS))")"
+    awk -v s="$scenario" -v b="$build" -v n="$((n2 - n1))" -v m="$((malloc2 - malloc1))" -v r="$((retain2 - retain1))" \
+      -v l="$((release2 - release1))" \
       'BEGIN { printf "%-6s %-50s %8d requests  %6.2f malloc  %7.1f retain  %7.1f release\n", s, b, n, m / n, r / n, l / n }'
   done
 done

@@ -3,7 +3,9 @@ public import NIOCore
 /// What one stream of an nghttp2 connection has to send after its HEADERS, waiting for its DATA frames: the body's
 /// buffers with the promises that follow them to the socket, and its end (with trailers, if any). nghttp2 asks how
 /// much the next frame carries (`nextTurn`), then the connection writes that much of it as slices (`take`).
-public struct HTTP2OutboundQueue {
+/// A class: the session reaches a stream's queue through its dictionary several times per body, and a struct's
+/// in-place change through `Dictionary`'s subscript allocated the accessor's frame each time (two mallocs a call).
+public final class HTTP2OutboundQueue {
     @usableFromInline var queued = CircularBuffer<(bytes: ByteBuffer, promise: EventLoopPromise<Void>?)>(initialCapacity: 2)
     @usableFromInline var queuedBytes = 0
     public private(set) var ended = false
@@ -11,19 +13,19 @@ public struct HTTP2OutboundQueue {
 
     public init() {}
 
-    public mutating func append(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+    public func append(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
         queued.append((bytes, promise))
         queuedBytes += bytes.readableBytes
     }
 
     /// The body ends after what is queued, with `trailers` if any.
-    public mutating func end(trailers: HTTP2FieldList?) {
+    public func end(trailers: HTTP2FieldList?) {
         ended = true
         self.trailers = trailers
     }
 
     /// How much the next DATA frame carries, `limit` at most.
-    public mutating func nextTurn(limit: Int) -> NGHTTP2Session.DataTurn {
+    public func nextTurn(limit: Int) -> NGHTTP2Session.DataTurn {
         let count = min(limit, queuedBytes)
         if count == 0 && !ended { return .deferred }
         guard count == queuedBytes && ended else { return .send(count, endsBody: false, trailers: nil) }
@@ -34,7 +36,7 @@ public struct HTTP2OutboundQueue {
 
     /// `length` bytes off the front, each piece handed to `write` with the promise of a buffer it completes; an empty
     /// buffer goes with the frame that carries the bytes before it.
-    public mutating func take(_ length: Int, _ write: (ByteBuffer, EventLoopPromise<Void>?) -> Void) {
+    public func take(_ length: Int, _ write: (ByteBuffer, EventLoopPromise<Void>?) -> Void) {
         var left = length
         while left > 0, let (bytes, promise) = queued.popFirst() {
             if bytes.readableBytes > left {
@@ -57,7 +59,7 @@ public struct HTTP2OutboundQueue {
     }
 
     /// The stream is gone: nothing queued will be written.
-    public mutating func fail() {
+    public func fail() {
         while let (_, promise) = queued.popFirst() { promise?.fail(ChannelError.ioOnClosedChannel) }
         queuedBytes = 0
     }

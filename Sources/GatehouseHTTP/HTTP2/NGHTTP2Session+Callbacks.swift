@@ -56,30 +56,27 @@ extension NGHTTP2Session {
 
 /// Fields as nghttp2 takes them: its name-value array.
 enum NGHTTP2NameValues {
-    /// The fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps).
+    /// The fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps). Both arrays are
+    /// temporary: on the stack while small (a response's usual head), on the heap otherwise.
     static func with(_ fields: [NGHTTP2Session.OutboundField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
-        var storage: [UInt8] = []
-        storage.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
-        for field in fields {
-            storage.append(contentsOf: field.name.utf8)
-            storage.append(contentsOf: field.value.utf8)
-        }
-        storage.withUnsafeMutableBufferPointer { bytes in
-            guard let base = bytes.baseAddress else {
-                var none = nghttp2_nv()
-                return body(&none, 0)
+        let byteCount = fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { storage in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(fields.count, 1)) { nva in
+                let base = storage.baseAddress!  // safe: capacity at least 1
+                var offset = 0
+                for (index, field) in fields.enumerated() {
+                    let name = UnsafeMutableBufferPointer(rebasing: storage[offset...])
+                    let nameCount = name.initialize(fromContentsOf: field.name.utf8)
+                    let value = UnsafeMutableBufferPointer(rebasing: storage[(offset + nameCount)...])
+                    let valueCount = value.initialize(fromContentsOf: field.value.utf8)
+                    let flags = field.indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue
+                    nva.initializeElement(
+                        at: index,
+                        to: nghttp2_nv(name: base + offset, value: base + offset + nameCount, namelen: nameCount, valuelen: valueCount, flags: UInt8(flags)))
+                    offset += nameCount + valueCount
+                }
+                body(nva.baseAddress!, fields.count)  // safe: capacity at least 1
             }
-            var offset = 0
-            var nva: [nghttp2_nv] = []
-            nva.reserveCapacity(fields.count)
-            for field in fields {
-                let nameCount = field.name.utf8.count
-                let valueCount = field.value.utf8.count
-                let flags = field.indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue
-                nva.append(nghttp2_nv(name: base + offset, value: base + offset + nameCount, namelen: nameCount, valuelen: valueCount, flags: UInt8(flags)))
-                offset += nameCount + valueCount
-            }
-            nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }  // safe: not empty (fields has bytes)
         }
     }
 }

@@ -238,7 +238,7 @@ public final class NGHTTP2Session {
     public func dropQueuedBodies() {
         let queues = outbound
         outbound.removeAll()
-        for var queue in queues.values { queue.fail() }
+        for queue in queues.values { queue.fail() }
     }
 
     public func submitReset(_ stream: Int32, code: UInt32) {
@@ -399,7 +399,7 @@ public final class NGHTTP2Session {
     }
 
     func streamClosed(_ stream: Int32, errorCode: UInt32) -> Int32 {
-        if var queue = outbound.removeValue(forKey: stream) { queue.fail() }
+        if let queue = outbound.removeValue(forKey: stream) { queue.fail() }
         delegate.sessionClosed(stream: stream, errorCode: errorCode)
         return 0
     }

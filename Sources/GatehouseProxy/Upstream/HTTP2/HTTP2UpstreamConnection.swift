@@ -160,7 +160,9 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
 
     package func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         guard defence.fieldDecoded(nameBytes: name.count, valueBytes: value.count) else { return }
-        slots[stream]?.fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        guard let slot = slots[stream] else { return }
+        if slot.fields.isEmpty { slot.fields.reserveCapacity(16) }  // one allocation for a usual block, not one per doubling
+        slot.fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
     }
 
     package func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError? {
