@@ -49,7 +49,17 @@ package final class ConnectionTokenMemory {
     /// it, if any. Not with userinfo enrichment, whose fields may change from one request to the next.
     package func remember(_ request: ExchangeRequest, identity: VerifiedIdentity, identityFields: ByteBuffer?) {
         guard request.settings.remembersTokens, let token = request.presentedToken else { return }
-        recent = RecentToken(token: token, identity: identity, identityFields: identityFields, settings: request.settings)
+        // The fields are copied into the last token's buffer, free once that token is let go: the slice of the head they
+        // came as would keep the head's storage from being used again (`ReusedBuffer`), two allocations per new token.
+        var kept = recent?.identityFields
+        recent = nil
+        let fields = identityFields.map { slice in
+            var buffer = kept.take() ?? ByteBufferAllocator().buffer(capacity: slice.readableBytes)
+            buffer.clear(minimumCapacity: slice.readableBytes)
+            buffer.writeImmutableBuffer(slice)
+            return buffer
+        }
+        recent = RecentToken(token: token, identity: identity, identityFields: fields, settings: request.settings)
     }
 
     /// The identity fields to write again for this request: it presents the remembered token.

@@ -50,6 +50,34 @@ struct RecentTokenTests {
         }
     }
 
+    /// One keep-alive connection switching between users' tokens (a gateway's shared connection): each request goes on
+    /// with its own token's identity fields, byte for byte, whether they were written afresh or again from the
+    /// connection's memory; the head buffer used again and the remembered fields copied never carry another's.
+    @Test func aConnectionSwitchingTokensForwardsEachTokensOwnIdentity() async throws {
+        try await TestEnvironment.run(configure: Self.withoutSharedCache) { (env: TestEnvironment) async throws in
+            let users = ["user-1", "user-2", "a-much-longer-subject-for-user-3-that-grows-the-fields"]
+            let tokens = users.map { TestSigner.rsa.token(claims: Claims.valid(subject: $0, extra: ["name": .string("name of \($0)")])) }
+            let order = [0, 0, 1, 1, 2, 0, 2, 2, 1, 0]
+            try await KeepAliveConnection.with(port: env.port) { (connection: KeepAliveConnection) async throws in
+                for (index, user) in order.enumerated() {
+                    let response = try await connection.send("/v1/switch/\(index)", token: tokens[user])
+                    #expect(response.status == 200)
+                }
+            }
+            let received = env.upstream.requests
+            try #require(received.count == order.count)
+            for (index, user) in order.enumerated() {
+                let request = try #require(received.first { $0.uri == "/v1/switch/\(index)" })
+                let fields = identityFields(request).filter { $0.0 != "x-auth-claims" }
+                #expect(fields.first { $0.0 == "x-auth-subject" }?.1 == users[user], "request \(index)")
+                #expect(fields.first { $0.0 == "x-auth-name" }?.1 == "name of \(users[user])", "request \(index)")
+                #expect(fields.filter { $0.0 == "x-auth-subject" }.count == 1, "request \(index)")
+                #expect(claimsSubject(request) == users[user], "request \(index)")
+                #expect(request.value("authorization") == "Bearer \(tokens[user])", "request \(index)")
+            }
+        }
+    }
+
     @Test func anExpiredTokenIsRefusedOnTheSameConnection() async throws {
         let clock = MovableClock()
         try await TestEnvironment.run(wallClock: clock.wallClock, configure: { configuration, jwks in

@@ -101,14 +101,14 @@ package struct UpstreamRequestHead {
         sink.buffer.writeString(request.target.requestURI)
         sink.buffer.writeStaticString(" HTTP/1.1\r\n")
         let chunkedBody = writeFields(request, admission: admission, into: &sink, forceChunked: forceChunked)
-        var written: ByteBuffer?
+        var writtenFields: Range<Int>?
         if case .verified(let identity) = admission {
             if var identityFields {
                 sink.buffer.writeBuffer(&identityFields)
             } else {
                 let start = sink.buffer.writerIndex
                 forEachClaimHeader(identity) { sink.add($0, $1) }
-                written = sink.buffer.getSlice(at: start, length: sink.buffer.writerIndex - start)
+                writtenFields = start..<sink.buffer.writerIndex
             }
             // After the kept fields: it is signed again while they stay the same.
             forEachAssertionHeader(identity, at: now()) { sink.add($0, $1) }
@@ -117,6 +117,8 @@ package struct UpstreamRequestHead {
         }
         sink.buffer.writeStaticString("\r\n")
         headBuffer.keep(sink.buffer)
+        // Sliced once the head is whole: a slice taken earlier shares the storage, and the next write copied it all.
+        let written = writtenFields.flatMap { sink.buffer.getSlice(at: $0.lowerBound, length: $0.count) }
         return Written(bytes: sink.buffer, chunkedBody: chunkedBody, identityFields: written)
     }
 
