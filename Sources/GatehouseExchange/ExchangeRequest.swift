@@ -65,6 +65,8 @@ package final class ExchangeRequest: UpstreamRequestHead.Request {
 
     var routeAuth: String { rule.auth.rawValue }
     package var presentedToken: Substring? { token.presentedToken }
+    /// Under an MCP server's `[[resource]]`: the answer binds or ends the caller's session (docs/reference.md §17.4).
+    package var bindsSessions: Bool { resource?.settings.mcp == true }
 }
 
 extension BearerToken {

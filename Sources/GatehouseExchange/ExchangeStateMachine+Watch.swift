@@ -25,6 +25,13 @@ extension ExchangeStateMachine {
         case upstreamTakesMore
     }
 
+    /// `upstreamLegStarted(now:)`, then what the watchdog looks at next (`watch(now:legTakesMore: nil)`): one call on the
+    /// core in place, where a driver's call of the non-mutating `watch` on its stored core copied the whole core first.
+    package mutating func upstreamLegStartedWatch(now: NIODeadline) -> Watch {
+        upstreamLegStarted(now: now)
+        return watch(now: now, legTakesMore: nil)
+    }
+
     /// What the watchdog finds at `now`. `legTakesMore`: whether the upstream leg takes more of the request body
     /// now (nil while it is opening).
     package func watch(now: NIODeadline, legTakesMore: Bool?) -> Watch {

@@ -5,7 +5,8 @@ package import GatehouseVocabulary
 
 /// The Prometheus series of docs/reference.md §9, kept in a registry of this instance's own (not the
 /// process-global MetricsSystem), so tests and several servers in one process stay apart.
-public struct GatehouseMetrics: Sendable {
+/// A class: the services hand it to every request's counting, one reference instead of a copy of each series.
+public final class GatehouseMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     /// `gatehouse_requests_total` by route auth (`routeAuths` order), then outcome (`outcomes` order):
     /// a request counts with two comparisons and an index, no string built or hashed.

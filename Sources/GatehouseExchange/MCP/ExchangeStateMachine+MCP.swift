@@ -63,7 +63,7 @@ extension ExchangeStateMachine {
 
     /// Whether the upstream's answer may make, use or end an MCP session (the request is under an MCP resource): the
     /// driver then reports its status and session id (`upstreamAnswered`).
-    package var bindsSessions: Bool { inHand?.resource?.settings.mcp == true }
+    package var bindsSessions: Bool { inHand?.bindsSessions == true }
 
     /// An MCP server answered `status`, with `sessionID` in `Mcp-Session-Id`: a session it made or the caller used is
     /// bound to the verified caller, one the caller ended (a `DELETE`) is unbound; recorded for the driver (docs/reference.md §17.4).

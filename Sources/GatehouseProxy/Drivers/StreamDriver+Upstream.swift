@@ -14,9 +14,9 @@ extension StreamDriver: UpstreamLegDelegate {
         state = .connecting
         // The core's deadlines: the response head's (a retry's leg keeps the first one's), a stalled body's.
         let now = NIODeadline.now()
-        core.upstreamLegStarted(now: now)
+        let watch = core.upstreamLegStartedWatch(now: now)
         if let request { trace?.upstreamStarted(at: now, method: request.head.method.rawValue, path: request.target.path) }
-        if case .ahead(let next) = core.watch(now: now, legTakesMore: nil) { armWatchdog(at: next) }
+        if case .ahead(let next) = watch { armWatchdog(at: next) }
         if let leg = connection.upstream.openIdle(on: transport.eventLoop) { return begin(leg, admission: admission) }
         connection.upstream.open(on: transport.eventLoop) { result in
             guard case .connecting = self.state else {
@@ -71,7 +71,7 @@ extension StreamDriver: UpstreamLegDelegate {
     package func upstreamLegReceivedHead(_ head: ClientResponseHead) {
         guard case .forwarding = state else { return }
         responseStatus = head.statusCode
-        if core.bindsSessions {
+        if core.inHand?.bindsSessions == true {
             core.upstreamAnswered(status: head.statusCode, sessionID: head.firstValue(of: "mcp-session-id"))
             performRecords()
         }
