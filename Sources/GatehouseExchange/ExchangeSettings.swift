@@ -46,8 +46,9 @@ package final class ExchangeSettings: Sendable {
         backchannelLogoutProviders = Set(configuration.providers.filter { $0.backchannelLogout != nil }.map(\.name))
     }
 
-    /// The head for an HTTP/1.1 upstream (`UpstreamRequestHead.make`), written from here: a call through this
-    /// object borrows the head's rules, where a caller's `settings.upstreamHead.make` copied them first.
+    /// The heads for an upstream (`UpstreamRequestHead.make`, `makeHTTP2Head`), written from here: a call through this
+    /// object borrows the head's rules, where a caller's `settings.upstreamHead.make` copied them first (six references
+    /// a request).
     package func writeUpstreamHead(
         _ request: UpstreamRequestHead.Request, admission: Admission, at now: @autoclosure () -> Int64, reusing headBuffer: inout ReusedBuffer,
         allocator: ByteBufferAllocator, chunkedBody: Bool, identityFields: ByteBuffer?
@@ -55,6 +56,12 @@ package final class ExchangeSettings: Sendable {
         upstreamHead.make(
             request, admission: admission, at: now(), reusing: &headBuffer, allocator: allocator, chunkedBody: chunkedBody,
             identityFields: identityFields)
+    }
+
+    package func writeHTTP2UpstreamHead(
+        _ request: UpstreamRequestHead.Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String
+    ) -> [NGHTTP2Session.OutboundField] {
+        upstreamHead.makeHTTP2Head(request, admission: admission, at: now(), scheme: scheme)
     }
 
     /// Whether this configuration answers `endpoint`: a back-channel logout only for a provider that takes them.

@@ -41,7 +41,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     ) -> ByteBuffer? {
         requestID = request.requestID
         let hasBody = http2Body ?? Self.headFramesBody(request.head.headers)
-        let head = services.exchange.upstreamHead.makeHTTP2Head(request, admission: admission, at: services.wallClock.seconds(), scheme: connection.scheme)
+        let head = services.exchange.writeHTTP2UpstreamHead(request, admission: admission, at: services.wallClock.seconds(), scheme: connection.scheme)
         requestEnded = !hasBody
         started = true
         guard let stream = connection.submitRequest(self, head, hasBody: hasBody) else {
