@@ -74,9 +74,9 @@ struct Summary: Equatable {
         keyID = jws.keyID
         header = jws.header
         claims = jws.claims
-        signingInput = jws.signingInput
+        signingInput = Array(jws.signingInput)
         signature = jws.signature
-        encodedPayload = String(jws.encodedPayload)
+        encodedPayload = String(decoding: jws.encodedPayload, as: UTF8.self)
     }
 }
 
@@ -84,8 +84,8 @@ private func check(_ jws: CompactJWS, token: String) {
     let bytes = Array(token.utf8)
     let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
     require(dots.count == 2, "a token with \(dots.count) dots accepted")
-    require(jws.signingInput == Array(bytes[..<dots[1]]), "signing input is not the text before the second dot")
-    require(Array(jws.encodedPayload.utf8) == Array(bytes[(dots[0] + 1)..<dots[1]]), "encoded payload is not the middle segment")
+    require(Array(jws.signingInput) == Array(bytes[..<dots[1]]), "signing input is not the text before the second dot")
+    require(Array(jws.encodedPayload) == Array(bytes[(dots[0] + 1)..<dots[1]]), "encoded payload is not the middle segment")
     let signatureText = Array(bytes[(dots[1] + 1)...])
     require(Array(Base64URL.encode(jws.signature).utf8) == signatureText, "signature segment is not the canonical encoding of the signature")
     require(!jws.signature.isEmpty, "an empty signature accepted")

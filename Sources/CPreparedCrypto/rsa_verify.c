@@ -8,6 +8,7 @@
 // send), so nothing here needs to run in constant time.
 
 #include "prepared_crypto.h"
+#include "digest.h"
 #include "thread_scratch.h"
 
 #include <openssl/bn.h>
@@ -81,7 +82,7 @@ static size_t hash_and_decode(struct scratch **scratch, const gatehouse_rsa_key 
                               uint8_t *hash, uint8_t *decoded) {
     *scratch = thread_scratch();
     if (*scratch == NULL) return 0;
-    size_t hash_len = gatehouse_digest_on(*scratch, digest, message, message_len, hash);
+    size_t hash_len = gatehouse_digest_into(digest, message, message_len, hash);
     if (hash_len == 0 || !public_operation(*scratch, key, signature, signature_len, decoded)) return 0;
     return hash_len;
 }
@@ -131,7 +132,7 @@ static int xor_mgf1(struct scratch *scratch, gatehouse_digest digest, const uint
         input[seed_len + 1] = (uint8_t)(counter >> 16);
         input[seed_len + 2] = (uint8_t)(counter >> 8);
         input[seed_len + 3] = (uint8_t)counter;
-        size_t block_len = gatehouse_digest_on(scratch, digest, input, seed_len + 4, block);
+        size_t block_len = gatehouse_digest_into(digest, input, seed_len + 4, block);
         if (block_len == 0) return 0;
         for (size_t i = 0; i < block_len && done < mask_len; i++) mask_into[done++] ^= block[i];
     }
@@ -176,6 +177,6 @@ int gatehouse_rsa_verify_pss(const gatehouse_rsa_key *key, gatehouse_digest dige
     memset(m_prime, 0, 8);
     memcpy(m_prime + 8, m_hash, h_len);
     memcpy(m_prime + 8 + h_len, db + db_len - s_len, s_len);
-    if (gatehouse_digest_on(scratch, digest, m_prime, 8 + h_len + s_len, h_prime) != h_len) return 0;
+    if (gatehouse_digest_into(digest, m_prime, 8 + h_len + s_len, h_prime) != h_len) return 0;
     return memcmp(h, h_prime, h_len) == 0;
 }

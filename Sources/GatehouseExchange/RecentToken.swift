@@ -17,10 +17,18 @@ package final class RecentToken {
     private let configuration: ObjectIdentifier
 
     init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, settings: ExchangeSettings) {
-        self.token = token.utf8Bytes
+        // The verifier's copy when it is this token's (a verification keeps the cache key's bytes): no copy of our own.
+        self.token = Self.isSame(identity.token, token) ? identity.token : token.utf8Bytes
         self.identity = identity
         self.identityFields = identityFields
         self.configuration = ObjectIdentifier(settings)
+    }
+
+    private static func isSame(_ bytes: [UInt8], _ token: Substring) -> Bool {
+        guard !bytes.isEmpty, bytes.count == token.utf8.count else { return false }
+        return token.utf8.withContiguousStorageIfAvailable { token in
+            bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, token.baseAddress!, token.count) == 0 }  // safe: both non-empty
+        } ?? token.utf8.elementsEqual(bytes)
     }
 
     /// The identity to hand the verifier (`Gatekeeper.decide(recent:)`) when `token` is the one remembered.
@@ -31,10 +39,7 @@ package final class RecentToken {
 
     /// Whether `token` is byte for byte the one remembered, under the same configuration.
     package func matches(_ token: Substring, settings: ExchangeSettings) -> Bool {
-        guard configuration == ObjectIdentifier(settings), token.utf8.count == self.token.count, !self.token.isEmpty else { return false }
-        return token.utf8.withContiguousStorageIfAvailable { bytes in
-            self.token.withUnsafeBufferPointer { memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }
-        } ?? token.utf8.elementsEqual(self.token)
+        configuration == ObjectIdentifier(settings) && Self.isSame(self.token, token)
     }
 }
 

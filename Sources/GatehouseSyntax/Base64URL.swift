@@ -34,6 +34,18 @@ public enum Base64URL {
         return valid ? output : nil
     }
 
+    /// Decodes canonical unpadded base64url into a temporary buffer (on the stack when small) for `body`,
+    /// or returns `nil` without calling it for anything else: for bytes read once and let go.
+    public static func withDecoded<Result>(buffer input: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        let remainder = input.count % 4
+        if remainder == 1 { return nil }
+        let outputCount = input.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(outputCount, 1)) { out in
+            guard let written = decodeTable.withUnsafeBufferPointer({ decode(input, into: out, table: $0) }) else { return nil }
+            return body(UnsafeBufferPointer(rebasing: out[0..<written]))
+        }
+    }
+
     /// Decodes into `out` (sized by the caller) and returns the byte count, or `nil` if `input` is not canonical.
     private static func decode(
         _ input: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>

@@ -15,8 +15,8 @@ typedef enum {
     GATEHOUSE_SHA512 = 512,
 } gatehouse_digest;
 
-/// The digest of `message` into `out` (64 bytes of room), on the calling thread's digest context:
-/// nothing allocated after the thread's first call. Its length, or 0 when OpenSSL failed.
+/// The digest of `message` into `out` (64 bytes of room), its context on the stack: nothing allocated
+/// (digest.c). Its length, or 0 when OpenSSL failed.
 int gatehouse_hash(gatehouse_digest digest, const uint8_t *message, size_t message_len, uint8_t *out);
 
 /// The key for big-endian `n` and `e`, or NULL when OpenSSL refuses it (an even or zero modulus,

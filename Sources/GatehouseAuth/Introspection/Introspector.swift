@@ -87,7 +87,7 @@ package final class Introspector: Sendable {
             encodedPayload: Base64URL.encode(Array(JSONValue.object(claims).compactJSON.utf8)),
             keyID: nil,
             expiry: claims["exp"]?.integerValue ?? now + ttl,
-            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: claims, tokenDigest: key.bytes),
+            tokenDigest: key,
             keysFetchedAt: nil)
     }
 

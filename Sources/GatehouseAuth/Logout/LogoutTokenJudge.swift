@@ -52,7 +52,7 @@ package struct LogoutTokenJudge: Sendable {
     }
 
     /// The signature, then the claims (§2.6 steps 3-7; step 8, the `jti` seen before, is the caller's: it needs the store).
-    package func check(_ jws: CompactJWS, provider index: Int, keys: [VerificationKey], now: Int64) -> Result<LogoutToken, AuthFailure> {
+    package func check(_ jws: CompactJWS, provider index: Int, keys: ArraySlice<VerificationKey>, now: Int64) -> Result<LogoutToken, AuthFailure> {
         guard !keys.isEmpty else {
             let detail = "key \(jws.keyID ?? "(no kid)") does not allow \(jws.algorithm.rawValue)"
             return .failure(verifier.diagnosed(AuthFailure(.unsupportedAlgorithm, detail), jws, index))

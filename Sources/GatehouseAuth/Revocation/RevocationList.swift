@@ -1,7 +1,7 @@
 import Atomics
 import Crypto
 import NIOConcurrencyHelpers
-package import GatehouseSyntax
+import GatehouseSyntax
 package import GatehouseTokens
 
 /// Signed-out tokens and subjects, checked on every verified request (cached ones included).
@@ -50,33 +50,11 @@ package final class RevocationList: Sendable {
 
     package init() {}
 
-    /// The key a token is revoked under: its provider's name and `jti` when it has one (providers
-    /// do not share `jti` spaces), else a digest of the whole token.
+    /// The key a token is revoked under (`TokenRevocationKey`): made once per verification and kept in the identity.
     package static func tokenKey(_ identity: VerifiedIdentity, token: Substring) -> String {
         identity.revocationKey
-            ?? tokenKey(provider: identity.providerName, claims: identity.claims, tokenDigest: Array(SHA256.hash(data: token.utf8Bytes)))
+            ?? TokenRevocationKey.make(provider: identity.providerName, claims: identity.claims, tokenDigest: Array(SHA256.hash(data: token.utf8Bytes)))
     }
-
-    /// - Parameter tokenDigest: the token's SHA-256 (the verifier has it already).
-    package static func tokenKey(provider: String, claims: [String: JSONValue], tokenDigest: [UInt8]) -> String {
-        if let jti = claims["jti"]?.stringValue, !jti.isEmpty { return "jti:" + provider + ":" + jti }
-        let prefix = "sha256:".utf8
-        return String(unsafeUninitializedCapacity: prefix.count + 2 * tokenDigest.count) { bytes in
-            var index = 0
-            for byte in prefix {
-                bytes[index] = byte
-                index += 1
-            }
-            for byte in tokenDigest {
-                bytes[index] = hexDigits[Int(byte >> 4)]
-                bytes[index + 1] = hexDigits[Int(byte & 0xF)]
-                index += 2
-            }
-            return index
-        }
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
         let snapshot = current.load(ordering: .acquiring).snapshot

@@ -27,7 +27,7 @@ extension TokenVerifier {
     /// (or a key without one fits), else the refusal or 503 the evidence calls for.
     func withUnknownKey<Value: Sendable>(
         _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, on eventLoop: any EventLoop,
-        check: @escaping @Sendable (_ keys: [VerificationKey], _ keysFetchedAt: NIODeadline) -> Result<Value, AuthFailure>
+        check: @escaping @Sendable (_ keys: ArraySlice<VerificationKey>, _ keysFetchedAt: NIODeadline) -> Result<Value, AuthFailure>
     ) -> KeyedJudgement<Value> {
         if let evidence = UnknownKeyEvidence.inSnapshot(snapshot, keyID: jws.keyID, issuedAt: jws.claims["iat"]?.integerValue, leeway: leeway) {
             return .now(.failure(notPublished(jws, index, evidence)))

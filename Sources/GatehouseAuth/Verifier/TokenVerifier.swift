@@ -115,7 +115,7 @@ package struct TokenVerifier: Sendable {
         }
         let jws: CompactJWS
         do {
-            jws = try CompactJWS.parse(token, maxBytes: tokenMaxBytes, headers: headers)
+            jws = try CompactJWS.parse(bytes: key.tokenBytes, maxBytes: tokenMaxBytes, headers: headers)
         } catch {
             return .now(.failure(error))
         }
@@ -174,7 +174,7 @@ package struct TokenVerifier: Sendable {
     }
 
     package func check(
-        _ key: TokenKey, _ rejectionKey: TokenKey, _ jws: CompactJWS, provider index: Int, keys: [VerificationKey], keysFetchedAt: NIODeadline, now: Int64
+        _ key: TokenKey, _ rejectionKey: TokenKey, _ jws: CompactJWS, provider index: Int, keys: ArraySlice<VerificationKey>, keysFetchedAt: NIODeadline, now: Int64
     ) -> Result<VerifiedIdentity, AuthFailure> {
         guard !keys.isEmpty else {
             let detail = "key \(jws.keyID ?? "(no kid)") does not allow \(jws.algorithm.rawValue)"
@@ -203,11 +203,12 @@ package struct TokenVerifier: Sendable {
             providerIndex: index,
             providerName: provider.name,
             claims: presented,
-            encodedPayload: String(jws.encodedPayload),
+            encodedPayload: String(decoding: jws.encodedPayload, as: UTF8.self),
             keyID: jws.keyID,
             expiry: jws.claims["exp"]?.integerValue ?? now,
-            revocationKey: RevocationList.tokenKey(provider: provider.name, claims: presented, tokenDigest: rejectionKey.bytes),
-            keysFetchedAt: keysFetchedAt
+            tokenDigest: rejectionKey,
+            keysFetchedAt: keysFetchedAt,
+            token: key.tokenBytes
         )
         cache.insert(key, identity)
         var fresh = identity

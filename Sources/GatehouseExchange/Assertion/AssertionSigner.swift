@@ -40,15 +40,15 @@ package final class AssertionSigner: Sendable {
         encodedHeader = Base64URL.encode(header.compactJSON.utf8)
     }
 
-    /// The assertion for this identity now: the one kept in its slot while fresh, else a new one. nil only if
+    /// The assertion for this identity now: the one the identity keeps while fresh, else a new one. nil only if
     /// the signature failed (counted); the request then goes without, and an upstream that checks refuses it.
     package func assertion(for identity: VerifiedIdentity, now: Int64) -> String? {
-        if let kept = identity.assertionSlot.current, kept.signer == generation, now < kept.refreshAt,
+        if let kept = identity.signedAssertion, kept.signer == generation, now < kept.refreshAt,
            carriesCurrentClaims(kept, identity) {
             return kept.value
         }
         guard let signed = sign(identity, now: now) else { return nil }
-        identity.assertionSlot.store(signed)
+        identity.keep(signed)
         return signed.value
     }
 

@@ -67,16 +67,17 @@ public struct JWKSet: Sendable {
     /// With a key ID: the key with exactly that `kid` if it may verify `algorithm`. Without one: the
     /// only key that may verify `algorithm`, or nothing when several could (never a guess, never a
     /// default key).
-    public func candidates(keyID: String?, algorithm: JWSAlgorithm) -> [VerificationKey] {
+    /// A slice of `keys`, so a lookup allocates nothing.
+    public func candidates(keyID: String?, algorithm: JWSAlgorithm) -> ArraySlice<VerificationKey> {
         if let keyID {
-            // Byte comparison: a kid is an opaque lookup key, not text to be normalized.
-            return keys.filter { key in
-                guard let candidate = key.keyID else { return false }
-                return candidate.utf8.elementsEqual(keyID.utf8) && key.algorithms.contains(algorithm)
-            }
+            // Byte comparison: a kid is an opaque lookup key, not text to be normalized. Kids are unique in `keys`.
+            guard let index = keys.firstIndex(where: { $0.keyID?.utf8.elementsEqual(keyID.utf8) ?? false }),
+                  keys[index].algorithms.contains(algorithm) else { return [] }
+            return keys[index...index]
         }
-        let matching = keys.filter { $0.algorithms.contains(algorithm) }
-        return matching.count == 1 ? matching : []
+        guard let index = keys.firstIndex(where: { $0.algorithms.contains(algorithm) }),
+              !keys[(index + 1)...].contains(where: { $0.algorithms.contains(algorithm) }) else { return [] }
+        return keys[index...index]
     }
 }
 

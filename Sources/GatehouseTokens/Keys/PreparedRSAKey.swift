@@ -24,7 +24,7 @@ package final class PreparedRSAKey: @unchecked Sendable {
     deinit { gatehouse_rsa_key_free(key) }
 
     /// Whether `signature` is an `algorithm` signature of `message` (RS* and PS* only; false for the rest).
-    package func isValidSignature(_ signature: [UInt8], for message: [UInt8], algorithm: JWSAlgorithm) -> Bool {
+    package func isValidSignature(_ signature: [UInt8], for message: ArraySlice<UInt8>, algorithm: JWSAlgorithm) -> Bool {
         let verify: (OpaquePointer, gatehouse_digest, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
         let digest: gatehouse_digest
         switch algorithm {

@@ -44,6 +44,11 @@ public struct VerificationKey: Sendable {
     /// (`PreparedRSAKey`); ES* take only the fixed-length `r || s` form, never DER, and EdDSA
     /// is Ed25519.
     public func isValidSignature(_ signature: [UInt8], for signingInput: [UInt8], algorithm: JWSAlgorithm) -> Bool {
+        isValidSignature(signature, for: signingInput[...], algorithm: algorithm)
+    }
+
+    /// `isValidSignature(_:for:algorithm:)` of a slice (a token's `CompactJWS.signingInput`), without copying it.
+    public func isValidSignature(_ signature: [UInt8], for signingInput: ArraySlice<UInt8>, algorithm: JWSAlgorithm) -> Bool {
         guard algorithms.contains(algorithm) else { return false }
         switch (backing, algorithm) {
         case (.rsa(let key), _):

@@ -15,12 +15,12 @@ public struct CompactJWS: Sendable {
     public let header: [String: JSONValue]
     /// The payload's members, unverified until a key has checked `signature`.
     public let claims: [String: JSONValue]
-    /// ASCII bytes of `<header>.<payload>`, the input the signature covers.
-    public let signingInput: [UInt8]
+    /// ASCII bytes of `<header>.<payload>`, the input the signature covers: a slice of the token's bytes.
+    public let signingInput: ArraySlice<UInt8>
     /// The decoded signature bytes.
     public let signature: [UInt8]
-    /// The payload segment as received (base64url, no padding).
-    public let encodedPayload: Substring
+    /// The payload segment as received (base64url, no padding): a slice of the token's bytes.
+    public let encodedPayload: ArraySlice<UInt8>
 
     /// Parses a compact JWS whose payload is a JWT claims object.
     ///
@@ -39,6 +39,12 @@ public struct CompactJWS: Sendable {
         try parse(token, maxBytes: maxBytes, payload: .claims, headers: headers)
     }
 
+    /// `parse(_:maxBytes:headers:)` of a token's bytes already copied (`TokenKey.tokenBytes`): the signing input and the
+    /// payload are slices of them, not copies.
+    package static func parse(bytes: [UInt8], maxBytes: Int, headers: JWSHeaderMemo) throws(AuthFailure) -> CompactJWS {
+        try parse(bytes: bytes, maxBytes: maxBytes, payload: .claims, headers: headers)
+    }
+
     /// What the payload must be. JWTs need a claims object; `opaque` takes any payload, even an empty
     /// one, as plain RFC 7515 allows, and exists so generic JWS test vectors can reach the crypto.
     package enum PayloadRule {
@@ -49,29 +55,28 @@ public struct CompactJWS: Sendable {
     package static func parse(
         _ token: Substring, maxBytes: Int, payload rule: PayloadRule, headers: JWSHeaderMemo? = nil
     ) throws(AuthFailure) -> CompactJWS {
-        let utf8 = token.utf8
-        // O(1) for native strings; nothing else is read before this check.
-        let size = utf8.count
-        guard size <= maxBytes else {
-            throw AuthFailure(.malformedToken, "token is \(size) bytes, more than the limit of \(maxBytes)")
-        }
-        let result = utf8.withContiguousStorageIfAvailable { parseResult($0, token: token, rule: rule, headers: headers) }
-        if let result { return try result.get() }
-        return try Array(utf8).withUnsafeBufferPointer { parseResult($0, token: token, rule: rule, headers: headers) }.get()
+        // O(1) for native strings; nothing else is read (or copied) before this check.
+        try checkSize(token.utf8.count, maxBytes: maxBytes)
+        return try parse(bytes: token.utf8Bytes, maxBytes: maxBytes, payload: rule, headers: headers)
     }
 
-    private static func parseResult(
-        _ buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule, headers: JWSHeaderMemo?
-    ) -> Result<CompactJWS, AuthFailure> {
-        do {
-            return .success(try parse(buffer: buffer, token: token, rule: rule, headers: headers))
-        } catch {
-            return .failure(error)
+    package static func parse(
+        bytes: [UInt8], maxBytes: Int, payload rule: PayloadRule, headers: JWSHeaderMemo? = nil
+    ) throws(AuthFailure) -> CompactJWS {
+        try checkSize(bytes.count, maxBytes: maxBytes)
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(AuthFailure) in
+            try parse(buffer: buffer, bytes: bytes, rule: rule, headers: headers)
+        }
+    }
+
+    private static func checkSize(_ size: Int, maxBytes: Int) throws(AuthFailure) {
+        guard size <= maxBytes else {
+            throw AuthFailure(.malformedToken, "token is \(size) bytes, more than the limit of \(maxBytes)")
         }
     }
 
     private static func parse(
-        buffer: UnsafeBufferPointer<UInt8>, token: Substring, rule: PayloadRule, headers: JWSHeaderMemo?
+        buffer: UnsafeBufferPointer<UInt8>, bytes: [UInt8], rule: PayloadRule, headers: JWSHeaderMemo?
     ) throws(AuthFailure) -> CompactJWS {
         guard !buffer.isEmpty else { throw AuthFailure(.malformedToken, "token is empty") }
         if buffer[0] == UInt8(ascii: "{") {
@@ -140,17 +145,14 @@ public struct CompactJWS: Sendable {
             throw diagnostics.failure(.badSignature, "\(algorithm.rawValue) signature must be \(expected) bytes, got \(signature.count)")
         }
 
-        let utf8 = token.utf8
-        let payloadStart = utf8.index(utf8.startIndex, offsetBy: firstDot + 1)
-        let payloadEnd = utf8.index(utf8.startIndex, offsetBy: secondDot)
         return CompactJWS(
             algorithm: algorithm,
             keyID: keyID,
             header: header,
             claims: claims,
-            signingInput: Array(UnsafeBufferPointer(rebasing: buffer[0..<secondDot])),
+            signingInput: bytes[0..<secondDot],
             signature: signature,
-            encodedPayload: token[payloadStart..<payloadEnd]
+            encodedPayload: bytes[(firstDot + 1)..<secondDot]
         )
     }
 
@@ -159,7 +161,7 @@ public struct CompactJWS: Sendable {
         guard let bytes = Base64URL.decode(buffer: segment) else {
             throw AuthFailure(.malformedToken, "header is not canonical base64url")
         }
-        return try jsonObject(bytes, name: "header", diagnostics: Diagnostics())
+        return try bytes.withUnsafeBufferPointer { (bytes) throws(AuthFailure) in try jsonObject(bytes, name: "header", diagnostics: Diagnostics()) }
     }
 
     /// The payload segment decoded and parsed as the rule asks; a failure is kept, not thrown, so the
@@ -170,14 +172,11 @@ public struct CompactJWS: Sendable {
         switch rule {
         case .claims:
             guard !segment.isEmpty else { return .failure(diagnostics.failure(.malformedToken, "empty payload segment")) }
-            guard let bytes = Base64URL.decode(buffer: segment) else {
-                return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
+            // Decoded into a temporary buffer: the members are copied out of it as they are read.
+            let parsed = Base64URL.withDecoded(buffer: segment) { bytes in
+                Result { () throws(AuthFailure) in try jsonObject(bytes, name: "payload", diagnostics: diagnostics) }
             }
-            do {
-                return .success(try jsonObject(bytes, name: "payload", diagnostics: diagnostics))
-            } catch {
-                return .failure(error)
-            }
+            return parsed ?? .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
         case .opaque:
             guard let bytes = Base64URL.decode(buffer: segment) else {
                 return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
@@ -187,10 +186,12 @@ public struct CompactJWS: Sendable {
     }
 
     /// The header's or payload's members, read in one pass (`StrictJSONObject`).
-    private static func jsonObject(_ bytes: [UInt8], name: String, diagnostics: Diagnostics) throws(AuthFailure) -> [String: JSONValue] {
+    private static func jsonObject(
+        _ bytes: UnsafeBufferPointer<UInt8>, name: String, diagnostics: Diagnostics
+    ) throws(AuthFailure) -> [String: JSONValue] {
         let members: [String: JSONValue]?
         do {
-            members = try bytes.withUnsafeBufferPointer { (buffer) throws(StrictJSONError) in try StrictJSONObject.members(of: buffer) }
+            members = try StrictJSONObject.members(of: bytes)
         } catch {
             throw diagnostics.failure(.malformedToken, "\(name) is not valid JSON: \(error)")
         }

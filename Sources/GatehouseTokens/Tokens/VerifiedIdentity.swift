@@ -1,4 +1,5 @@
 package import NIOCore
+import Synchronization
 public import GatehouseSyntax
 
 /// A token that passed every check: who, by which provider, with which claims. What does not change once verified is
@@ -10,6 +11,13 @@ public struct VerifiedIdentity: Sendable {
     /// from a cache. For its trace.
     package var verifiedNow = false
 
+    /// What a verification works out later and keeps: the revocation key the first time it is asked for, the identity
+    /// assertion signed for it (`AssertionSigner`). Inline in the identity's one object: a new token allocates nothing more.
+    private struct Memo {
+        var revocationKey: String?
+        var assertion: SignedAssertion?
+    }
+
     private final class Core: Sendable {
         let providerIndex: Int
         let providerName: String
@@ -17,13 +25,19 @@ public struct VerifiedIdentity: Sendable {
         let encodedPayload: String
         let keyID: String?
         let expiry: Int64
-        let revocationKey: String?
+        /// The token's SHA-256 (a key made by `TokenKey.sha256`), for the revocation key.
+        let tokenDigest: TokenKey?
         let keysFetchedAt: NIODeadline?
-        let assertionSlot: AssertionSlot
+        /// The token's bytes as the verified-token cache keys them (empty when not known): shared, not copied.
+        let token: [UInt8]
+        /// The identity this one enriches (`with(claims:)`): its memo is the origin's, so the assertion and the
+        /// revocation key are those of the verification.
+        let origin: Core?
+        let memo: Mutex<Memo>
 
         init(
             providerIndex: Int, providerName: String, claims: [String: JSONValue], encodedPayload: String, keyID: String?, expiry: Int64,
-            revocationKey: String?, keysFetchedAt: NIODeadline?, assertionSlot: AssertionSlot
+            tokenDigest: TokenKey?, revocationKey: String?, keysFetchedAt: NIODeadline?, token: [UInt8], origin: Core?
         ) {
             self.providerIndex = providerIndex
             self.providerName = providerName
@@ -31,10 +45,15 @@ public struct VerifiedIdentity: Sendable {
             self.encodedPayload = encodedPayload
             self.keyID = keyID
             self.expiry = expiry
-            self.revocationKey = revocationKey
+            self.tokenDigest = tokenDigest
             self.keysFetchedAt = keysFetchedAt
-            self.assertionSlot = assertionSlot
+            self.token = token
+            self.origin = origin
+            self.memo = Mutex(Memo(revocationKey: revocationKey))
         }
+
+        /// The core whose memo holds this verification's assertion and revocation key.
+        var verification: Core { origin ?? self }
     }
 
     public var providerIndex: Int { core.providerIndex }
@@ -45,32 +64,63 @@ public struct VerifiedIdentity: Sendable {
     public var keyID: String? { core.keyID }
     /// `exp` in Unix seconds; a cached entry is never used past it.
     public var expiry: Int64 { core.expiry }
-    /// The key a sign-out revokes this token under (`RevocationList.tokenKey`), computed once when
-    /// the token is verified so cached requests do not hash the token again.
-    package var revocationKey: String? { core.revocationKey }
+    /// The token's bytes, shared with the verified-token cache's key (empty when the verifier did not give them).
+    package var token: [UInt8] { core.token }
+
+    /// The key a sign-out revokes this token under (`TokenRevocationKey`), made from the digest the verifier
+    /// computed the first time it is asked for (only while something is revoked, or at a sign-out) and kept.
+    /// nil when the identity was made without a digest.
+    package var revocationKey: String? {
+        let verification = core.verification
+        if let kept = verification.memo.withLock({ $0.revocationKey }) { return kept }
+        guard let digest = verification.tokenDigest else { return nil }
+        let key = TokenRevocationKey.make(provider: verification.providerName, claims: verification.claims, tokenDigest: digest.bytes)
+        verification.memo.withLock { $0.revocationKey = key }
+        return key
+    }
+
     /// When the key set it was verified against was fetched: a cached identity is used only while
     /// that set is still the provider's current one (a key replaced under the same `kid`, or removed,
     /// makes the token verify again).
     package var keysFetchedAt: NIODeadline? { core.keysFetchedAt }
-    /// The identity assertion signed for this verification (`AssertionSigner`), kept as long as the identity is.
-    package var assertionSlot: AssertionSlot { core.assertionSlot }
 
+    /// The identity assertion signed for this verification (`AssertionSigner`), kept as long as the identity is.
+    package var signedAssertion: SignedAssertion? { core.verification.memo.withLock { $0.assertion } }
+
+    /// Keeps `assertion` for the next requests of this verification.
+    package func keep(_ assertion: SignedAssertion) {
+        core.verification.memo.withLock { $0.assertion = assertion }
+    }
+
+    /// - Parameters:
+    ///   - tokenDigest: the token's SHA-256 key, from which the revocation key is made when first needed.
+    ///   - revocationKey: the revocation key itself, when the maker has it (it wins over `tokenDigest`).
+    ///   - token: the token's bytes as the verified-token cache holds them, shared by a connection's `RecentToken`.
     package init(
         providerIndex: Int, providerName: String, claims: [String: JSONValue], encodedPayload: String, keyID: String?, expiry: Int64,
-        revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false, assertionSlot: AssertionSlot = AssertionSlot()
+        tokenDigest: TokenKey? = nil, revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false,
+        token: [UInt8] = []
     ) {
         core = Core(
             providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, assertionSlot: assertionSlot)
+            expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, token: token, origin: nil)
+        self.verifiedNow = verifiedNow
+    }
+
+    private init(core: Core, verifiedNow: Bool) {
+        self.core = core
         self.verifiedNow = verifiedNow
     }
 
     public var subject: String? { claims["sub"]?.stringValue }
 
-    /// The same identity presenting other claims (enrichment); the signed payload is unchanged.
+    /// The same identity presenting other claims (enrichment); the signed payload is unchanged, and the assertion and
+    /// revocation key stay the verification's.
     package func with(claims: [String: JSONValue]) -> VerifiedIdentity {
-        VerifiedIdentity(
+        let origin = core.verification
+        let enriched = Core(
             providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, verifiedNow: verifiedNow, assertionSlot: assertionSlot)
+            expiry: expiry, tokenDigest: origin.tokenDigest, revocationKey: nil, keysFetchedAt: keysFetchedAt, token: token, origin: origin)
+        return VerifiedIdentity(core: enriched, verifiedNow: verifiedNow)
     }
 }

@@ -99,9 +99,9 @@ struct PreparedRSAKeyAgainstSwiftCryptoTests {
         let primitives = try privateKey.publicKey.getKeyPrimitives()
         let key = try #require(PreparedRSAKey(modulus: Array(primitives.modulus), exponent: Array(primitives.publicExponent)))
         #expect(key.modulusBits == bits)
-        let message = Array("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0".utf8)
+        let message = ArraySlice("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0".utf8)
         for algorithm in Self.algorithms {
-            let signature = try sign(message, with: privateKey, algorithm)
+            let signature = try sign(Array(message), with: privateKey, algorithm)
             #expect(key.isValidSignature(signature, for: message, algorithm: algorithm), "\(algorithm.rawValue) \(bits)")
             var flipped = signature
             flipped[flipped.count / 2] ^= 0x01

@@ -1,22 +1,4 @@
-import Synchronization
 package import GatehouseSyntax
-
-/// Where a verified token keeps the assertion signed for it. The slot lives in the `VerifiedIdentity`, so an
-/// assertion is kept exactly as long as the verification it vouches for: it is bounded by the verified-token
-/// cache (and a connection's last token), and gone when they let go of the identity.
-///
-/// Every verified token makes one, so it is one allocation: the lock is stored inline (`Mutex`).
-package final class AssertionSlot: Sendable {
-    private let signed = Mutex<SignedAssertion?>(nil)
-
-    init() {}
-
-    package var current: SignedAssertion? { signed.withLock { $0 } }
-
-    package func store(_ assertion: SignedAssertion) {
-        signed.withLock { $0 = assertion }
-    }
-}
 
 /// One signed assertion and what it was signed with.
 package struct SignedAssertion: Sendable {

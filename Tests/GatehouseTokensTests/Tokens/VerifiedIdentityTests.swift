@@ -1,0 +1,47 @@
+import Testing
+import GatehouseSyntax
+import GatehouseTokens
+
+/// What a verification keeps without allocating more than its one object (issue 57): the token's digest inline in its
+/// key, the revocation key made from it when first asked for, the assertion kept for the verification.
+@Suite struct VerifiedIdentityTests {
+    private func identity(claims: [String: JSONValue], digest: TokenKey?) -> VerifiedIdentity {
+        VerifiedIdentity(
+            providerIndex: 0, providerName: "idp", claims: claims, encodedPayload: "e30", keyID: nil, expiry: 5000, tokenDigest: digest)
+    }
+
+    @Test func aDigestKeyIsTheTokensSHA256() {
+        // FIPS 180-2's "abc" vector.
+        let expected = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        #expect(TokenKey.sha256(of: "abc"[...]).bytes.map { String($0, radix: 16).leftPadded } .joined() == expected)
+        #expect(TokenKey.sha256(of: "abc"[...]) == TokenKey("abc"[...]).sha256())
+        #expect(TokenKey.sha256(of: "abc"[...]) != TokenKey.sha256(of: "abd"[...]))
+        #expect(TokenKey.sha256(of: "abc"[...]) != TokenKey("abc"[...]), "a digest key never equals a token key")
+        #expect(TokenKey("abc"[...]).tokenBytes == Array("abc".utf8))
+        #expect(TokenKey.sha256(of: "abc"[...]).tokenBytes.isEmpty)
+    }
+
+    @Test func theRevocationKeyIsTheDigestsUnlessTheTokenHasAJTI() {
+        let digest = TokenKey.sha256(of: "abc"[...])
+        #expect(identity(claims: [:], digest: digest).revocationKey
+            == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(identity(claims: ["jti": .string("j-1")], digest: digest).revocationKey == "jti:idp:j-1")
+        #expect(identity(claims: [:], digest: nil).revocationKey == nil)
+    }
+
+    @Test func anEnrichedIdentityKeepsTheVerificationsRevocationKeyAndAssertion() {
+        let verified = identity(claims: ["jti": .string("j-1")], digest: TokenKey.sha256(of: "abc"[...]))
+        let enriched = verified.with(claims: ["sub": .string("u1")])
+        #expect(enriched.revocationKey == "jti:idp:j-1", "the key of the claims the token was verified with")
+        #expect(enriched.subject == "u1")
+
+        enriched.keep(SignedAssertion(value: "a.b.c", signer: 7, refreshAt: 100, copied: []))
+        #expect(verified.signedAssertion?.value == "a.b.c", "kept for the verification, whichever copy signed it")
+        #expect(verified.with(claims: [:]).signedAssertion?.signer == 7)
+        #expect(identity(claims: [:], digest: nil).signedAssertion == nil, "another verification has its own")
+    }
+}
+
+private extension String {
+    var leftPadded: String { count == 1 ? "0" + self : self }
+}
