@@ -60,7 +60,7 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
         for stream in ended where !answered.contains(stream) {
             answered.insert(stream)
             session?.submitResponse(stream, [(":status", "200", true), ("x-request-id", "fuzz", false)], hasBody: true)
-            if answersWithBody { session?.queue(stream, ByteBuffer(string: "ok\n"), promise: nil) }
+            if answersWithBody { session?.queue(stream, ByteBuffer(string: "ok\n"), completion: .none) }
             session?.endBody(stream, trailers: [("grpc-status", "0")])
         }
         ended.removeAll()
@@ -124,8 +124,8 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
 
     func sessionSentEnd(of stream: Int32) {}
 
-    func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        promise?.succeed()
+    func sessionWrite(_ bytes: ByteBuffer, completion: HTTP2WriteCompletion) {
+        if case .promise(let promise) = completion { promise.succeed() }
     }
 
     func sessionFlush() {}

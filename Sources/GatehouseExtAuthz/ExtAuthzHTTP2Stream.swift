@@ -75,6 +75,9 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
     func readBegan() {}
     func readComplete() {}
     func connectionBecameWritable() {}
+    /// A Check's answer is not counted (`queue(counted: false)`), nor waited for.
+    func wrote(_ bytes: Int) {}
+    func endWentOut() {}
 
     func closed() {
         isClosed = true
@@ -130,10 +133,10 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
         switch answer {
         case .grpc(let message, let status, let statusMessage):
             connection.respond(id, Self.grpcHead, hasBody: true)
-            if let message { connection.queue(id, GRPCMessageFraming.frame(message, allocator: shared.allocator), promise: nil) }
+            if let message { connection.queue(id, GRPCMessageFraming.frame(message, allocator: shared.allocator), counted: false) }
             let trailers = status == 0
                 ? Self.grpcOK : GRPCMessageFraming.trailers(status: status, message: statusMessage).http2Fields
-            connection.queueEnd(id, trailers: trailers, promise: nil)
+            connection.queueEnd(id, trailers: trailers)
         case .http(let status, let headers, let body):
             var fields: [NGHTTP2Session.OutboundField] = [(":status", String(status.code), true)]
             fields.reserveCapacity(headers.count + 2)
@@ -147,8 +150,8 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
             if hasBody {
                 var buffer = shared.allocator.buffer(capacity: body.utf8.count)
                 buffer.writeString(body)
-                connection.queue(id, buffer, promise: nil)
-                connection.queueEnd(id, trailers: nil, promise: nil)
+                connection.queue(id, buffer, counted: false)
+                connection.queueEnd(id, trailers: nil)
             }
         }
         connection.flushSoon()

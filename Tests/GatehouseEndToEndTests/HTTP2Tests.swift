@@ -154,6 +154,29 @@ struct HTTP2Tests {
         }
     }
 
+    /// Bodies many times a stream's high watermark (64 KiB) go through whole, both ways, over HTTP/2 on both sides: a
+    /// stream's written bytes are handed back to it once they are on the socket (`HTTP2WriteLedger`, one promise per
+    /// flush rather than one per DATA write); a stream never handed them back would stop at the watermark and be reset.
+    @Test func bodiesManyTimesTheWatermarkGoThroughWholeBothWays() async throws {
+        try await TestEnvironment.run(upstreamHTTP2: true) { env in
+            let token = Self.token()
+            let upload = FileManager.default.temporaryDirectory.appendingPathComponent("gatehouse-h2-upload-\(UUID().uuidString)")
+            try Data(repeating: 0x61, count: 8 << 20).write(to: upload)
+            defer { try? FileManager.default.removeItem(at: upload) }
+            let sent = try await Self.curl([
+                "--http2-prior-knowledge", "-H", "Authorization: Bearer \(token)", "-H", "Content-Type: application/octet-stream",
+                "--data-binary", "@" + upload.path, env.baseURL + "/v1/upload",
+            ])
+            #expect(sent.version == "2" && sent.status == 200, "\(sent.version) \(sent.status) \(sent.body.prefix(300))")
+            #expect(sent.json?["body_bytes"] == .number(String(8 << 20)), "the upstream got every byte: \(sent.body.prefix(200))")
+
+            let fetched = try await Self.curl(["--http2-prior-knowledge", "-H", "Authorization: Bearer \(token)", env.baseURL + "/large/8192"])
+            #expect(fetched.version == "2" && fetched.status == 200, "\(fetched.version) \(fetched.status)")
+            #expect(fetched.body.utf8.count == 8 << 20, "every byte of the answer came")
+            #expect(fetched.body == String(repeating: "0123456789abcdef", count: 8192 * 64), "in order")
+        }
+    }
+
     /// A reload (SIGHUP) applies to the next stream.
     @Test func reloadAppliesToTheNextStream() async throws {
         try await TestEnvironment.run { env in

@@ -18,6 +18,7 @@ public import NIOCore
     @usableFromInline var _readRequested = true
     @usableFromInline var _pendingBytes = 0
     @usableFromInline var _pendingWrites = 0
+    @usableFromInline var _isWritable = true
 
     @inlinable public init() {}
 
@@ -25,7 +26,9 @@ public import NIOCore
     @inlinable public var pendingBytes: Int { _pendingBytes }
     @inlinable public var pendingWrites: Int { _pendingWrites }
     @inlinable public var hasHeldFrames: Bool { !(held?.isEmpty ?? true) }
-    @inlinable public var isUnderHighWatermark: Bool { _pendingBytes < Self.highWatermark }
+    /// Not writable from the write that reaches `highWatermark` until the bytes pending fall under `lowWatermark`,
+    /// whatever steps they fall by.
+    @inlinable public var isWritable: Bool { _isWritable }
 
     // MARK: Inbound
 
@@ -53,13 +56,17 @@ public import NIOCore
     @inlinable public mutating func writing(_ bytes: Int) {
         _pendingWrites += 1
         _pendingBytes += bytes
+        if _pendingBytes >= Self.highWatermark { _isWritable = false }
     }
 
-    /// A write reached the socket (or failed): whether the stream just became writable again.
+    /// A write reached the socket (or failed): whether the stream just became writable again. The edge is told once,
+    /// when the bytes pending fall under `lowWatermark`: judged against the high one instead, a fall from over it to
+    /// between the two, then under the low one, was never told (a writer that had stopped waited for a timeout).
     @inlinable public mutating func wrote(_ bytes: Int) -> Bool {
-        let wasWritable = isUnderHighWatermark
         _pendingWrites -= 1
         _pendingBytes -= bytes
-        return !wasWritable && _pendingBytes < Self.lowWatermark
+        guard !_isWritable, _pendingBytes < Self.lowWatermark else { return false }
+        _isWritable = true
+        return true
     }
 }

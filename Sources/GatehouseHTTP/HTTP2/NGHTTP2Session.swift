@@ -217,13 +217,13 @@ public final class NGHTTP2Session {
         Int32(truncatingIfNeeded: nghttp2_session_get_next_stream_id(session))
     }
 
-    /// Body bytes of `stream`, after its head (`hasBody`); `promise` completes once they are handed to the socket.
-    public func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+    /// Body bytes of `stream`, after its head (`hasBody`); `completion` is done once they are handed to the socket.
+    public func queue(_ stream: Int32, _ bytes: ByteBuffer, completion: HTTP2WriteCompletion) {
         guard outbound[stream]?.ended == false else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
+            completion.fail()
             return
         }
-        outbound[stream]?.append(bytes, promise: promise)
+        outbound[stream]?.append(bytes, completion: completion)
         nghttp2_session_resume_data(session, stream)
     }
 
@@ -311,7 +311,7 @@ public final class NGHTTP2Session {
         output = nil
         advertiseStreamLimit(in: &bytes)
         nameLastStreamTaken(in: &bytes)
-        delegate.sessionWrite(bytes, promise: nil)
+        delegate.sessionWrite(bytes, completion: .none)
     }
 
     /// A GOAWAY names the last stream nghttp2 began to read, though its header block may have been the fault that
@@ -434,7 +434,7 @@ public final class NGHTTP2Session {
         if output == nil { output = allocator.buffer(capacity: 9) }
         output?.writeBytes(UnsafeRawBufferPointer(start: header, count: 9))
         writeOutput()
-        outbound[frame.pointee.hd.stream_id]?.take(length) { delegate.sessionWrite($0, promise: $1) }
+        outbound[frame.pointee.hd.stream_id]?.take(length) { delegate.sessionWrite($0, completion: $1) }
         return 0
     }
 }

@@ -23,9 +23,9 @@ public protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionClosed(stream: Int32, errorCode: UInt32)
     /// A frame that ended `stream` on our side went out.
     func sessionSentEnd(of stream: Int32)
-    /// Bytes to write to the socket, in order: serialized frames, or a queued body's slice with the promise of the
-    /// buffer it completes.
-    func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?)
+    /// Bytes to write to the socket, in order: serialized frames, or a queued body's slice with what the buffer it
+    /// ends completes.
+    func sessionWrite(_ bytes: ByteBuffer, completion: HTTP2WriteCompletion)
     /// What was sent is to be flushed now (`sendNow`, the end of a read, or a `sendSoon`).
     func sessionFlush()
 }

@@ -15,8 +15,8 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     final class Slot {
         let stream: any HTTP2ServerStreamHandling
         var fields: HTTP2FieldList = []
-        /// Completed when the frame that ends the stream on our side goes out.
-        var endPromise: EventLoopPromise<Void>?
+        /// The answer's end was queued: another is refused.
+        var endQueued = false
 
         init(stream: any HTTP2ServerStreamHandling) {
             self.stream = stream
@@ -39,6 +39,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     package private(set) var sessionLastStreamTaken: Int32 = 0
     package let eventLoop: any EventLoop
     package private(set) var allocator = ByteBufferAllocator()
+    package let writeLedger = HTTP2WriteLedger(allocator: ByteBufferAllocator())
 
     package struct Settings {
         package var idleTimeout: TimeAmount
@@ -100,8 +101,6 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
 
     private func closed(_ slot: Slot) {
         slot.stream.closed()
-        slot.endPromise?.fail(ChannelError.ioOnClosedChannel)
-        slot.endPromise = nil
     }
 
     // MARK: - Inbound
@@ -221,9 +220,11 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     }
 
     package func sessionSentEnd(of stream: Int32) {
-        guard let slot = slots[stream] else { return }
-        slot.endPromise?.succeed()
-        slot.endPromise = nil
+        slots[stream]?.stream.endWentOut()
+    }
+
+    package func sessionWrote(_ credit: HTTP2WriteCredit) {
+        slots[credit.stream]?.stream.wrote(credit.bytes)
     }
 
     // MARK: - What the streams send
@@ -232,27 +233,18 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
         session?.submitResponse(stream, fields, hasBody: hasBody)
     }
 
-    /// Completed once the answer's end has gone out (an answer that is one HEADERS frame).
-    func endWhenSent(_ stream: Int32, promise: EventLoopPromise<Void>) {
-        guard let slot = slots[stream] else { return promise.fail(ChannelError.ioOnClosedChannel) }
-        slot.endPromise = promise
+    /// Body bytes of `stream`; when `counted`, the stream hears of them again (`wrote`) once they are on the socket
+    /// (a Check's answer, one small message, is not counted).
+    package func queue(_ stream: Int32, _ bytes: ByteBuffer, counted: Bool = true) {
+        let completion: HTTP2WriteCompletion = counted ? .credit(HTTP2WriteCredit(stream: stream, bytes: bytes.readableBytes)) : .none
+        session?.queue(stream, bytes, completion: completion)
     }
 
-    package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let session else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        session.queue(stream, bytes, promise: promise)
-    }
-
-    /// The body ends after what is queued, with trailers if any; `promise` completes once the end has gone out.
-    package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?, promise: EventLoopPromise<Void>?) {
-        guard let slot = slots[stream], slot.endPromise == nil else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        slot.endPromise = promise
+    /// The body ends after what is queued, with trailers if any; the stream hears of it (`endWentOut`) once the end
+    /// has gone out.
+    package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?) {
+        guard let slot = slots[stream], !slot.endQueued else { return }
+        slot.endQueued = true
         session?.endBody(stream, trailers: trailers)
     }
 

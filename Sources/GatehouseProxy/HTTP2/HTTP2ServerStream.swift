@@ -28,8 +28,16 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     private var stallWatch = false
     private let idleTimeout: TimeAmount
     private var heldHead: [NGHTTP2Session.OutboundField]?
-    /// The answer's end, once written (`writeEnd`).
-    private var endWritten: EventLoopFuture<Void>?
+    /// Where the answer's end is: not written, written (`writeEnd`, or a head that ends the stream) and not yet out,
+    /// or out. A reset asked for while it is on its way (`finish(completed: false)`) waits for it: nghttp2 would drop it.
+    private var end = AnswerEnd.unwritten
+    private enum AnswerEnd {
+        case unwritten
+        case written(resetsAfter: Bool)
+        case out
+    }
+    /// The end was queued behind the body (`writeEnd` after DATA): counted as a write until it goes out.
+    private var isEndCounted = false
     /// `[listen] max_header_bytes`: the head's section, then what it leaves for the trailers.
     private var headerBytesLeft: Int
     /// The head's `content-length`, held against the DATA.
@@ -47,7 +55,7 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     var eventLoop: any EventLoop { connection.eventLoop }
     var allocator: ByteBufferAllocator { connection.allocator }
     var clientVersion: HTTPVersion? { nil }
-    var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
+    var isWritable: Bool { flow.isWritable && connection.isWritable }
 
     // MARK: - Inbound
 
@@ -160,9 +168,7 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
         }
         if endStream {
             // A reset that follows (`finish(completed: false)`) waits for the head: nghttp2 would drop it.
-            let promise = eventLoop.makePromise(of: Void.self)
-            endWritten = promise.futureResult
-            connection.endWhenSent(id, promise: promise)
+            end = .written(resetsAfter: false)
             connection.respond(id, fields, hasBody: false)
         } else {
             heldHead = fields
@@ -179,23 +185,23 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     func writeBody(_ buffer: ByteBuffer) {
         writeHeldHead(hasBody: true)
         guard !isClosed else { return }
-        connection.queue(id, buffer, promise: track(bytes: buffer.readableBytes, promise: nil))
+        track(bytes: buffer.readableBytes)
+        connection.queue(id, buffer)
     }
 
     /// The end is followed to the socket: a reset that follows it (`finish(completed: false)`) waits for it,
     /// as flow control may hold what is queued before it.
     func writeEnd(trailers: HTTPHeaders?) {
-        let promise = eventLoop.makePromise(of: Void.self)
-        endWritten = promise.futureResult
-        guard !isClosed else { return promise.fail(ChannelError.ioOnClosedChannel) }
+        guard !isClosed else { return }
+        end = .written(resetsAfter: false)
         if heldHead != nil && trailers == nil {
-            connection.endWhenSent(id, promise: promise)
             writeHeldHead(hasBody: false)
             return
         }
         writeHeldHead(hasBody: true)
-        let trailerFields = trailers?.http2Fields
-        connection.queueEnd(id, trailers: trailerFields, promise: track(bytes: 0, promise: promise))
+        track(bytes: 0)
+        isEndCounted = true
+        connection.queueEnd(id, trailers: trailers?.http2Fields)
     }
 
     func flush() {
@@ -211,8 +217,19 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
 
     func finish(completed: Bool) {
         guard !completed else { return }
-        guard let endWritten else { return reset() }
-        endWritten.assumeIsolated().whenComplete { _ in self.reset() }
+        guard case .written = end else { return reset() }
+        end = .written(resetsAfter: true)
+    }
+
+    /// The frame that ends the stream on our side went out (the connection's `sessionSentEnd`).
+    func endWentOut() {
+        if isEndCounted {
+            isEndCounted = false
+            wrote(0)
+        }
+        let resets = if case .written(let resetsAfter) = end { resetsAfter } else { false }
+        end = .out
+        if resets { reset() }
     }
 
     /// RST_STREAM: CANCEL when the exchange gave up the stream or the client stopped taking it,
@@ -226,27 +243,24 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     }
 
     /// Every write that flow control may hold up (DATA, and the end queued behind it) is followed to the
-    /// socket: its bytes count against the watermarks until then, and writes that do not move for
-    /// `idle_timeout` reset the stream. A response head is never held up, so it costs no promise.
-    private func track(bytes: Int, promise: EventLoopPromise<Void>?) -> EventLoopPromise<Void> {
+    /// socket: its bytes count against the watermarks until then (the connection hands them back, `wrote`, with no
+    /// promise of their own: `HTTP2WriteLedger`), and writes that do not move for `idle_timeout` reset the stream.
+    private func track(bytes: Int) {
         if flow.pendingWrites == 0 { lastWriteProgress = .now() }
         flow.writing(bytes)
         if !stallWatch {
             stallWatch = true
             connection.wake(at: lastWriteProgress + idleTimeout)
         }
-        let written = promise ?? eventLoop.makePromise(of: Void.self)
-        written.futureResult.assumeIsolated().whenComplete { _ in self.wrote(bytes) }
-        return written
     }
 
-    private func wrote(_ bytes: Int) {
+    func wrote(_ bytes: Int) {
         lastWriteProgress = .now()
         if flow.wrote(bytes) && connection.isWritable { driver?.transportBecameWritable() }
     }
 
     func connectionBecameWritable() {
-        if flow.isUnderHighWatermark { driver?.transportBecameWritable() }
+        if flow.isWritable { driver?.transportBecameWritable() }
     }
 
     func wake(at deadline: NIODeadline) {

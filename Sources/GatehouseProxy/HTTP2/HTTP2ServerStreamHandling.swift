@@ -14,6 +14,10 @@ package protocol HTTP2ServerStreamHandling: AnyObject {
     /// The stream is closed (both sides ended, a reset either way, the connection gone).
     func closed()
     func connectionBecameWritable()
+    /// `bytes` of the stream's DATA are on the socket.
+    func wrote(_ bytes: Int)
+    /// The frame that ends the stream on our side went out.
+    func endWentOut()
     /// The connection's timer fired: returns the stream's next deadline ahead, if any.
     func deadlinePassed(now: NIODeadline) -> NIODeadline?
 }

@@ -9,20 +9,37 @@ package protocol NGHTTP2ChannelHandler: ChannelInboundHandler, NGHTTP2SessionDel
     var context: ChannelHandlerContext? { get }
     /// The connection's session, until the handler leaves the pipeline.
     var session: NGHTTP2Session? { get }
+    /// The body credits written and not yet on the socket.
+    var writeLedger: HTTP2WriteLedger { get }
+    /// `credit`'s bytes are on the socket: its stream's watermarks count them no more.
+    func sessionWrote(_ credit: HTTP2WriteCredit)
 }
 
 extension NGHTTP2ChannelHandler {
-    package func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let context else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
+    package func sessionWrite(_ bytes: ByteBuffer, completion: HTTP2WriteCompletion) {
+        guard let context else { return completion.fail() }
+        switch completion {
+        case .none:
+            context.write(wrapOutboundOut(bytes), promise: nil)
+        case .promise(let promise):
+            context.write(wrapOutboundOut(bytes), promise: promise)
+        case .credit(let credit):
+            context.write(wrapOutboundOut(bytes), promise: nil)
+            writeLedger.written(credit)
         }
-        context.write(wrapOutboundOut(bytes), promise: promise)
     }
 
-    /// A session that is done (after a GOAWAY, every stream over; or failed) is closed once flushed.
+    /// A session that is done (after a GOAWAY, every stream over; or failed) is closed once flushed. The body credits
+    /// written since the last flush are settled once the batch's marker is on the socket.
     package func sessionFlush() {
         guard let context else { return }
+        if let count = writeLedger.closeBatch() {
+            let promise = context.eventLoop.makePromise(of: Void.self)
+            context.write(wrapOutboundOut(writeLedger.marker), promise: promise)
+            promise.futureResult.assumeIsolated().whenComplete { _ in
+                self.writeLedger.settle(count) { self.sessionWrote($0) }
+            }
+        }
         context.flush()
         if session?.isDone == true { context.close(promise: nil) }
     }

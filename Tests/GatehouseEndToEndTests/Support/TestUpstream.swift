@@ -230,6 +230,10 @@ final class TestUpstream: Sendable {
                 respond(context, status: .ok, body: "hop", extraHeaders: [
                     ("Trailer", "x-checksum"), ("Proxy-Agent", "upstream"), ("Connection", "x-drop"), ("X-Drop", "1"), ("X-Kept", "yes"),
                 ], keepAlive: head.isKeepAlive)
+            case let uri where uri.hasPrefix("/large/"):
+                // `/large/N`: N KiB of "0123456789abcdef" repeated, in one write (the proxy's watermarks do the pacing).
+                let kibibytes = Int(uri.dropFirst("/large/".count)) ?? 1
+                respond(context, status: .ok, body: String(repeating: "0123456789abcdef", count: kibibytes * 64), keepAlive: head.isKeepAlive)
             case let uri where uri.hasPrefix("/redirect"):
                 respond(context, status: .found, body: "", extraHeaders: [("Location", "http://169.254.169.254/latest/meta-data/")], keepAlive: head.isKeepAlive)
             case let uri where uri.hasPrefix("/slow"):

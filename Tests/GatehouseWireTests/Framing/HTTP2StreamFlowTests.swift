@@ -40,4 +40,27 @@ struct HTTP2StreamFlowTests {
         flow.requestRead()
         #expect(Self.size(flow.nextHeld()) == 6)
     }
+
+    /// Outbound: not writable from the write that reaches the high watermark until the bytes pending fall under the
+    /// low one, and the edge told exactly once, whatever steps they fall by (a fall to between the watermarks, then
+    /// under the low one, was never told: a request body over 64 KiB to an HTTP/2 upstream stalled until a timeout).
+    @Test func writabilityComesBackOnceUnderTheLowWatermarkWhateverStepsTheBytesFallBy() {
+        typealias Flow = HTTP2StreamFlow<HTTP2StreamPart>
+        var flow = Flow()
+        flow.writing(Flow.lowWatermark)
+        flow.writing(Flow.lowWatermark - 1)
+        #expect(flow.isWritable, "under the high watermark")
+        flow.writing(2)
+        #expect(!flow.isWritable, "over the high watermark")
+        let betweenTheWatermarks = flow.wrote(2)
+        #expect(!betweenTheWatermarks && !flow.isWritable, "under the high watermark, over the low one: still not writable")
+        let atTheLow = flow.wrote(Flow.lowWatermark - 1)
+        #expect(!atTheLow && !flow.isWritable, "at the low watermark: still not writable")
+        let underTheLow = flow.wrote(Flow.lowWatermark)
+        #expect(underTheLow && flow.isWritable, "under the low one: told")
+        flow.writing(Flow.lowWatermark)
+        let again = flow.wrote(Flow.lowWatermark)
+        #expect(flow.isWritable && !again, "an edge is told once")
+        #expect(flow.pendingBytes == 0 && flow.pendingWrites == 0)
+    }
 }

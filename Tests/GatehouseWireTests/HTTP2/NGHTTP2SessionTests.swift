@@ -30,10 +30,10 @@ struct NGHTTP2SessionTests {
         func sessionRefusedFrame(of stream: Int32) -> HTTP2ConnectionError? { nil }
         func sessionClosed(stream: Int32, errorCode: UInt32) { closed.append(stream) }
         func sessionSentEnd(of stream: Int32) {}
-        func sessionWrite(_ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
+        func sessionWrite(_ bytes: ByteBuffer, completion: HTTP2WriteCompletion) {
             var bytes = bytes
             written.writeBuffer(&bytes)
-            promise?.succeed()
+            if case .promise(let promise) = completion { promise.succeed() }
         }
         func sessionFlush() {}
     }

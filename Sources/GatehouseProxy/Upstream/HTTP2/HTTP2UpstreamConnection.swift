@@ -31,6 +31,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     package weak var pool: HTTP2UpstreamPool?
     package private(set) var context: ChannelHandlerContext?
     package private(set) var session: NGHTTP2Session?
+    package let writeLedger = HTTP2WriteLedger(allocator: ByteBufferAllocator())
     private var defence = HTTP2FloodDefence(headerListCeiling: HTTP2UpstreamConnection.headerListCeiling, countsResets: false)
     private var slots: [Int32: Slot] = [:]
     /// Legs handed out that have not sent their head yet (no stream id until then).
@@ -209,6 +210,10 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
 
     package func sessionSentEnd(of stream: Int32) {}
 
+    package func sessionWrote(_ credit: HTTP2WriteCredit) {
+        slots[credit.stream]?.leg.wrote(credit.bytes)
+    }
+
     // MARK: - What the legs send
 
     /// The leg's head: its stream opens now. Nil when the codec took no stream (the connection is ending).
@@ -223,12 +228,9 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
         return stream
     }
 
-    package func queue(_ stream: Int32, _ bytes: ByteBuffer, promise: EventLoopPromise<Void>?) {
-        guard let session else {
-            promise?.fail(ChannelError.ioOnClosedChannel)
-            return
-        }
-        session.queue(stream, bytes, promise: promise)
+    /// Body bytes of `stream`; its leg hears of them again (`wrote`) once they are on the socket.
+    package func queue(_ stream: Int32, _ bytes: ByteBuffer) {
+        session?.queue(stream, bytes, completion: .credit(HTTP2WriteCredit(stream: stream, bytes: bytes.readableBytes)))
     }
 
     package func queueEnd(_ stream: Int32, trailers: HTTP2FieldList?) {

@@ -33,7 +33,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
         self.connection = connection
     }
 
-    package var isWritable: Bool { flow.isUnderHighWatermark && connection.isWritable }
+    package var isWritable: Bool { flow.isWritable && connection.isWritable }
 
     package func start(
         _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
@@ -57,13 +57,14 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     package func writeBody(_ buffer: ByteBuffer) {
         guard !requestEnded, !isClosed else { return }
         guard buffer.readableBytes > 0 else { return }
-        let bytes = buffer.readableBytes
-        flow.writing(bytes)
-        let written = connection.eventLoop.makePromise(of: Void.self)
-        written.futureResult.assumeIsolated().whenComplete { _ in
-            if self.flow.wrote(bytes) && self.connection.isWritable { self.delegate?.upstreamLegWritabilityChanged(isWritable: true) }
-        }
-        connection.queue(id, buffer, promise: written)
+        flow.writing(buffer.readableBytes)
+        connection.queue(id, buffer)
+    }
+
+    /// `bytes` of the request's body are on the socket (`HTTP2WriteLedger`): under the low watermark again, the
+    /// exchange writes on.
+    func wrote(_ bytes: Int) {
+        if flow.wrote(bytes) && connection.isWritable { delegate?.upstreamLegWritabilityChanged(isWritable: true) }
     }
 
     package func writeEnd(trailers: HTTPHeaders?) {
@@ -118,7 +119,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     }
 
     package func connectionBecameWritable() {
-        if flow.isUnderHighWatermark { delegate?.upstreamLegWritabilityChanged(isWritable: true) }
+        if flow.isWritable { delegate?.upstreamLegWritabilityChanged(isWritable: true) }
     }
 
     /// The stream closed. `refused`: REFUSED_STREAM (RFC 9113 §8.7), the upstream did not process it.
