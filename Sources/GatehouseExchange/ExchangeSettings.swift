@@ -59,9 +59,10 @@ package final class ExchangeSettings: Sendable {
     }
 
     package func writeHTTP2UpstreamHead(
-        _ request: UpstreamRequestHead.Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String
-    ) -> [NGHTTP2Session.OutboundField] {
-        upstreamHead.makeHTTP2Head(request, admission: admission, at: now(), scheme: scheme)
+        _ request: UpstreamRequestHead.Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String,
+        identityFields: [NGHTTP2Session.OutboundField]?
+    ) -> (fields: [NGHTTP2Session.OutboundField], writtenIdentityFields: [NGHTTP2Session.OutboundField]?) {
+        upstreamHead.makeHTTP2Head(request, admission: admission, at: now(), scheme: scheme, identityFields: identityFields)
     }
 
     /// Whether this configuration answers `endpoint`: a back-channel logout only for a provider that takes them.

@@ -1,6 +1,14 @@
 import Foundation
 package import NIOCore
+package import GatehouseHTTP
 package import GatehouseTokens
+
+/// The identity fields an upstream head was written with: an HTTP/1.1 head's bytes, or an HTTP/2 header list's
+/// entries. Written again as they were for the next request of the same token (`ConnectionTokenMemory`).
+package enum WrittenIdentityFields {
+    case bytes(ByteBuffer)
+    case list([NGHTTP2Session.OutboundField])
+}
 
 /// The token a connection presented last, what it verified as, and the identity fields written
 /// for it: a client repeating its token on the connection (the common case: one user per
@@ -11,12 +19,12 @@ package import GatehouseTokens
 package final class RecentToken {
     private let token: [UInt8]
     package let identity: VerifiedIdentity
-    /// The identity fields as written to an HTTP/1.1 upstream (none for a header list).
-    package let identityFields: ByteBuffer?
+    /// The identity fields as written to the upstream (an HTTP/1.1 head's bytes, an HTTP/2 header list's entries).
+    package let identityFields: WrittenIdentityFields?
     /// The configuration it was made under (`ExchangeSettings`, one per configuration).
     private let configuration: ObjectIdentifier
 
-    init(token: Substring, identity: VerifiedIdentity, identityFields: ByteBuffer?, settings: ExchangeSettings) {
+    init(token: Substring, identity: VerifiedIdentity, identityFields: WrittenIdentityFields?, settings: ExchangeSettings) {
         // The verifier's copy when it is this token's (a verification keeps the cache key's bytes): no copy of our own.
         self.token = Self.isSame(identity.token, token) ? identity.token : token.utf8Bytes
         self.identity = identity
@@ -52,23 +60,29 @@ package final class ConnectionTokenMemory {
 
     /// Remembers the token of a request verified as `identity`, with the identity fields written for
     /// it, if any. Not with userinfo enrichment, whose fields may change from one request to the next.
-    package func remember(_ request: ExchangeRequest, identity: VerifiedIdentity, identityFields: ByteBuffer?) {
+    package func remember(_ request: ExchangeRequest, identity: VerifiedIdentity, identityFields: WrittenIdentityFields?) {
         guard request.settings.remembersTokens, let token = request.presentedToken else { return }
-        // The fields are copied into the last token's buffer, free once that token is let go: the slice of the head they
-        // came as would keep the head's storage from being used again (`ReusedBuffer`), two allocations per new token.
-        var kept = recent?.identityFields
+        // An HTTP/1.1 head's fields are copied into the last token's buffer, free once that token is let go: the slice
+        // of the head they came as would keep the head's storage from being used again (`ReusedBuffer`), two
+        // allocations per new token. An HTTP/2 list's entries are the list's own.
+        var kept: ByteBuffer?
+        if case .bytes(let buffer)? = recent?.identityFields { kept = buffer }
         recent = nil
-        let fields = identityFields.map { slice in
-            var buffer = kept.take() ?? ByteBufferAllocator().buffer(capacity: slice.readableBytes)
-            buffer.clear(minimumCapacity: slice.readableBytes)
-            buffer.writeImmutableBuffer(slice)
-            return buffer
+        let fields: WrittenIdentityFields? = switch identityFields {
+        case .bytes(let slice)?:
+            .bytes({
+                var buffer = kept.take() ?? ByteBufferAllocator().buffer(capacity: slice.readableBytes)
+                buffer.clear(minimumCapacity: slice.readableBytes)
+                buffer.writeImmutableBuffer(slice)
+                return buffer
+            }())
+        case let other: other
         }
         recent = RecentToken(token: token, identity: identity, identityFields: fields, settings: request.settings)
     }
 
     /// The identity fields to write again for this request: it presents the remembered token.
-    package func identityFields(for request: ExchangeRequest) -> ByteBuffer? {
+    package func identityFields(for request: ExchangeRequest) -> WrittenIdentityFields? {
         guard request.presentsRecentToken, request.settings.remembersTokens else { return nil }
         return recent?.identityFields
     }

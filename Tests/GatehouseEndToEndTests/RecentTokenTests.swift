@@ -21,8 +21,9 @@ struct RecentTokenTests {
         configuration.verification.cacheSize = 0
     }
 
-    @Test func aRepeatedTokenTakesTheFastPathAndForwardsTheSameIdentity() async throws {
-        try await TestEnvironment.run(configure: Self.withoutSharedCache) { (env: TestEnvironment) async throws in
+    @Test(arguments: [false, true])
+    func aRepeatedTokenTakesTheFastPathAndForwardsTheSameIdentity(upstreamHTTP2: Bool) async throws {
+        try await TestEnvironment.run(upstreamHTTP2: upstreamHTTP2, configure: Self.withoutSharedCache) { (env: TestEnvironment) async throws in
             let token = TestSigner.rsa.token(claims: Claims.valid(extra: ["name": .string("Ada Lovelace")]))
             try await KeepAliveConnection.with(port: env.port) { (connection: KeepAliveConnection) async throws in
                 let before = try await VerifyCacheCounts.read(env)
@@ -52,9 +53,11 @@ struct RecentTokenTests {
 
     /// One keep-alive connection switching between users' tokens (a gateway's shared connection): each request goes on
     /// with its own token's identity fields, byte for byte, whether they were written afresh or again from the
-    /// connection's memory; the head buffer used again and the remembered fields copied never carry another's.
-    @Test func aConnectionSwitchingTokensForwardsEachTokensOwnIdentity() async throws {
-        try await TestEnvironment.run(configure: Self.withoutSharedCache) { (env: TestEnvironment) async throws in
+    /// connection's memory; the head buffer used again and the remembered fields copied never carry another's. To an
+    /// `http2` upstream too, where the remembered fields are a header list's entries.
+    @Test(arguments: [false, true])
+    func aConnectionSwitchingTokensForwardsEachTokensOwnIdentity(upstreamHTTP2: Bool) async throws {
+        try await TestEnvironment.run(upstreamHTTP2: upstreamHTTP2, configure: Self.withoutSharedCache) { (env: TestEnvironment) async throws in
             let users = ["user-1", "user-2", "a-much-longer-subject-for-user-3-that-grows-the-fields"]
             let tokens = users.map { TestSigner.rsa.token(claims: Claims.valid(subject: $0, extra: ["name": .string("name of \($0)")])) }
             let order = [0, 0, 1, 1, 2, 0, 2, 2, 1, 0]

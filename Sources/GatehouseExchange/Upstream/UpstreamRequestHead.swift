@@ -126,9 +126,12 @@ package struct UpstreamRequestHead {
     /// codec turns `Host` into `:authority` and drops what HTTP/2 forbids).
     /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one
     /// Host), then the fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids.
+    /// `identityFields`: the entries the same identity was written with before (`writtenIdentityFields` of the same
+    /// identity and configuration); `writtenIdentityFields`: those written afresh, to be kept for the next request.
     package func makeHTTP2Head(
-        _ request: Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String
-    ) -> [NGHTTP2Session.OutboundField] {
+        _ request: Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String,
+        identityFields: [NGHTTP2Session.OutboundField]? = nil
+    ) -> (fields: [NGHTTP2Session.OutboundField], writtenIdentityFields: [NGHTTP2Session.OutboundField]?) {
         var sink = HTTP2FieldSink()
         sink.headers.reserveCapacity(request.head.headers.count + 12)
         sink.headers.append((":method", request.head.method.rawValue, true))
@@ -136,8 +139,21 @@ package struct UpstreamRequestHead {
         if let host = request.head.headers.first(name: "host") { sink.headers.append((":authority", host, true)) }
         sink.headers.append((":path", request.target.requestURI, true))
         _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
-        writeAdmission(admission, at: now(), into: &sink)
-        return sink.headers
+        var written: [NGHTTP2Session.OutboundField]?
+        if case .verified(let identity) = admission {
+            if let identityFields {
+                sink.headers.append(contentsOf: identityFields)
+            } else {
+                let start = sink.headers.count
+                forEachClaimHeader(identity) { sink.add($0, $1) }
+                written = Array(sink.headers[start...])
+            }
+            // After the kept fields, as on HTTP/1.1 (`make`).
+            forEachAssertionHeader(identity, at: now()) { sink.add($0, $1) }
+        } else {
+            writeAdmission(admission, at: now(), into: &sink)
+        }
+        return (sink.headers, written)
     }
 
     /// The client's request trailers as forwarded (to an HTTP/2 upstream; HTTP/1.1 upstreams get none):

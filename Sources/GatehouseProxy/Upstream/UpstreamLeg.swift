@@ -15,12 +15,12 @@ package protocol UpstreamLeg: AnyObject {
     var isWritable: Bool { get }
     /// Sends the request head. `http2Body`: for an HTTP/2 client's request, whether a body follows (false when it
     /// ended without body bytes); nil for an HTTP/1.x request, whose head frames its body. `identityFields`: what
-    /// the same identity was written with before (`ConnectionTokenMemory`); returns the identity fields written, to
-    /// be kept for the next request (nil when the leg writes a header list).
+    /// the same identity was written with before (`ConnectionTokenMemory`), in the leg's own form; returns the identity
+    /// fields written afresh, to be kept for the next request.
     func start(
         _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
-        identityFields: ByteBuffer?
-    ) -> ByteBuffer?
+        identityFields: WrittenIdentityFields?
+    ) -> WrittenIdentityFields?
     func writeBody(_ buffer: ByteBuffer)
     func writeEnd(trailers: HTTPHeaders?)
     func flush()

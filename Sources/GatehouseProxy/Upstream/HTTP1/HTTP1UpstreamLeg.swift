@@ -51,17 +51,19 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     func start(
         _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
-        identityFields: ByteBuffer?
-    ) -> ByteBuffer? {
+        identityFields: WrittenIdentityFields?
+    ) -> WrittenIdentityFields? {
         requestID = request.requestID
         self.services = services
+        var kept: ByteBuffer?
+        if case .bytes(let bytes)? = identityFields { kept = bytes }
         // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
         let written = services.exchange.writeUpstreamHead(
             request, admission: admission, at: services.wallClock.seconds(), reusing: &connection.headBuffer,
-            allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: identityFields)
+            allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: kept)
         connection.startRequest(head: written.bytes, chunkedBody: written.chunkedBody, isHEAD: request.head.method == .HEAD)
         connection.read()
-        return written.identityFields
+        return written.identityFields.map { .bytes($0) }
     }
 
     func writeBody(_ buffer: ByteBuffer) {

@@ -37,11 +37,14 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
 
     package func start(
         _ request: UpstreamRequestHead.Request, admission: Admission, services: ProxyServices, http2Body: Bool?,
-        identityFields: ByteBuffer?
-    ) -> ByteBuffer? {
+        identityFields: WrittenIdentityFields?
+    ) -> WrittenIdentityFields? {
         requestID = request.requestID
         let hasBody = http2Body ?? Self.headFramesBody(request.head.headers)
-        let head = services.exchange.writeHTTP2UpstreamHead(request, admission: admission, at: services.wallClock.seconds(), scheme: connection.scheme)
+        var kept: [NGHTTP2Session.OutboundField]?
+        if case .list(let list)? = identityFields { kept = list }
+        let (head, written) = services.exchange.writeHTTP2UpstreamHead(
+            request, admission: admission, at: services.wallClock.seconds(), scheme: connection.scheme, identityFields: kept)
         requestEnded = !hasBody
         started = true
         guard let stream = connection.submitRequest(self, head, hasBody: hasBody) else {
@@ -51,7 +54,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
             return nil
         }
         id = stream
-        return nil
+        return written.map { .list($0) }
     }
 
     package func writeBody(_ buffer: ByteBuffer) {
