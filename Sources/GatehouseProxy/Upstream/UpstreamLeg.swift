@@ -56,13 +56,17 @@ package struct UpstreamLegFactory: Sendable {
     let http1Pools: [ObjectIdentifier: NIOLoopBound<UpstreamConnectionPool>]
     let http2Pools: [ObjectIdentifier: NIOLoopBound<HTTP2UpstreamPool>]
 
-    /// A leg at once, with no callback: an idle pooled HTTP/1.1 connection of `eventLoop` (the common case);
-    /// nil when there is none (then `open`).
+    /// A leg at once, with no callback (the common case): an idle pooled HTTP/1.1 connection of `eventLoop`, or a
+    /// stream of an HTTP/2 connection with room; nil when there is none (then `open`). The callback's closures were
+    /// two allocations a request.
     func openIdle(on eventLoop: any EventLoop) -> (any UpstreamLeg)? {
-        guard protocolVersion == .http1, let pool = http1Pools[ObjectIdentifier(eventLoop)]?.value,
-            let connection = pool.takeIdle()
-        else { return nil }
-        return HTTP1UpstreamLeg.on(connection, pool: pool)
+        switch protocolVersion {
+        case .http1:
+            guard let pool = http1Pools[ObjectIdentifier(eventLoop)]?.value, let connection = pool.takeIdle() else { return nil }
+            return HTTP1UpstreamLeg.on(connection, pool: pool)
+        case .http2:
+            return http2Pools[ObjectIdentifier(eventLoop)]?.value.openStreamNow()
+        }
     }
 
     /// Called back on `eventLoop`, which owns the pools used.

@@ -86,9 +86,9 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     }
 
     /// A leg for a new stream; the stream opens with the leg's head (`submitRequest`).
-    func openStream(_ completion: HTTP2UpstreamPool.Completion) {
+    func openStream() -> HTTP2UpstreamLeg {
         unstartedLegs += 1
-        completion(.success(HTTP2UpstreamLeg(connection: self)))
+        return HTTP2UpstreamLeg(connection: self)
     }
 
     /// A leg given up before it sent its head.

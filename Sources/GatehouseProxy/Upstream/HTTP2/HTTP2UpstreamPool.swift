@@ -28,7 +28,7 @@ package final class HTTP2UpstreamPool {
     /// confined to the loop, so completions are plain closures rather than futures.
     func openStream(_ completion: @escaping Completion) {
         if isClosed { return completion(.failure(ChannelError.ioOnClosedChannel)) }
-        if let connection = connections.first(where: \.hasRoom) { return connection.openStream(completion) }
+        if let leg = openStreamNow() { return completion(.success(leg)) }
         waiting.append(completion)
         guard !isConnecting else { return }
         isConnecting = true
@@ -47,6 +47,12 @@ package final class HTTP2UpstreamPool {
                 for completion in waiting { completion(.failure(error)) }
             }
         }
+    }
+
+    /// A new stream's leg on a connection with room, at once; nil when none has room (or the pool is closed).
+    func openStreamNow() -> HTTP2UpstreamLeg? {
+        guard !isClosed, let connection = connections.first(where: \.hasRoom) else { return nil }
+        return connection.openStream()
     }
 
     package func connectionClosed(_ connection: HTTP2UpstreamConnection) {
