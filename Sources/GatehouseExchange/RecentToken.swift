@@ -69,16 +69,19 @@ package final class ConnectionTokenMemory {
         if case .bytes(let buffer)? = recent?.identityFields { kept = buffer }
         recent = nil
         let fields: WrittenIdentityFields? = switch identityFields {
-        case .bytes(let slice)?:
-            .bytes({
-                var buffer = kept.take() ?? ByteBufferAllocator().buffer(capacity: slice.readableBytes)
-                buffer.clear(minimumCapacity: slice.readableBytes)
-                buffer.writeImmutableBuffer(slice)
-                return buffer
-            }())
+        case .bytes(let slice)?: .bytes(Self.copy(slice, into: kept.take()))
         case let other: other
         }
         recent = RecentToken(token: token, identity: identity, identityFields: fields, settings: request.settings)
+    }
+
+    /// `slice`'s bytes in `kept` (emptied first; handed over, so that its storage is the only reference and is written
+    /// in place), or in a new buffer when there is none.
+    private static func copy(_ slice: ByteBuffer, into kept: consuming ByteBuffer?) -> ByteBuffer {
+        var buffer = kept ?? ByteBufferAllocator().buffer(capacity: slice.readableBytes)
+        buffer.clear(minimumCapacity: slice.readableBytes)
+        buffer.writeImmutableBuffer(slice)
+        return buffer
     }
 
     /// The identity fields to write again for this request: it presents the remembered token.

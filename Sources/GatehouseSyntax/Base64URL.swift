@@ -22,9 +22,7 @@ public enum Base64URL {
     }
 
     public static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        let remainder = input.count % 4
-        if remainder == 1 { return nil }
-        let outputCount = input.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        guard let outputCount = decodedCount(of: input.count) else { return nil }
         var valid = true
         let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
             let written = decodeTable.withUnsafeBufferPointer { decode(input, into: out, table: $0) }
@@ -37,13 +35,18 @@ public enum Base64URL {
     /// Decodes canonical unpadded base64url into a temporary buffer (on the stack when small) for `body`,
     /// or returns `nil` without calling it for anything else: for bytes read once and let go.
     public static func withDecoded<Result>(buffer input: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
-        let remainder = input.count % 4
-        if remainder == 1 { return nil }
-        let outputCount = input.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        guard let outputCount = decodedCount(of: input.count) else { return nil }
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(outputCount, 1)) { out in
             guard let written = decodeTable.withUnsafeBufferPointer({ decode(input, into: out, table: $0) }) else { return nil }
             return body(UnsafeBufferPointer(rebasing: out[0..<written]))
         }
+    }
+
+    /// How many bytes `count` characters decode to; nil for a length no canonical encoding has (a lone last character).
+    private static func decodedCount(of count: Int) -> Int? {
+        let remainder = count % 4
+        if remainder == 1 { return nil }
+        return count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
     }
 
     /// Decodes into `out` (sized by the caller) and returns the byte count, or `nil` if `input` is not canonical.

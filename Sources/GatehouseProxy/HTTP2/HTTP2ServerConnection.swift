@@ -39,7 +39,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     package private(set) var sessionLastStreamTaken: Int32 = 0
     package let eventLoop: any EventLoop
     package private(set) var allocator = ByteBufferAllocator()
-    package let writeLedger = HTTP2WriteLedger(allocator: ByteBufferAllocator())
+    package let writeLedger = HTTP2WriteLedger()
 
     package struct Settings {
         package var idleTimeout: TimeAmount

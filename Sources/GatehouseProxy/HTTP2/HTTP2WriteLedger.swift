@@ -9,11 +9,9 @@ package final class HTTP2WriteLedger {
     /// Credits written since the last flush: the batch the next flush closes.
     private var unbatched = 0
     /// The empty buffer each batch's promise rides on, made once.
-    package let marker: ByteBuffer
+    package let marker = ByteBuffer()
 
-    package init(allocator: ByteBufferAllocator) {
-        marker = allocator.buffer(capacity: 0)
-    }
+    package init() {}
 
     package func written(_ credit: HTTP2WriteCredit) {
         credits.append(credit)

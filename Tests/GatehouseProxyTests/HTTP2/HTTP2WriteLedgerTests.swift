@@ -7,7 +7,7 @@ import GatehouseProxy
 /// order they were written, once and only once; what was written after a flush waits for the next.
 struct HTTP2WriteLedgerTests {
     @Test func batchesSettleInOrderOnceEach() {
-        let ledger = HTTP2WriteLedger(allocator: ByteBufferAllocator())
+        let ledger = HTTP2WriteLedger()
         #expect(ledger.closeBatch() == nil, "no credit, no batch: a flush costs no promise")
         ledger.written(HTTP2WriteCredit(stream: 1, bytes: 10))
         ledger.written(HTTP2WriteCredit(stream: 3, bytes: 20))

@@ -31,7 +31,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     package weak var pool: HTTP2UpstreamPool?
     package private(set) var context: ChannelHandlerContext?
     package private(set) var session: NGHTTP2Session?
-    package let writeLedger = HTTP2WriteLedger(allocator: ByteBufferAllocator())
+    package let writeLedger = HTTP2WriteLedger()
     private var defence = HTTP2FloodDefence(headerListCeiling: HTTP2UpstreamConnection.headerListCeiling, countsResets: false)
     private var slots: [Int32: Slot] = [:]
     /// Legs handed out that have not sent their head yet (no stream id until then).

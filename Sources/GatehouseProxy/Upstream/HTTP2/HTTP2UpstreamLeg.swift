@@ -177,19 +177,17 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     /// builds every request it sends, and reads what comes back once, here): the one `:status` first (none in
     /// trailers), then lower-case token names, no connection-specific field, values that may be relayed as they came.
     static func isWellFormed(_ block: HTTP2FieldList, isTrailers: Bool) -> Bool {
-        // Read through the list's buffer, borrowed: a `for (name, value) in block` copies each field's strings.
-        block.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                if fields[index].0.utf8.first == ASCIIByte.colon {
-                    guard index == 0, !isTrailers, fields[index].0 == ":status" else { return false }
-                    continue
-                }
-                guard HTTP2FieldName.isLowerCaseToken(fields[index].0), !HTTP2FieldName.isConnectionSpecific(fields[index].0),
-                      HTTP2FieldName.isRelayableValue(fields[index].1)
-                else { return false }
+        var isFirst = true
+        for (name, value) in block {
+            defer { isFirst = false }
+            if name.utf8.first == ASCIIByte.colon {
+                guard isFirst, !isTrailers, name == ":status" else { return false }
+                continue
             }
-            return true
+            guard HTTP2FieldName.isLowerCaseToken(name), !HTTP2FieldName.isConnectionSpecific(name), HTTP2FieldName.isRelayableValue(value)
+            else { return false }
         }
+        return true
     }
 
     private static func status(_ fields: HTTP2FieldList) -> Int? {
