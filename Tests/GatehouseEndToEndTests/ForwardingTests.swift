@@ -224,6 +224,32 @@ struct ForwardingTests {
         }
     }
 
+    /// The door keeps reading while a request is at the upstream (its socket's read interest is never dropped): a next
+    /// request that comes then waits for the answer in hand and is answered after it, in order, and a half-close that
+    /// comes then still lets the answer out whole before the connection closes.
+    @Test(arguments: [false, true])
+    func whatTheClientSendsWhileItsRequestIsAtTheUpstreamWaitsForTheAnswer(halfCloses: Bool) async throws {
+        try await TestEnvironment.run(configure: Self.publicWithPatientUpstream) { (env: TestEnvironment) async throws in
+            let connection = try #require(RawHTTP.Connection(port: env.port, timeout: .seconds(6)))
+            connection.send("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+            for _ in 0..<500 where env.upstream.traffic.heads == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(env.upstream.traffic.heads == 1)
+            if halfCloses {
+                shutdown(connection.descriptor, Int32(SHUT_WR))
+            } else {
+                connection.send("GET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            }
+            let text = connection.receive()
+            #expect(RawHTTP.statuses(text) == (halfCloses ? [200] : [200, 200]), "\(text)")
+            let slow = try #require(text.range(of: "\r\n\r\nslow"))
+            if !halfCloses {
+                let next = try #require(text.range(of: "\"uri\":\"/next\""))
+                #expect(slow.upperBound < next.lowerBound)
+            }
+            #expect(connection.peerClosed)
+        }
+    }
+
     /// docs/security.md P52: a client that half-closes in the middle of its body has cut the request
     /// short: 400, and the upstream connection holding the half request is closed, never completed.
     @Test func aClientThatHalfClosesMidBodyGets400AndTheUpstreamConnectionIsClosed() async throws {

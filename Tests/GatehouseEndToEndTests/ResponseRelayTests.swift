@@ -521,14 +521,6 @@ private func headLength(_ bytes: [UInt8]) -> Int? {
     (0..<max(bytes.count - 3, 0)).first { bytes[$0..<$0 + 4].elementsEqual("\r\n\r\n".utf8) }.map { $0 + 4 }
 }
 
-fileprivate extension RawHTTP.Connection {
-    /// Whether the peer has closed: a read that does not wait finds the end of the stream.
-    var peerClosed: Bool {
-        var byte: UInt8 = 0
-        return recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT)) == 0
-    }
-}
-
 /// An upstream that answers each request head with exactly the bytes given for its target (by default
 /// a 200 whose body is the target), and counts the connections it accepted and saw closed.
 /// Requests are read as heads only: the tests send no request bodies.

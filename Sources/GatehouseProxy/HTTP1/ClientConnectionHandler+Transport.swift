@@ -107,7 +107,8 @@ extension ClientConnectionHandler: StreamTransport {
     }
 
     func readRequest() {
-        context?.read()
+        guard let context else { return }
+        askForRead(context: context)
     }
 
     func wake(at deadline: NIODeadline) {

@@ -42,6 +42,9 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     var watchdog = WakeTimer()
     /// Between a read and its read-complete: a local answer may wait for the request's end until then.
     private var isInReadBurst = false
+    /// A read was asked for and nothing has arrived since: NIO still wants the socket's bytes, asking again would
+    /// only walk the pipeline.
+    private var isReadAsked = false
     /// The client shut its sending side: finish the request in flight, then close.
     private var clientHalfClosed = false
     /// Graceful stop: close once the response in flight is done, or now if there is none.
@@ -99,6 +102,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         isInReadBurst = true
+        isReadAsked = false
         if case .exchanging(let driver) = state { driver.readBegan() }
         if case .discarding = state { return }
         var bytes = unwrapInboundIn(data)
@@ -195,6 +199,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         isInReadBurst = false
+        isReadAsked = false
         readBurstEnded(context: context)
         context.fireChannelReadComplete()
     }
@@ -204,6 +209,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         case .exchanging(let driver):
             // An answer still waiting goes now; the driver asks for more of the request if it takes it.
             driver.readComplete()
+            readAheadOfAnswer(context: context)
         case .awaitingHead:
             readIfClientReads(context: context)
         case .discarding, .tunnelling:
@@ -214,14 +220,32 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// Asks for the next request only while the client takes our answers: one that sends requests
     /// without reading responses would otherwise pile answers up in memory.
     private func readIfClientReads(context: ChannelHandlerContext) {
-        if context.channel.isWritable { context.read() }
+        if context.channel.isWritable { askForRead(context: context) }
+    }
+
+    /// The request in hand is read whole and nothing waits behind it: the socket stays asked for its next bytes while
+    /// the answer is made, so NIO keeps its read interest rather than dropping it now and re-arming it after the
+    /// answer (two `epoll_ctl` per request). What a pipelining client sends meanwhile waits in `pipelined`, and no
+    /// further read is asked for until it is answered: still at most one read's worth ahead.
+    private func readAheadOfAnswer(context: ChannelHandlerContext) {
+        guard case .exchanging(let driver) = state, driver.requestEnded, pipelined.isEmpty, unparsed.readableBytes == 0,
+            !parserFailed, !clientHalfClosed
+        else { return }
+        readIfClientReads(context: context)
+    }
+
+    /// Every read the door asks for: once per delivery (a second ask before the bytes come changes nothing).
+    func askForRead(context: ChannelHandlerContext) {
+        guard !isReadAsked else { return }
+        isReadAsked = true
+        context.read()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             switch state {
             case .exchanging(let driver): driver.transportBecameWritable()
-            case .awaitingHead: context.read()
+            case .awaitingHead: askForRead(context: context)
             case .discarding, .tunnelling: break
             }
         }
@@ -230,6 +254,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
+            isReadAsked = false
             if !parserFailed, parser.isMidMessage(unparsed: unparsed) {  // the request was cut short
                 parserFailed = true
                 refuseUnparsable(.invalidEOFState, context: context)

@@ -52,6 +52,12 @@ enum RawHTTP {
             }
             return String(decoding: received, as: UTF8.self)
         }
+
+        /// Whether the peer has closed: a read that does not wait finds the end of the stream.
+        var peerClosed: Bool {
+            var byte: UInt8 = 0
+            return recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+        }
     }
 
     private static func connect(_ descriptor: Int32, port: Int, timeout: Duration) -> Bool {
