@@ -2,10 +2,15 @@
 import PackageDescription
 import Foundation
 
-let upcomingFeatures: [SwiftSetting] = [
+let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
+    // Release builds leave out the run-time exclusivity checks (the compile-time ones stay): 4-6 % of a forwarded
+    // request's CPU went to them (bench/RESULTS.md, issue 57). Debug builds keep them, so the suite, the soak and the
+    // fuzzers run with every access checked (docs/security.md P69). The release builds of the image and the bench
+    // pass the same flag to the dependencies' code (`-Xswiftc -enforce-exclusivity=unchecked`).
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
 ]
 
 /// `GATEHOUSE_REVISION` at build time (the image build and scripts/image.sh pass the commit), else "unknown"; only
@@ -79,7 +84,7 @@ let package = Package(
         .target(
             name: "GatehouseSyntax",
             dependencies: [.nioHTTP1],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The words every part shares, below configuration, tokens and telemetry: the JWS algorithms and a key's
         // thumbprint, why a request is refused (`AuthFailure`), what a request came to, a provider's key status, the
@@ -87,14 +92,14 @@ let package = Package(
         .target(
             name: "GatehouseVocabulary",
             dependencies: ["GatehouseSyntax", .nioCore, .crypto],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // Rules: Gatehouse's CEL (parser, checker, cost bound, evaluator) and its linear-time RE2 matcher. Pure
         // functions of their input.
         .target(
             name: "GatehouseRules",
             dependencies: ["GatehouseSyntax", .nioHTTP1],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // HTTP on the wire, without policy: the strict parsers (an HTTP/1.1 request, an upstream's HTTP/1.1
         // response, an HTTP/2 request's header block), response heads as they travel, the framing both ways
@@ -109,7 +114,7 @@ let package = Package(
                 .nioCore,
                 .nioHTTP1,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The configuration as data: the TOML file read and checked into settings values, and the small vocabularies
         // settings name (address ranges, route hosts, assertion keys, the presets' identity headers, the Entra preset's
@@ -124,7 +129,7 @@ let package = Package(
                 .cryptoExtras,
                 .tomlKit,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // Tokens and keys as data: the compact JWS and its signature check, JWKs and key sets, the claim checks, the
         // bearer token and its scheme, DPoP proofs, who a verified token is. Pure functions of their input and
@@ -141,7 +146,7 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // What a request is judged against and judged to be, as values: routes and their table, the path
         // normalization they match, `[[resource]]`s, the certificate a trusted proxy forwards, an MCP session's owner,
@@ -158,7 +163,7 @@ let package = Package(
                 .nioHTTP1,
                 .crypto,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // What operators and the security team read: Prometheus metrics, the failure log's JSON lines, the operational
         // log's form, a request's OTLP spans and their exporter, the version. Fed values by the library (what a request
@@ -179,7 +184,7 @@ let package = Package(
                 .atomics,
                 .asyncHTTPClient,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // Who the caller is and whether they may pass: the token verifier and its caches, the key store and the JWKS
         // fetcher, the provider presets and userinfo, token introspection and TokenReview, revocation and its
@@ -209,7 +214,7 @@ let package = Package(
                 .postgresNIO,
                 .sqliteNIO,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The request core: the exchange state machine every door drives (time, settings and verdicts in as plain
         // values, records and actions out), what it reads a request into, its local answers (401/403/503 in RFC
@@ -230,7 +235,7 @@ let package = Package(
                 .atomics,
                 .crypto,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The data plane: the listeners (bind, protocol selection, drain), both client doors (HTTP/1.1 with its
         // WebSocket tunnel, HTTP/2 frame by frame), the drivers that execute the core's actions, the upstream legs and
@@ -258,7 +263,7 @@ let package = Package(
                 .logging,
                 .prometheus,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // Envoy's ext_authz: the gRPC Check and the HTTP protocol, on their own port, a third way into the same core.
         .target(
@@ -279,7 +284,7 @@ let package = Package(
                 .nioSSL,
                 .prometheus,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The process: the service that builds and wires the data plane, ext_authz and the admin port from a
         // configuration, reloads it, and runs it under swift-service-lifecycle; the demo; the proxy snippets.
@@ -315,7 +320,7 @@ let package = Package(
                 .postgresNIO,
                 .sqliteNIO,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // `gatehouse demo` and `gatehouse bench-verify`: a demo issuer and upstream, and the micro-benchmarks of
         // verification, DPoP, introspection and rules. The command line's alone: not in the library product.
@@ -338,7 +343,7 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The commit a binary is built from (`gatehouse --version`, `gatehouse_build_info`), as a C string: the only
         // kind of target a manifest can hand a value to.
@@ -361,7 +366,7 @@ let package = Package(
                 .serviceLifecycle,
                 .unixSignals,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The data plane's own tests (the strict HTTP/1.1 parsers with their smuggling corpus and the differential
         // against llhttp, the upstream response parser, the back-channel logout handler) and the module graph's.
@@ -390,7 +395,7 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // Tokens and configuration (Config, Tokens): the compact JWS and the signature checks (Wycheproof's vectors and
         // the prepared RSA key's), JWKs, claims, DPoP's syntax, the settings read from TOML. Nothing above them.
@@ -410,7 +415,7 @@ let package = Package(
                 .tomlKit,
             ],
             resources: [.copy("Resources/wycheproof"), .copy("Resources/rsa")],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // Who the caller is and whether they may pass (Policy, Telemetry, Auth): routes, revocation, the key store's
         // evidence, the caches, DPoP's replay state, the failure log, metrics and traces. No request core or door.
@@ -434,7 +439,7 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The request core on `CoreTestbed`, without a socket: every `Action` and watch outcome, the upstream head's
         // hygiene and identity headers, the signed assertion, MCP message intake. No Auth, Telemetry or door.
@@ -457,14 +462,14 @@ let package = Package(
                 .crypto,
                 .cryptoExtras,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // Token, key and configuration builders the Tokens, Auth, core and data-plane tests share.
         .target(
             name: "GatehouseTokenFixtures",
             dependencies: ["GatehouseSyntax", "GatehouseVocabulary", "GatehouseConfig", "GatehouseTokens", .crypto, .cryptoExtras],
             path: "Tests/GatehouseTokenFixtures",
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // What tests of several targets share (a seeded random generator).
         .target(name: "GatehouseTestSupport", path: "Tests/GatehouseTestSupport"),
@@ -473,7 +478,7 @@ let package = Package(
             name: "GatehouseRulesTests",
             dependencies: ["GatehouseSyntax", "GatehouseRules", "GatehouseTestSupport", .nioHTTP1],
             resources: [.copy("Resources/cel")],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         // The wire layer's own tests (Syntax, Vocabulary, HTTP): they reach nothing above it.
         .testTarget(
@@ -487,7 +492,7 @@ let package = Package(
                 .nioEmbedded,
                 .nioHTTP1,
             ],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "GatehouseEndToEndTests",
@@ -517,7 +522,7 @@ let package = Package(
                 .logging,
             ],
             resources: [.copy("Resources/assertion"), .copy("Resources/dpop"), .copy("Resources/extauthz"), .copy("Resources/grpc"), .copy("Resources/h2"), .copy("Resources/introspection"), .copy("Resources/logout"), .copy("Resources/mcp"), .copy("Resources/tracing")],
-            swiftSettings: upcomingFeatures
+            swiftSettings: swiftSettings
         ),
     ]
 )

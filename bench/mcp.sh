@@ -13,7 +13,7 @@ GATEHOUSE=${1:-.build-release/release/gatehouse}
 ROUNDS=${ROUNDS:-5}; DURATION=${DURATION:-6}
 OUT=$(pwd)/bench/out/mcp
 UP=18191; GH=18193; ADMIN=18194
-[ -x "$GATEHOUSE" ] || { echo "build first: swift build -c release --product gatehouse --scratch-path .build-release" >&2; exit 1; }
+[ -x "$GATEHOUSE" ] || { echo "build first: swift build -c release --product gatehouse --scratch-path .build-release -Xswiftc -enforce-exclusivity=unchecked" >&2; exit 1; }
 command -v wrk >/dev/null || scripts/apt-install.sh wrk
 mkdir -p "$OUT/www"
 python3 - "$OUT" <<'PY'

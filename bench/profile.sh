@@ -17,7 +17,7 @@ DURATION=${DURATION:-6}
 SCENARIO=${SCENARIO:-a}
 GATEHOUSE=${GATEHOUSE:-$ROOT/.build-release/release/gatehouse}
 TOKEN_DIR=$ROOT/bench/out
-[ -x "$GATEHOUSE" ] || { echo "build first: bench/run.sh (or swift build -c release --scratch-path .build-release)" >&2; exit 1; }
+[ -x "$GATEHOUSE" ] || { echo "build first: bench/run.sh (or swift build -c release --scratch-path .build-release -Xswiftc -enforce-exclusivity=unchecked)" >&2; exit 1; }
 [ -f "$TOKEN_DIR/token" ] || { echo "mint tokens first: bench/run.sh" >&2; exit 1; }
 command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null; }
 mkdir -p "$OUT/www"; cp "$TOKEN_DIR/jwks.json" "$OUT/www/jwks.json"

@@ -43,7 +43,7 @@ die() { printf '*** %s\n' "$*" >&2; exit 1; }
 command -v wrk >/dev/null && command -v nginx >/dev/null || scripts/apt-install.sh wrk nginx-light
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
   echo "building gatehouse (release)" >&2
-  swift build -c release --product gatehouse --scratch-path .build-release >/dev/null
+  swift build -c release --product gatehouse --scratch-path .build-release -Xswiftc -enforce-exclusivity=unchecked >/dev/null
 fi
 [[ -x $GATEHOUSE ]] || die "no release binary at $GATEHOUSE"
 

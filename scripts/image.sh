@@ -59,7 +59,7 @@ revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain 2>/dev/null)" ]; then revision="$revision-dirty"; fi
 tag=${1:-localhost/gatehouse:${revision}}
 
-GATEHOUSE_REVISION=$revision swift build --scratch-path .build-image -c release --product gatehouse --static-swift-stdlib -Xlinker -s >&2
+GATEHOUSE_REVISION=$revision swift build --scratch-path .build-image -c release --product gatehouse --static-swift-stdlib -Xlinker -s -Xswiftc -enforce-exclusivity=unchecked >&2
 context=$(mktemp -d)
 cp "$(swift build --scratch-path .build-image -c release --show-bin-path)/gatehouse" "$context/gatehouse"
 podman build --quiet --format docker -f deploy/docker/Dockerfile \
