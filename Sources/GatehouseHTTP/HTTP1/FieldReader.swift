@@ -44,8 +44,10 @@ public struct FieldReader {
 
     /// The index of the CR ending the line that starts at `start`.
     public func lineEnd(from start: Int) -> Int {
-        var index = start
-        while bytes[index] != ASCIIByte.carriageReturn { index += 1 }
+        var index = ByteRuns.firstByte(below: ASCIIByte.carriageReturn + 1, in: bytes, from: start, to: bytes.count)
+        while bytes[index] != ASCIIByte.carriageReturn {  // a control byte below CR (refused by the field's reading)
+            index = ByteRuns.firstByte(below: ASCIIByte.carriageReturn + 1, in: bytes, from: index + 1, to: bytes.count)
+        }
         return index
     }
 
@@ -73,9 +75,13 @@ public struct FieldReader {
         while valueStart < valueEnd, ASCIIByte.isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
         while valueEnd > valueStart, ASCIIByte.isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
         var nonASCII = false
-        for index in valueStart..<valueEnd where !ASCIIByte.isVisibleASCIIOrWhitespace(bytes[index]) {
-            guard bytes[index] >= 0x80 else { throw .invalidHeaderToken }  // a control byte or DEL
-            nonASCII = true
+        var index = ByteRuns.firstNonPrintable(in: bytes, from: valueStart, to: valueEnd)
+        while index < valueEnd {
+            if !ASCIIByte.isVisibleASCIIOrWhitespace(bytes[index]) {
+                guard bytes[index] >= 0x80 else { throw .invalidHeaderToken }  // a control byte or DEL
+                nonASCII = true
+            }
+            index = ByteRuns.firstNonPrintable(in: bytes, from: index + 1, to: valueEnd)
         }
         // obs-text only as UTF-8: the rule both doors share (FieldValueUTF8).
         if nonASCII, !FieldValueUTF8.isAccepted(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd])) { throw .invalidHeaderToken }

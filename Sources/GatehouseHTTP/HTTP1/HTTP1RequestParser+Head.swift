@@ -58,7 +58,15 @@ extension HTTP1RequestParser {
         var scan = sectionScan
         let found: Result<Int?, HTTPParserError> = buffer.withUnsafeReadableBytes { bytes in
             var index = scan.scanned
+            let scanEnd = min(bytes.count, limit)
             while index < bytes.count {
+                // Bytes above CR neither end a line nor break one: skip them, unless a CR was the last byte looked at
+                // (the byte after it must be LF).
+                if index == 0 || bytes[index - 1] != ASCIIByte.carriageReturn {
+                    index = ByteRuns.firstByte(below: ASCIIByte.carriageReturn + 1, in: bytes, from: index, to: scanEnd)
+                    if index == limit { return .failure(.headerOverflow) }
+                    if index == bytes.count { break }
+                }
                 let byte = bytes[index]
                 if byte == ASCIIByte.lineFeed {
                     guard index > 0, bytes[index - 1] == ASCIIByte.carriageReturn else { return .failure(.lfExpected) }
