@@ -47,15 +47,23 @@ extension String.UTF8View {
     /// ASCII case-insensitive comparison without allocating lowered copies.
     public func elementsEqualIgnoringASCIICase(_ other: String.UTF8View) -> Bool {
         guard count == other.count else { return false }
-        // Over the two buffers (a zip of the views' iterators showed in profiles).
-        return StringBytes.withBytes(of: String(self)) { lhs in
-            StringBytes.withBytes(of: String(other)) { rhs in
-                for index in 0..<lhs.count where lhs[index] != rhs[index] {
-                    let folded = lhs[index] | 0x20
-                    guard folded == rhs[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
-                }
-                return true
-            }
+        // Over the two buffers (a zip of the views' iterators showed in profiles): the views' own storage where they
+        // have it (no string made of either, nothing retained), else contiguous copies.
+        if let equal = withContiguousStorageIfAvailable({ lhs in other.withContiguousStorageIfAvailable { rhs in Self.equalIgnoringASCIICase(lhs, rhs) } }),
+            let equal
+        {
+            return equal
         }
+        return StringBytes.withBytes(of: String(self)) { lhs in
+            StringBytes.withBytes(of: String(other)) { rhs in Self.equalIgnoringASCIICase(lhs, rhs) }
+        }
+    }
+
+    private static func equalIgnoringASCIICase(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<lhs.count where lhs[index] != rhs[index] {
+            let folded = lhs[index] | 0x20
+            guard folded == rhs[index] | 0x20, folded >= UInt8(ascii: "a"), folded <= UInt8(ascii: "z") else { return false }
+        }
+        return true
     }
 }

@@ -159,9 +159,11 @@ package struct Gatekeeper: Sendable {
             return .reject(failure)
         case .success(let identity):
             let rule = request.rule
+            // The rule's request is made only for a route with a `when` rule (it retains the head's parts).
             let failure = resourceAudienceFailure(identity, request)
                 ?? rule.checkRequirements(claims: identity.claims)
-                ?? rule.checkCondition(claims: identity.claims, request: RuleRequest(head: request.head, path: request.path, host: request.host, mcp: request.mcp))
+                ?? (rule.condition == nil
+                    ? nil : rule.checkCondition(claims: identity.claims, request: RuleRequest(head: request.head, path: request.path, host: request.host, mcp: request.mcp)))
             guard let failure else { return .admit(.verified(identity)) }
             return .reject(authentic(failure, identity))
         }

@@ -98,6 +98,9 @@ extension Substring {
     }
 
     func containsByte(_ byte: UInt8) -> Bool {
-        utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? utf8.contains(byte)
+        // A token is ~1 KiB: looked at eight bytes at a time (a byte-by-byte search was 1.6 % of a request's CPU).
+        utf8.withContiguousStorageIfAvailable {
+            ByteRuns.firstByte(equalTo: byte, in: UnsafeRawBufferPointer($0), from: 0, to: $0.count) < $0.count
+        } ?? utf8.contains(byte)
     }
 }

@@ -23,4 +23,26 @@ struct StringBytesTests {
         #expect(HTTP2FieldName.lowercased("already-lower") == "already-lower")
         #expect(HTTP2FieldName.lowercased("X-Ü") == "x-ü")
     }
+
+    /// Field names are compared without case by ASCII rules only, over the strings' own storage: small strings (held
+    /// inline), large ones, and strings that are not ASCII, against a byte-by-byte reading of the rule.
+    @Test func namesAreComparedIgnoringASCIICaseOnly() {
+        func byRule(_ lhs: String, _ rhs: String) -> Bool {
+            let (left, right) = (Array(lhs.utf8), Array(rhs.utf8))
+            guard left.count == right.count else { return false }
+            return zip(left, right).allSatisfy { a, b in
+                a == b || (a | 0x20 == b | 0x20 && (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20))
+            }
+        }
+        let long = String(repeating: "X-Forwarded-", count: 8)
+        let pairs: [(String, String)] = [
+            ("Content-Length", "content-length"), ("content-length", "content-lengtH"), ("Host", "host"), ("Host", "hosts"),
+            ("x-auth-@", "x-auth-`"), ("[", "{"), ("X-Ü", "x-ü"), ("X-Ü", "x-Ü"), ("", ""), ("a", ""),
+            (long + "For", long.lowercased() + "for"), (long + "For", long + "Fox"), ("traceparent", "TRACEPARENT"),
+        ]
+        for (lhs, rhs) in pairs {
+            #expect(lhs.utf8.elementsEqualIgnoringASCIICase(rhs.utf8) == byRule(lhs, rhs), "\(lhs) vs \(rhs)")
+            #expect(rhs.utf8.elementsEqualIgnoringASCIICase(lhs.utf8) == byRule(rhs, lhs), "\(rhs) vs \(lhs)")
+        }
+    }
 }
