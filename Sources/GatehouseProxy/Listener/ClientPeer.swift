@@ -8,18 +8,27 @@ import GatehouseSyntax
 /// when the handshake is surely done. Lives on the connection's event loop.
 package final class ClientPeer {
     package let ip: String
-    private weak var channel: (any Channel)?
+    /// A TLS connection's channel, until its certificate is looked up. Held strongly, not `weak`: a weak reference gives
+    /// the channel a side table, and every retain and release NIO makes of it then takes the runtime's slow path (~1 %
+    /// of a request's CPU, issue 57). The cycle (channel, its handler, this peer) lasts until the lookup, or until the
+    /// channel closes and NIO removes its handlers.
+    private var channel: (any Channel)?
     private var thumbprint: String??
 
     init(channel: any Channel) {
         ip = channel.remoteAddress?.ipAddress ?? "unknown"
-        self.channel = channel
+        if (try? channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)) != nil {
+            self.channel = channel
+        } else {
+            thumbprint = .some(nil)  // no TLS: no certificate
+        }
     }
 
     package var certificateThumbprint: String? {
         if let thumbprint { return thumbprint }
         let found = channel.flatMap(Self.certificateThumbprint(of:))
         thumbprint = .some(found)
+        channel = nil
         return found
     }
 

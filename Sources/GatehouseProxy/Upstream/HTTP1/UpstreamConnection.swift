@@ -27,12 +27,17 @@ package final class UpstreamConnection: ChannelInboundHandler {
     /// False once the upstream sent more than the response to the request: the framing cannot be
     /// trusted, so the pool closes the connection instead of keeping it.
     private(set) var isReusable = true
-    package weak var delegate: (any UpstreamConnectionDelegate)?
+    /// The connection's leg while it carries a request (set by the leg, cleared when the leg finishes and when the
+    /// pipeline goes). Strong, not `weak`: a weak reference gave the leg a side table, and each call through it a
+    /// weak load and every retain of the leg the runtime's slow path.
+    package var delegate: (any UpstreamConnectionDelegate)?
     /// The connection's upstream leg, made once and used for each request it serves; let go when the
     /// connection's pipeline goes (the two refer to each other until then).
     var leg: HTTP1UpstreamLeg?
-    /// Set by the pool while the connection idles in it, told when the upstream closes it.
-    weak var idleIn: UpstreamConnectionPool?
+    /// Set by the pool while the connection idles in it, told when the upstream closes it. Strong (a weak reference gave
+    /// the pool a side table, and its every retain the slow path): the pool clears it when it takes the connection, and
+    /// the close lets it go.
+    var idleIn: UpstreamConnectionPool?
     private var parser = UpstreamResponseParser()
     /// The request heads' buffer, used again once each head is sent.
     var headBuffer = ReusedBuffer()
@@ -58,6 +63,8 @@ package final class UpstreamConnection: ChannelInboundHandler {
         if let rest = parser.takeBuffered() { context.fireChannelRead(wrapInboundOut(rest)) }
         self.context = nil
         leg = nil
+        delegate = nil
+        idleIn = nil
     }
 
     // MARK: Requests
@@ -144,6 +151,7 @@ package final class UpstreamConnection: ChannelInboundHandler {
 
     package func channelInactive(context: ChannelHandlerContext) {
         idleIn?.idleConnectionClosed(self)
+        idleIn = nil
         if delegate != nil, let part = try? parser.connectionClosed() {
             delegate?.upstreamReceived(part)  // the end of a body delimited by the close
         }
