@@ -44,96 +44,62 @@ public enum FailureReason: String, Sendable, Equatable, CaseIterable {
 /// `detail` is a human-readable explanation for the security team's log (never the token).
 /// The diagnostic fields follow docs/reference.md §8: `iss`, `kid`, `alg` come from the unverified
 /// header/payload for diagnosis only; `subject` is set only once the signature verified.
+@dynamicMemberLookup
 public struct AuthFailure: Error, Sendable, Equatable {
     public var reason: FailureReason
-    public var detail: String {
-        get { storage.fields.detail }
-        set { update { $0.detail = newValue } }
-    }
-    public var provider: String? {
-        get { storage.fields.provider }
-        set { update { $0.provider = newValue } }
-    }
-    public var issuer: String? {
-        get { storage.fields.issuer }
-        set { update { $0.issuer = newValue } }
-    }
-    public var keyID: String? {
-        get { storage.fields.keyID }
-        set { update { $0.keyID = newValue } }
-    }
-    public var algorithm: String? {
-        get { storage.fields.algorithm }
-        set { update { $0.algorithm = newValue } }
-    }
-    public var subject: String? {
-        get { storage.fields.subject }
-        set { update { $0.subject = newValue } }
-    }
-    /// For `insufficient_scope`: the scopes the route requires.
-    public var requiredScopes: [String] {
-        get { storage.fields.requiredScopes }
-        set { update { $0.requiredScopes = newValue } }
-    }
-    /// The `DPoP` challenge this answer carries (a request of the DPoP scheme, a DPoP refusal, or a
-    /// route that requires DPoP), with the fresh nonce when one is required.
-    public var dpopChallenge: DPoPChallenge? {
-        get { storage.fields.dpopChallenge }
-        set { update { $0.dpopChallenge = newValue } }
-    }
-    /// For a 503: the `Retry-After` this answer carries, when it knows better than the server's default
-    /// (an unknown `kid`: when its provider's keys may be refetched).
-    public var retryAfterSeconds: Int? {
-        get { storage.fields.retryAfterSeconds }
-        set { update { $0.retryAfterSeconds = newValue } }
-    }
-    /// A refusal answered otherwise than a request for the upstream is (a back-channel logout's 400): the status it
-    /// got, for the failure log; nil: the reason's (`status`).
-    public var answeredStatus: Int? {
-        get { storage.fields.answeredStatus }
-        set { update { $0.answeredStatus = newValue } }
+
+    /// What the failure log may say beside the reason, read and changed as the failure's own properties
+    /// (`failure.detail`, `failure.requiredScopes.append(…)`).
+    public struct Diagnostics: Sendable, Equatable {
+        public var detail: String
+        public var provider: String?
+        public var issuer: String?
+        public var keyID: String?
+        public var algorithm: String?
+        public var subject: String?
+        /// For `insufficient_scope`: the scopes the route requires.
+        public var requiredScopes: [String] = []
+        /// The `DPoP` challenge this answer carries (a request of the DPoP scheme, a DPoP refusal, or a
+        /// route that requires DPoP), with the fresh nonce when one is required.
+        public var dpopChallenge: DPoPChallenge?
+        /// For a 503: the `Retry-After` this answer carries, when it knows better than the server's default
+        /// (an unknown `kid`: when its provider's keys may be refetched).
+        public var retryAfterSeconds: Int?
+        /// A refusal answered otherwise than a request for the upstream is (a back-channel logout's 400): the status it
+        /// got, for the failure log; nil: the reason's (`status`).
+        public var answeredStatus: Int?
     }
 
-    /// Everything but the reason, held out of line (copy-on-write): a failure is rare, but every verification's
-    /// result and every gate verdict is an enum with an `AuthFailure` case, moved on every request's path. Inline, its
-    /// ~160 bytes made each of them that large (a memmove per move, ~1 % of a forward's CPU, issue 57).
+    /// The diagnostics, held out of line (copy-on-write): a failure is rare, but every verification's result and every
+    /// gate verdict is an enum with an `AuthFailure` case, moved on every request's path. Inline, their ~160 bytes made
+    /// each of those that large (a memmove per move, ~1 % of a forward's CPU, issue 57).
     private var storage: Storage
 
     public init(_ reason: FailureReason, _ detail: String) {
         self.reason = reason
-        self.storage = Storage(Fields(detail: detail))
+        self.storage = Storage(Diagnostics(detail: detail))
+    }
+
+    public subscript<Value>(dynamicMember field: WritableKeyPath<Diagnostics, Value>) -> Value {
+        get { storage.diagnostics[keyPath: field] }
+        set {
+            // In place when this value alone holds the diagnostics, else in a copy of them.
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.diagnostics) }
+            storage.diagnostics[keyPath: field] = newValue
+        }
     }
 
     public static func == (lhs: AuthFailure, rhs: AuthFailure) -> Bool {
-        lhs.reason == rhs.reason && (lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields)
+        lhs.reason == rhs.reason && (lhs.storage === rhs.storage || lhs.storage.diagnostics == rhs.storage.diagnostics)
     }
 
-    /// Changes the fields in place when this value alone holds them, else in a copy of them.
-    private mutating func update(_ change: (inout Fields) -> Void) {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        change(&storage.fields)
-    }
-
-    private struct Fields: Sendable, Equatable {
-        var detail: String
-        var provider: String?
-        var issuer: String?
-        var keyID: String?
-        var algorithm: String?
-        var subject: String?
-        var requiredScopes: [String] = []
-        var dpopChallenge: DPoPChallenge?
-        var retryAfterSeconds: Int?
-        var answeredStatus: Int?
-    }
-
-    // safe: changed only through `update`, which copies the fields first unless this value is their only holder
-    // (copy-on-write), so a storage reachable from two values or two threads is only read.
+    // safe: changed only through the subscript's setter, which copies the diagnostics first unless this value is their
+    // only holder (copy-on-write), so a storage reachable from two values or two threads is only read.
     private final class Storage: @unchecked Sendable {
-        var fields: Fields
+        var diagnostics: Diagnostics
 
-        init(_ fields: Fields) {
-            self.fields = fields
+        init(_ diagnostics: Diagnostics) {
+            self.diagnostics = diagnostics
         }
     }
 }

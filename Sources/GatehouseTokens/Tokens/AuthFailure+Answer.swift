@@ -65,7 +65,7 @@ extension FailureReason {
 extension AuthFailure {
     /// The HTTP status this failure is answered with (docs/reference.md §4).
     package var status: HTTPResponseStatus {
-        if let answeredStatus { return HTTPResponseStatus(statusCode: answeredStatus) }
+        if let answeredStatus = self.answeredStatus { return HTTPResponseStatus(statusCode: answeredStatus) }
         return switch reason {
         case .insufficientScope, .forbidden, .originNotAllowed: .forbidden
         case .sessionMismatch: .notFound
