@@ -24,22 +24,6 @@ package enum ByteRuns {
         return index
     }
 
-    /// The index of the first byte equal to `byte` in `start..<end`, else `end`.
-    package static func firstByte(equalTo byte: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int {
-        precondition(start >= 0 && end <= bytes.count)  // safe: callers pass their own bounds
-        let repeated = ones &* UInt64(byte)
-        var index = start
-        while index + 8 <= end {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) ^ repeated
-            if (word &- ones) & ~word & highBits != 0 {  // a zero byte: one equal to `byte`
-                for offset in index..<index + 8 where bytes[offset] == byte { return offset }
-            }
-            index += 8
-        }
-        while index < end, bytes[index] != byte { index += 1 }
-        return index
-    }
-
     /// The index of the first byte in `start..<end` that is not printable ASCII (0x20 through 0x7E: a control byte, a
     /// tab, DEL or a byte above 0x7F), else `end`.
     package static func firstNonPrintable(in bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int {

@@ -18,10 +18,13 @@ public enum StringBytes {
     }
 
     public static func contains(_ byte: UInt8, in string: String) -> Bool {
-        withBytes(of: string) { bytes in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
-            return memchr(base, Int32(byte), bytes.count) != nil
-        }
+        withBytes(of: string) { contains(byte, in: $0) }
+    }
+
+    /// `memchr` over the bytes: a token is a kilobyte (a byte-by-byte search was 1.6 % of a request's CPU).
+    public static func contains(_ byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+        return memchr(base, Int32(byte), bytes.count) != nil
     }
 
     @inlinable public static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

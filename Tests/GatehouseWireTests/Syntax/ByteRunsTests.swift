@@ -22,9 +22,6 @@ struct ByteRunsTests {
                         #expect(ByteRuns.firstByte(below: bound, in: raw, from: 0, to: 24) == Self.naiveFirstByte(below: bound, bytes, 0, 24))
                     }
                     #expect(ByteRuns.firstNonPrintable(in: raw, from: 0, to: 24) == Self.naiveFirstNonPrintable(bytes, 0, 24))
-                    for sought: UInt8 in [0x00, 0x20, 0x7F, 0x80, 0xFF, value] {
-                        #expect(ByteRuns.firstByte(equalTo: sought, in: raw, from: 0, to: 24) == (bytes.firstIndex(of: sought) ?? 24))
-                    }
                 }
             }
         }
@@ -44,7 +41,6 @@ struct ByteRunsTests {
             bytes.withUnsafeBytes { raw in
                 #expect(ByteRuns.firstByte(below: 0x0E, in: raw, from: start, to: end) == Self.naiveFirstByte(below: 0x0E, bytes, start, end))
                 #expect(ByteRuns.firstNonPrintable(in: raw, from: start, to: end) == Self.naiveFirstNonPrintable(bytes, start, end))
-                #expect(ByteRuns.firstByte(equalTo: 0x20, in: raw, from: start, to: end) == (bytes[start..<end].firstIndex(of: 0x20) ?? end))
             }
         }
     }

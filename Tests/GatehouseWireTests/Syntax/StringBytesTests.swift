@@ -15,6 +15,9 @@ struct StringBytesTests {
         #expect(StringBytes.contains(UInt8(ascii: ","), in: "Bearer a,Bearer b"))
         #expect(!StringBytes.contains(UInt8(ascii: ","), in: "Bearer a"))
         #expect(!StringBytes.contains(UInt8(ascii: ","), in: ""))
+        let token = String(repeating: "eyJhbGciOiJSUzI1NiJ9.", count: 50)  // past a word at either end
+        #expect(!StringBytes.contains(UInt8(ascii: " "), in: token) && StringBytes.contains(UInt8(ascii: " "), in: token + " "))
+        #expect(StringBytes.contains(UInt8(ascii: " "), in: " " + token))
         #expect(StringBytes.isASCII("x-auth-subject") && !StringBytes.isASCII("x-ünicode"))
     }
 
