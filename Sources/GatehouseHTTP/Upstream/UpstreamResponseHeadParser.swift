@@ -142,22 +142,28 @@ public enum UpstreamResponseHeadParser {
         while valueStart < valueEnd, ASCIIByte.isOptionalWhitespace(bytes[valueStart]) { valueStart += 1 }
         while valueEnd > valueStart, ASCIIByte.isOptionalWhitespace(bytes[valueEnd - 1]) { valueEnd -= 1 }
         let value = valueStart..<valueEnd
-        guard bytes[value].allSatisfy(ASCIIByte.isFieldValueByte) else { throw Malformed("control byte in header value") }
+        // Printable ASCII skipped eight bytes at a time; what is not (HTAB, obs-text, a control byte, DEL) looked at.
+        var index = ByteRuns.firstNonPrintable(in: bytes, from: valueStart, to: valueEnd)
+        while index < valueEnd {
+            guard ASCIIByte.isFieldValueByte(bytes[index]) else { throw Malformed("control byte in header value") }
+            index = ByteRuns.firstNonPrintable(in: bytes, from: index + 1, to: valueEnd)
+        }
         return UpstreamResponseHead.Field(kind: kind(bytes, name), name: name, value: value, line: line)
     }
 
     /// The index of the CR of the next CRLF; a bare CR or LF is refused (response splitting).
+    /// Bytes above CR are skipped eight at a time (`ByteRuns`); a control byte below CR is left to the field's check.
     private static func endOfLine(_ bytes: UnsafeRawBufferPointer, from start: Int) throws -> Int {
-        var index = start
+        var index = ByteRuns.firstByte(below: ASCIIByte.carriageReturn + 1, in: bytes, from: start, to: bytes.count)
         while index < bytes.count {
             switch bytes[index] {
-            case UInt8(ascii: "\r"):
-                guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "\n") else { throw Malformed("bare CR") }
+            case ASCIIByte.carriageReturn:
+                guard index + 1 < bytes.count, bytes[index + 1] == ASCIIByte.lineFeed else { throw Malformed("bare CR") }
                 return index
-            case UInt8(ascii: "\n"):
+            case ASCIIByte.lineFeed:
                 throw Malformed("bare LF")
             default:
-                index += 1
+                index = ByteRuns.firstByte(below: ASCIIByte.carriageReturn + 1, in: bytes, from: index + 1, to: bytes.count)
             }
         }
         throw Malformed("unterminated line")

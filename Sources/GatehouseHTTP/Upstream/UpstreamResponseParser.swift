@@ -253,13 +253,14 @@ public struct UpstreamResponseParser {
     /// refused as soon as it is seen (a head of bare-LF lines would otherwise wait for the limit).
     private mutating func headLength(in bytes: ByteBuffer) throws -> Int? {
         let found: Int? = try bytes.withUnsafeReadableBytes { raw in
-            var index = headScanned
+            // Only a byte at or below LF can end the head: the rest is skipped eight bytes at a time.
+            var index = ByteRuns.firstByte(below: ASCIIByte.lineFeed + 1, in: raw, from: headScanned, to: raw.count)
             while index < raw.count {
-                if raw[index] == UInt8(ascii: "\n") {
-                    guard index >= 1, raw[index - 1] == UInt8(ascii: "\r") else { throw Malformed("bare LF") }
-                    if index >= 3, raw[index - 2] == UInt8(ascii: "\n"), raw[index - 3] == UInt8(ascii: "\r") { return index + 1 }
+                if raw[index] == ASCIIByte.lineFeed {
+                    guard index >= 1, raw[index - 1] == ASCIIByte.carriageReturn else { throw Malformed("bare LF") }
+                    if index >= 3, raw[index - 2] == ASCIIByte.lineFeed, raw[index - 3] == ASCIIByte.carriageReturn { return index + 1 }
                 }
-                index += 1
+                index = ByteRuns.firstByte(below: ASCIIByte.lineFeed + 1, in: raw, from: index + 1, to: raw.count)
             }
             return nil
         }

@@ -68,14 +68,14 @@ extension StreamDriver: UpstreamLegDelegate {
 
     // MARK: UpstreamLegDelegate
 
-    package func upstreamLegReceivedHead(_ head: ClientResponseHead) {
+    package func upstreamLegReceivedHead(_ head: ClientResponseHead, at now: NIODeadline) {
         guard case .forwarding = state else { return }
         responseStatus = head.statusCode
         if core.inHand?.bindsSessions == true {
             core.upstreamAnswered(status: head.statusCode, sessionID: head.firstValue(of: "mcp-session-id"))
             performRecords()
         }
-        if let next = core.upstreamResponseStarted(now: .now()) { armWatchdog(at: next) }
+        if let next = core.upstreamResponseStarted(now: now) { armWatchdog(at: next) }
         transport.writeHead(head, endStream: false, closesConnection: false)
     }
 
@@ -103,23 +103,23 @@ extension StreamDriver: UpstreamLegDelegate {
         }
     }
 
-    package func upstreamLegReceivedBody(_ buffer: ByteBuffer) {
+    package func upstreamLegReceivedBody(_ buffer: ByteBuffer, at now: NIODeadline) {
         guard case .forwarding = state else { return }
-        core.progressed(.responseBytes, now: .now())
+        core.progressed(.responseBytes, now: now)
         transport.writeBody(buffer)
     }
 
-    package func upstreamLegReceivedEnd(trailers: HTTPHeaders?) {
+    package func upstreamLegReceivedEnd(trailers: HTTPHeaders?, at now: NIODeadline) {
         guard case .forwarding(let leg) = state else { return }
         deadline = nil
         state = .done
         leg.finish(completed: requestEnded)
-        perform(core.upstreamCompleted(now: .now()))
+        perform(core.upstreamCompleted(now: now))
         // An upstream that answered before the request body ended: the stream or connection closes.
         transport.writeEnd(trailers: trailers)
         transport.flush()
         transport.finish(completed: requestEnded)
-        trace?.upstreamEnded(at: .now(), status: responseStatus, error: nil)
+        trace?.upstreamEnded(at: now, status: responseStatus, error: nil)
         endTrace()
     }
 

@@ -99,11 +99,16 @@ extension ClientConnectionHandler: StreamTransport {
     }
 
     /// Flushes what was written since the last flush (the driver's and the door's flush of one answer are one).
+    /// A held head (and what was copied after it) goes with the flush: one pass through the pipeline, not two.
     func flushWrites() {
         guard response.unflushed, let context else { return }
         response.unflushed = false
-        writeHeldHead(context: context)
-        context.flush()
+        if let head = heldHead.take() {
+            headBuffer.keep(head)
+            context.writeAndFlush(wrapOutboundOut(head), promise: nil)
+        } else {
+            context.flush()
+        }
     }
 
     func readRequest() {

@@ -201,7 +201,10 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         isInReadBurst = false
         isReadAsked = false
         readBurstEnded(context: context)
-        context.fireChannelReadComplete()
+        // This handler is the pipeline's last (TLS, when there is one, is before it): the tail does nothing with a read's
+        // end, so it goes no further, one pass through the pipeline fewer per request. After a switch to a tunnel the
+        // tunnel's handler follows (until this one has left).
+        if case .tunnelling = state { context.fireChannelReadComplete() }
     }
 
     private func readBurstEnded(context: ChannelHandlerContext) {

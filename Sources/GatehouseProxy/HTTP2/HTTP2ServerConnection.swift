@@ -123,7 +123,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
         readStreams.removeAll(keepingCapacity: true)
         for stream in read { stream.readComplete() }
         session?.readEnded()
-        context.fireChannelReadComplete()
+        // The pipeline's last handler: the tail does nothing with a read's end, so it goes no further.
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -35,15 +35,16 @@ package protocol UpstreamLeg: AnyObject {
 
 /// What an upstream leg reports; calls arrive on the stream's event loop.
 package protocol UpstreamLegDelegate: AnyObject {
-    /// The final response head, hop-by-hop fields removed.
-    func upstreamLegReceivedHead(_ head: ClientResponseHead)
+    /// The final response head, hop-by-hop fields removed. `now`, here and for the body and the end: when the bytes
+    /// that carried it arrived (the leg reads the clock once per delivery, not once per part).
+    func upstreamLegReceivedHead(_ head: ClientResponseHead, at now: NIODeadline)
     /// An interim (1xx) head other than 101: `100 Continue` and friends.
     func upstreamLegReceivedInformational(_ head: ClientResponseHead)
     /// A whole 101 answer: the upstream switched protocols (a WebSocket); `takeTunnelChannel()` hands the
     /// connection over, else the leg is finished like a failed one.
     func upstreamLegSwitchedProtocols(_ head: ClientResponseHead)
-    func upstreamLegReceivedBody(_ buffer: ByteBuffer)
-    func upstreamLegReceivedEnd(trailers: HTTPHeaders?)
+    func upstreamLegReceivedBody(_ buffer: ByteBuffer, at now: NIODeadline)
+    func upstreamLegReceivedEnd(trailers: HTTPHeaders?, at now: NIODeadline)
     func upstreamLegReadComplete()
     func upstreamLegWritabilityChanged(isWritable: Bool)
     /// The upstream went away or broke the protocol, before a byte of answer or after.

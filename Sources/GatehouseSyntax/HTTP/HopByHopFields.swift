@@ -5,15 +5,28 @@
 /// upstreams turn it into `HTTP_PROXY`) and every `Proxy-*`; names compare lower-cased with `_` read as `-`, as
 /// identity headers do. What a `Connection` field names is hop-by-hop too: the callers that read one add those.
 public enum HopByHopFields {
-    @usableFromInline static let names: [[UInt8]] = ["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "proxy"]
-        .map { Array($0.utf8) }
-    @usableFromInline static let proxyPrefix: [UInt8] = Array("proxy-".utf8)
-
-    /// Whether a name, as written, is one.
+    /// Whether a name, as written, is one: by its length first, so most names are compared with nothing.
     @inlinable public static func contains<Name: Collection<UInt8>>(_ name: Name) -> Bool {
-        let count = name.count
-        if count >= proxyPrefix.count, name.prefix(proxyPrefix.count).elementsEqual(proxyPrefix, by: folds) { return true }
-        return names.contains { $0.count == count && name.elementsEqual($0, by: folds) }
+        switch name.count {
+        case 2: return isNamed(name, "te")
+        case 5: return isNamed(name, "proxy")
+        case 7: return isNamed(name, "trailer") || isNamed(name, "upgrade") || hasProxyPrefix(name)
+        case 10: return isNamed(name, "connection") || isNamed(name, "keep-alive") || hasProxyPrefix(name)
+        case 17: return isNamed(name, "transfer-encoding") || hasProxyPrefix(name)
+        case ..<6: return false
+        default: return hasProxyPrefix(name)
+        }
+    }
+
+    /// `Proxy-*` (at least six bytes).
+    @inlinable static func hasProxyPrefix<Name: Collection<UInt8>>(_ name: Name) -> Bool {
+        let prefix: StaticString = "proxy-"
+        return prefix.withUTF8Buffer { name.prefix($0.count).elementsEqual($0, by: folds) }
+    }
+
+    /// `name` (of `lowercase`'s length) is `lowercase`, its letters in any case, `_` read as `-`.
+    @inlinable static func isNamed<Name: Collection<UInt8>>(_ name: Name, _ lowercase: StaticString) -> Bool {
+        lowercase.withUTF8Buffer { name.elementsEqual($0, by: folds) }
     }
 
     @usableFromInline static func folds(_ byte: UInt8, to lowercase: UInt8) -> Bool {

@@ -97,7 +97,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     // MARK: UpstreamConnectionDelegate
 
-    func upstreamReceived(_ part: UpstreamResponseParser.Part) {
+    func upstreamReceived(_ part: UpstreamResponseParser.Part, at now: NIODeadline) {
         switch part {
         case .head(let head):
             if head.status == 101 {
@@ -106,17 +106,17 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
                 delegate?.upstreamLegReceivedInformational(.relayed(head, requestID: requestID))
             } else {
                 upstreamKeepAlive = head.keepAlive
-                delegate?.upstreamLegReceivedHead(.relayed(head, requestID: requestID))
+                delegate?.upstreamLegReceivedHead(.relayed(head, requestID: requestID), at: now)
             }
         case .body(let buffer):
-            delegate?.upstreamLegReceivedBody(buffer)
+            delegate?.upstreamLegReceivedBody(buffer, at: now)
         case .end:
             if let head = switchingHead {
                 delegate?.upstreamLegSwitchedProtocols(.relayed(head, requestID: requestID))
                 return
             }
             responseEnded = true
-            delegate?.upstreamLegReceivedEnd(trailers: nil)
+            delegate?.upstreamLegReceivedEnd(trailers: nil, at: now)
         }
     }
 

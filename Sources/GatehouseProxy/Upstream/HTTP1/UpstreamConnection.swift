@@ -4,7 +4,8 @@ package import GatehouseHTTP
 /// What an upstream connection reports to the client connection currently using it.
 /// Both live on the same event loop, so these are plain calls.
 package protocol UpstreamConnectionDelegate: AnyObject {
-    func upstreamReceived(_ part: UpstreamResponseParser.Part)
+    /// `now`: when the read that carried the part arrived (one clock reading for every part of a read).
+    func upstreamReceived(_ part: UpstreamResponseParser.Part, at now: NIODeadline)
     func upstreamReadComplete()
     func upstreamWritabilityChanged(isWritable: Bool)
     /// The connection closed, or its response was malformed (then it is closed too).
@@ -46,6 +47,9 @@ package final class UpstreamConnection: ChannelInboundHandler {
     private var chunkedRequestBody = false
     /// Bytes were written since the last flush: a flush with nothing to send costs NIO a pass for nothing.
     private var hasUnflushedWrites = false
+    /// The request head, written with the first flush or before the first body bytes: a request without a body goes
+    /// to NIO as one `writeAndFlush`, not a write and a flush (each a pass through the pipeline).
+    private var heldHead: ByteBuffer?
     /// A read was asked for and no bytes came since (NIO's own pending read, which ends as bytes are handed on).
     private var isReadPending = false
     private var context: ChannelHandlerContext?
@@ -62,6 +66,7 @@ package final class UpstreamConnection: ChannelInboundHandler {
     package func handlerRemoved(context: ChannelHandlerContext) {
         if let rest = parser.takeBuffered() { context.fireChannelRead(wrapInboundOut(rest)) }
         self.context = nil
+        heldHead = nil
         leg = nil
         delegate = nil
         idleIn = nil
@@ -74,7 +79,8 @@ package final class UpstreamConnection: ChannelInboundHandler {
         answered = false
         chunkedRequestBody = chunkedBody
         parser.requestWasHEAD = isHEAD
-        write(head)
+        heldHead = head
+        hasUnflushedWrites = true
     }
 
     func writeBody(_ buffer: ByteBuffer) {
@@ -94,7 +100,11 @@ package final class UpstreamConnection: ChannelInboundHandler {
     func flush() {
         guard hasUnflushedWrites else { return }
         hasUnflushedWrites = false
-        if let context { context.flush() } else { channel.flush() }
+        if let head = heldHead.take() {
+            if let context { context.writeAndFlush(wrapOutboundOut(head), promise: nil) } else { channel.writeAndFlush(head, promise: nil) }
+        } else {
+            if let context { context.flush() } else { channel.flush() }
+        }
     }
 
     /// Asks for the response's bytes (reads are manual). Once: a read asked for stays pending until bytes come (an idle
@@ -108,6 +118,11 @@ package final class UpstreamConnection: ChannelInboundHandler {
     /// From this handler's place in the pipeline (not from its tail, past every handler): the same bytes, fewer calls.
     private func write(_ buffer: ByteBuffer) {
         hasUnflushedWrites = true
+        if let head = heldHead.take() { send(head) }
+        send(buffer)
+    }
+
+    private func send(_ buffer: ByteBuffer) {
         if let context { context.write(wrapOutboundOut(buffer), promise: nil) } else { channel.write(buffer, promise: nil) }
     }
 
@@ -122,16 +137,17 @@ package final class UpstreamConnection: ChannelInboundHandler {
         }
         answered = true
         parser.append(unwrapInboundIn(data))
+        let now = NIODeadline.now()
         do {
             while let part = try parser.next() {
                 guard case .end = part else {
-                    delegate?.upstreamReceived(part)
+                    delegate?.upstreamReceived(part, at: now)
                     continue
                 }
                 // One request, one response: anything more means the framing cannot be trusted.
                 // Decided before the end is delivered, as delivering it may hand this connection on.
                 if !parser.isUpgraded && parser.bufferedBytes > 0 { isReusable = false }
-                delegate?.upstreamReceived(part)
+                delegate?.upstreamReceived(part, at: now)
                 if !isReusable { context.close(promise: nil) }
                 return
             }
@@ -153,7 +169,7 @@ package final class UpstreamConnection: ChannelInboundHandler {
         idleIn?.idleConnectionClosed(self)
         idleIn = nil
         if delegate != nil, let part = try? parser.connectionClosed() {
-            delegate?.upstreamReceived(part)  // the end of a body delimited by the close
+            delegate?.upstreamReceived(part, at: .now())  // the end of a body delimited by the close
         }
         delegate?.upstreamClosed()
     }

@@ -112,7 +112,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
         readLegs.removeAll(keepingCapacity: true)
         for leg in read { leg.readComplete() }
         session?.readEnded()
-        context.fireChannelReadComplete()
+        // The pipeline's last handler: the tail does nothing with a read's end, so it goes no further.
     }
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {

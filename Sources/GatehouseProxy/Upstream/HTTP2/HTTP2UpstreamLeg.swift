@@ -137,6 +137,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     }
 
     private func deliver(_ part: HTTP2StreamPart) {
+        let now = NIODeadline.now()  // one reading for the part's head, body and end
         switch part {
         case .fields(let fields, _) where !Self.isWellFormed(fields, isTrailers: headReceived):
             resetMalformed()
@@ -149,22 +150,22 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
             }
             guard status >= 200 && status < 1000 else { return resetMalformed() }
             headReceived = true
-            delegate?.upstreamLegReceivedHead(.fields(Self.head(status, fields, requestID: requestID)))
-            if endStream { end(trailers: nil) }
+            delegate?.upstreamLegReceivedHead(.fields(Self.head(status, fields, requestID: requestID)), at: now)
+            if endStream { end(trailers: nil, at: now) }
         case .fields(let fields, _):
-            end(trailers: HTTPHeaders(fields))
+            end(trailers: HTTPHeaders(fields), at: now)
         case .data(let buffer, let endStream):
             if buffer.readableBytes > 0 {
                 connection.consumed(id, bytes: buffer.readableBytes)
-                delegate?.upstreamLegReceivedBody(buffer)
+                delegate?.upstreamLegReceivedBody(buffer, at: now)
             }
-            if endStream { end(trailers: nil) }
+            if endStream { end(trailers: nil, at: now) }
         }
     }
 
-    private func end(trailers: HTTPHeaders?) {
+    private func end(trailers: HTTPHeaders?, at now: NIODeadline) {
         ended = true
-        delegate?.upstreamLegReceivedEnd(trailers: trailers)
+        delegate?.upstreamLegReceivedEnd(trailers: trailers, at: now)
     }
 
     /// A malformed response (RFC 9113 §8.1.1): the stream is reset; its closing reports the failure (502 before a

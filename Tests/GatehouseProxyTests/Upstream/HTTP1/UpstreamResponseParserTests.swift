@@ -454,6 +454,39 @@ struct UpstreamResponseParserTests {
         ])
     }
 
+    /// The head's line ends and its values are scanned eight bytes at a time: a byte the field rules refuse, a bare CR or
+    /// a bare LF is found at every position of a long value (in every word, across words), and what they accept (HTAB,
+    /// obs-text) is relayed as sent.
+    @Test func everyByteOfALongValueIsJudgedWhereverItStands() throws {
+        for position in 0..<24 {
+            for byte: UInt8 in [0x00, 0x01, 0x08, 0x0A, 0x0B, 0x0C, 0x0D, 0x1F, 0x7F] {
+                // Alone, and after an accepted byte the scan must look at and go past (HTAB, obs-text).
+                for before: UInt8? in [nil, 0x09, 0xFF] where before == nil || position > 1 {
+                    var value = [UInt8](repeating: UInt8(ascii: "v"), count: 24)
+                    if let before { value[1] = before }
+                    value[position] = byte
+                    let bytes = Array("HTTP/1.1 200 OK\r\nX-Long: ".utf8) + value + Array("\r\nContent-Length: 0\r\n\r\n".utf8)
+                    #expect(throws: (any Error).self, "byte \(byte) at \(position) after \(String(describing: before))") {
+                        try UpstreamResponseHeadParser.parse(ByteBuffer(bytes: bytes), requestWasHEAD: false)
+                    }
+                    // The connection's parser too (its search for the head's end meets a bare LF first), whole and in pieces.
+                    #expect(parse(String(decoding: bytes, as: UTF8.self)).failed || before == 0xFF, "byte \(byte) at \(position)")
+                }
+            }
+            for byte: UInt8 in [0x09, 0x80, 0xFF] {
+                var value = [UInt8](repeating: UInt8(ascii: "v"), count: 24)
+                value[position] = byte
+                let bytes = Array("HTTP/1.1 200 OK\r\nX-Long: ".utf8) + value + Array("\r\nContent-Length: 0\r\n\r\n".utf8)
+                let head = try UpstreamResponseHeadParser.parse(ByteBuffer(bytes: bytes), requestWasHEAD: false)
+                let field = try #require(head.fields.first { head.name(of: $0) == "X-Long" })
+                let kept = head.bytes.getBytes(at: head.bytes.readerIndex + field.value.lowerBound, length: field.value.count)
+                // Whitespace at either end is not part of the value.
+                let trimmed = byte == 0x09 && (position == 0 || position == 23) ? value.filter { $0 != 0x09 } : value
+                #expect(kept == trimmed, "byte \(byte) at \(position)")
+            }
+        }
+    }
+
     @Test func headKeepsFieldValuesTrimmedOfWhitespace() throws {
         let head = try UpstreamResponseHeadParser.parse(
             ByteBuffer(string: "HTTP/1.1 404 Not Here\r\nX-A: \t spaced value \t\r\nX-Empty:\r\nContent-Length: 0\r\n\r\n"), requestWasHEAD: false)
