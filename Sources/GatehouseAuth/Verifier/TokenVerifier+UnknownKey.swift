@@ -15,11 +15,11 @@ extension TokenVerifier {
     package typealias KeyedJudgement<Value: Sendable> = Eventual<Result<Value, AuthFailure>>
 
     package func unknownKey(
-        _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, tokenKey: TokenKey, rejectionKey: TokenKey, now: Int64,
+        _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, tokenKey: TokenKey, now: Int64,
         on eventLoop: any EventLoop
     ) -> Verdict {
         withUnknownKey(jws, provider: index, in: snapshot, on: eventLoop) { keys, fetchedAt in
-            check(tokenKey, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: fetchedAt, now: now)
+            check(tokenKey, jws, provider: index, keys: keys, keysFetchedAt: fetchedAt, now: now)
         }
     }
 

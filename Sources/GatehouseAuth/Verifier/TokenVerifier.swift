@@ -105,8 +105,7 @@ package struct TokenVerifier: Sendable {
             return .now(restrict(.success(cached), to: allowedProviders))
         }
         onCacheLookup(false)
-        let rejectionKey = key.sha256()
-        if let rejection = rejected.lookup(rejectionKey),
+        if let rejection = rejected.lookup(key),
             allowedProviders.isEmpty || allowedProviders.contains(providers[rejection.provider].name),
             keyStore.usableKeys(provider: rejection.provider)?.fetchedAt == rejection.keysFetchedAt
         {
@@ -129,9 +128,9 @@ package struct TokenVerifier: Sendable {
         }
         let keys = snapshot.keySet.candidates(keyID: jws.keyID, algorithm: jws.algorithm)
         if keys.isEmpty && !isKeyIDKnown(jws.keyID, in: snapshot) {
-            return unknownKey(jws, provider: index, in: snapshot, tokenKey: key, rejectionKey: rejectionKey, now: now, on: eventLoop)
+            return unknownKey(jws, provider: index, in: snapshot, tokenKey: key, now: now, on: eventLoop)
         }
-        return .now(check(key, rejectionKey, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
+        return .now(check(key, jws, provider: index, keys: keys, keysFetchedAt: snapshot.fetchedAt, now: now))
     }
 
     /// An opaque token on a route that allows introspection providers goes to exactly one of them: the one
@@ -174,7 +173,7 @@ package struct TokenVerifier: Sendable {
     }
 
     package func check(
-        _ key: TokenKey, _ rejectionKey: TokenKey, _ jws: CompactJWS, provider index: Int, keys: ArraySlice<VerificationKey>, keysFetchedAt: NIODeadline, now: Int64
+        _ key: TokenKey, _ jws: CompactJWS, provider index: Int, keys: ArraySlice<VerificationKey>, keysFetchedAt: NIODeadline, now: Int64
     ) -> Result<VerifiedIdentity, AuthFailure> {
         guard !keys.isEmpty else {
             let detail = "key \(jws.keyID ?? "(no kid)") does not allow \(jws.algorithm.rawValue)"
@@ -182,7 +181,7 @@ package struct TokenVerifier: Sendable {
         }
         guard keys.contains(where: { $0.isValidSignature(jws.signature, for: jws.signingInput, algorithm: jws.algorithm) }) else {
             let failure = diagnosed(AuthFailure(.badSignature, "signature does not verify"), jws, index)
-            rejected.insert(rejectionKey, RejectedTokenCache.Rejection(failure: failure, provider: index, keysFetchedAt: keysFetchedAt))
+            rejected.insert(key, RejectedTokenCache.Rejection(failure: failure, provider: index, keysFetchedAt: keysFetchedAt))
             return .failure(failure)
         }
         let provider = providers[index]
@@ -206,7 +205,6 @@ package struct TokenVerifier: Sendable {
             encodedPayload: String(decoding: jws.encodedPayload, as: UTF8.self),
             keyID: jws.keyID,
             expiry: jws.claims["exp"]?.integerValue ?? now,
-            tokenDigest: rejectionKey,
             keysFetchedAt: keysFetchedAt,
             token: key.tokenBytes
         )

@@ -1,4 +1,4 @@
-/// A bounded map from tokens to what was learnt about them. When full, an insert evicts one entry,
+/// A bounded map from tokens (or their digests) to what was learnt about them. When full, an insert evicts one entry,
 /// chosen by the CLOCK rule: the entries sit on a ring in the order they came; a hit marks its
 /// entry, and the hand passes over marked entries once (clearing the mark) and evicts the first
 /// unmarked one. Tokens in use survive, and each insert frees at most one entry: no moment frees
@@ -6,7 +6,7 @@
 /// paid for it waited milliseconds). Not synchronized: the owner holds its lock around every call.
 /// Specialized here for the verified-token cache: the caches are in another module, where the generic code took the
 /// runtime's metadata lookups and value witnesses for each copy of a key, 5 % of a new token's CPU time (issue 57).
-package struct BoundedTokenMap<Value: Sendable>: Sendable {
+package struct BoundedMap<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private struct Entry: Sendable {
         var value: Value
         /// Where the key sits on the ring.
@@ -14,12 +14,12 @@ package struct BoundedTokenMap<Value: Sendable>: Sendable {
     }
 
     private struct Slot: Sendable {
-        var key: TokenKey
+        var key: Key
         /// Looked up since the hand last passed: passed over once more.
         var used: Bool
     }
 
-    private var entries: [TokenKey: Entry] = [:]
+    private var entries: [Key: Entry] = [:]
     private var ring: [Slot] = []
     private var hand = 0
     private let capacity: Int
@@ -31,15 +31,15 @@ package struct BoundedTokenMap<Value: Sendable>: Sendable {
 
     package var count: Int { entries.count }
 
-    @_specialize(exported: true, where Value == VerifiedIdentity)
-    package mutating func value(for key: TokenKey) -> Value? {
+    @_specialize(exported: true, where Key == TokenKey, Value == VerifiedIdentity)
+    package mutating func value(for key: Key) -> Value? {
         guard let entry = entries[key] else { return nil }
         if !ring[entry.slot].used { ring[entry.slot].used = true }
         return entry.value
     }
 
-    @_specialize(exported: true, where Value == VerifiedIdentity)
-    package mutating func insert(_ value: Value, for key: TokenKey) {
+    @_specialize(exported: true, where Key == TokenKey, Value == VerifiedIdentity)
+    package mutating func insert(_ value: Value, for key: Key) {
         if let existing = entries[key] {
             entries[key] = Entry(value: value, slot: existing.slot)
             ring[existing.slot].used = true
@@ -60,3 +60,6 @@ package struct BoundedTokenMap<Value: Sendable>: Sendable {
         hand = (hand + 1) % capacity
     }
 }
+
+/// The map the caches of tokens use: keyed by the token's bytes or its SHA-256.
+package typealias BoundedTokenMap<Value: Sendable> = BoundedMap<TokenKey, Value>

@@ -11,8 +11,8 @@ package struct TokenKey: Hashable, Sendable {
     }
 
     private let storage: Storage
-    /// The bytes' hash, computed once: a lookup and an insert, and every probe, reuse it.
-    private let digest: Int
+    /// The bytes' hash (the process's random seed), computed once: a lookup and an insert, and every probe, reuse it.
+    package let digest: Int
 
     package init(_ token: Substring) {
         self.init(.token(token.utf8Bytes))
@@ -51,7 +51,19 @@ package struct TokenKey: Hashable, Sendable {
     /// This key's bytes by their SHA-256 (`sha256(of:)` for a token already made a key): hashed by
     /// CPreparedCrypto (its context on the stack) into the key itself, so nothing is allocated.
     package func sha256() -> TokenKey {
-        TokenKey(.sha256(bytes.withUnsafeBufferPointer { SHA256Words(of: $0) }))
+        TokenKey(.sha256(sha256Words))
+    }
+
+    /// The SHA-256 of the key's bytes (a digest key's own words).
+    package var sha256Words: SHA256Words {
+        switch storage {
+        case .token(let bytes): Self.sha256Words(of: bytes)
+        case .sha256(let words): words
+        }
+    }
+
+    package static func sha256Words(of bytes: [UInt8]) -> SHA256Words {
+        bytes.withUnsafeBufferPointer { SHA256Words(of: $0) }
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -25,7 +25,8 @@ public struct VerifiedIdentity: Sendable {
         let encodedPayload: String
         let keyID: String?
         let expiry: Int64
-        /// The token's SHA-256 (a key made by `TokenKey.sha256`), for the revocation key.
+        /// The token's SHA-256 (a key made by `TokenKey.sha256`), for the revocation key; nil when it is made from
+        /// `token` (a verified JWS: hashed only if a revocation key is ever asked for).
         let tokenDigest: TokenKey?
         let keysFetchedAt: NIODeadline?
         /// The token's bytes as the verified-token cache keys them (empty when not known): shared, not copied.
@@ -73,8 +74,15 @@ public struct VerifiedIdentity: Sendable {
     package var revocationKey: String? {
         let verification = core.verification
         if let kept = verification.memo.withLock({ $0.revocationKey }) { return kept }
-        guard let digest = verification.tokenDigest else { return nil }
-        let key = TokenRevocationKey.make(provider: verification.providerName, claims: verification.claims, tokenDigest: digest.bytes)
+        let digest: [UInt8]
+        if let tokenDigest = verification.tokenDigest {
+            digest = tokenDigest.bytes
+        } else if !verification.token.isEmpty {
+            digest = TokenKey.sha256Words(of: verification.token).bytes
+        } else {
+            return nil
+        }
+        let key = TokenRevocationKey.make(provider: verification.providerName, claims: verification.claims, tokenDigest: digest)
         verification.memo.withLock { $0.revocationKey = key }
         return key
     }
@@ -93,7 +101,8 @@ public struct VerifiedIdentity: Sendable {
     }
 
     /// - Parameters:
-    ///   - tokenDigest: the token's SHA-256 key, from which the revocation key is made when first needed.
+    ///   - tokenDigest: the token's SHA-256 key, from which the revocation key is made when first needed (without it,
+    ///     from `token`'s SHA-256, computed then).
     ///   - revocationKey: the revocation key itself, when the maker has it (it wins over `tokenDigest`).
     ///   - token: the token's bytes as the verified-token cache holds them, shared by a connection's `RecentToken`.
     package init(

@@ -27,6 +27,11 @@ import GatehouseTokens
             == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(identity(claims: ["jti": .string("j-1")], digest: digest).revocationKey == "jti:idp:j-1")
         #expect(identity(claims: [:], digest: nil).revocationKey == nil)
+        // A verified JWS keeps its bytes, not their digest: the key is the same, hashed when first asked for.
+        let fromBytes = VerifiedIdentity(
+            providerIndex: 0, providerName: "idp", claims: [:], encodedPayload: "e30", keyID: nil, expiry: 5000, token: Array("abc".utf8))
+        #expect(fromBytes.revocationKey == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(fromBytes.with(claims: ["sub": .string("u1")]).revocationKey == fromBytes.revocationKey)
     }
 
     @Test func anEnrichedIdentityKeepsTheVerificationsRevocationKeyAndAssertion() {
