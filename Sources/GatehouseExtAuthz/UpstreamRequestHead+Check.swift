@@ -52,8 +52,8 @@ extension UpstreamRequestHead {
         if case .verified(let identity) = admission {
             allowance.metadata.append(("provider", .string(identity.providerName)))
             if let subject = identity.subject { allowance.metadata.append(("sub", .string(subject))) }
-            if let issuer = identity.claims["iss"]?.stringValue { allowance.metadata.append(("iss", .string(issuer))) }
-            let scopes = RouteRule.grantedScopes(identity.claims)
+            if let issuer = identity.claim("iss")?.stringValue { allowance.metadata.append(("iss", .string(issuer))) }
+            let scopes = RouteRule.grantedScopes(identity)
             if !scopes.isEmpty { allowance.metadata.append(("scopes", .list(scopes.map(String.init)))) }
         }
         return allowance

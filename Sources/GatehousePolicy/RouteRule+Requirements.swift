@@ -19,7 +19,7 @@ extension RouteRule {
     /// address). Claims of the wrong type count as absent. Provider restrictions are not checked here.
     ///
     /// - Returns: nil when every requirement is met.
-    public func checkRequirements(claims: [String: JSONValue]) -> AuthFailure? {
+    public func checkRequirements(claims: some JSONMembers) -> AuthFailure? {
         if !scopes.isEmpty {
             let granted = Self.grantedScopes(claims)
             let missing = scopes.filter { required in !granted.contains { Self.sameBytes($0, required) } }
@@ -61,7 +61,7 @@ extension RouteRule {
     }
 
     /// The scopes a token grants: `scope` (space-separated) and `scp` (an array, or space-separated).
-    package static func grantedScopes(_ claims: [String: JSONValue]) -> [Substring] {
+    package static func grantedScopes(_ claims: some JSONMembers) -> [Substring] {
         (claims["scope"]?.stringValue?.split(separator: " ") ?? []) + strings(claims["scp"], splittingStrings: true)
     }
 

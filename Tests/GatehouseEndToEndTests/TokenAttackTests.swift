@@ -657,6 +657,29 @@ struct TokenAttackTests {
         }
     }
 
+    /// J54: a token's `iss` names its provider however the JSON spells it (with escapes it is read as a string, not
+    /// compared as bytes), and an `iss` one byte off, or only a prefix of the issuer, names none (issue 57: the issuer
+    /// is looked up by its bytes).
+    @Test func theIssuerIsFoundByItsTextNotItsSpelling() async throws {
+        try await TestEnvironment.run { (env: TestEnvironment) async throws in
+            let plain = Forge.claims()
+            let escaped = plain.replacingOccurrences(of: "\"iss\":\"https://", with: #""iss":"https:\/\/"#)
+            let unicode = plain.replacingOccurrences(of: "\"iss\":\"https", with: #""iss":"\u0068ttps"#)
+            #expect(escaped != plain && unicode != plain)
+            for payload in [plain, escaped, unicode] {
+                let token = Forge.signed(header: Forge.header(), payload: payload)
+                let response = try await env.request("/v1/orders", headers: [("Authorization", "Bearer \(token)")])
+                #expect(response.status == 200, "\(payload)")
+                #expect(env.upstream.last?.value("x-auth-subject") == "user-1")
+            }
+            #expect(env.failureLog.isEmpty)
+            for issuer in [Claims.issuer + "x", String(Claims.issuer.dropLast()), Claims.issuer.uppercased()] {
+                let payload = plain.replacingOccurrences(of: Claims.issuer, with: issuer)
+                try await env.expectAttackRejected(token: Forge.signed(header: Forge.header(), payload: payload), reasons: [.unknownIssuer])
+            }
+        }
+    }
+
     /// J42: anything but `Bearer <token>` carries no bearer token, or a malformed one.
     @Test func otherAuthorizationShapesAreRejected() async throws {
         try await TestEnvironment.run { (env: TestEnvironment) async throws in

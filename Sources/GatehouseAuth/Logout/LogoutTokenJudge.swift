@@ -32,7 +32,7 @@ package struct LogoutTokenJudge: Sendable {
             return .now(.failure(failure))
         }
         let provider = verifier.providers[index]
-        guard let issuer = jws.claims["iss"]?.stringValue, provider.issuers.contains(issuer) else {
+        guard let issuer = jws.claimSet["iss"]?.stringValue, provider.issuers.contains(issuer) else {
             return .now(.failure(verifier.diagnosed(AuthFailure(.unknownIssuer, "iss is not provider \(provider.name)'s issuer"), jws, index)))
         }
         guard provider.algorithms.contains(jws.algorithm) else {
@@ -65,7 +65,7 @@ package struct LogoutTokenJudge: Sendable {
             return .success(try claims(jws, provider: provider, now: now))
         } catch {
             var failure = verifier.diagnosed(error, jws, index)
-            failure.subject = jws.claims["sub"]?.stringValue  // authentic: the signature verified
+            failure.subject = jws.claimSet["sub"]?.stringValue  // authentic: the signature verified
             return .failure(failure)
         }
     }
@@ -82,7 +82,7 @@ package struct LogoutTokenJudge: Sendable {
         default:
             throw AuthFailure(.wrongTokenType, "typ is not logout+jwt")
         }
-        let claims = jws.claims
+        let claims = jws.claimSet
         let presented = try ClaimChecks.audiences(claims)
         guard presented.contains(where: provider.logoutAudiences.contains) else {
             throw AuthFailure(.wrongAudience, "aud names none of provider \(provider.name)'s audiences")

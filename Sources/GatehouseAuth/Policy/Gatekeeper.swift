@@ -161,7 +161,7 @@ package struct Gatekeeper: Sendable {
             let rule = request.rule
             // The rule's request is made only for a route with a `when` rule (it retains the head's parts).
             let failure = resourceAudienceFailure(identity, request)
-                ?? rule.checkRequirements(claims: identity.claims)
+                ?? rule.checkRequirements(claims: identity)
                 ?? (rule.condition == nil
                     ? nil : rule.checkCondition(claims: identity.claims, request: RuleRequest(head: request.head, path: request.path, host: request.host, mcp: request.mcp)))
             guard let failure else { return .admit(.verified(identity)) }
@@ -175,13 +175,13 @@ package struct Gatekeeper: Sendable {
     private static func resourceAudienceFailure(_ identity: VerifiedIdentity, _ request: Judged) -> AuthFailure? {
         if let resource = request.resource {
             let url = resource.settings.url
-            if case .string(let audience)? = identity.claims["aud"], audience == url { return nil }
-            let audiences = (try? ClaimChecks.audiences(identity.claims)) ?? []
+            if case .string(let audience)? = identity.claim("aud"), audience == url { return nil }
+            let audiences = (try? ClaimChecks.audiences(identity)) ?? []
             return audiences.contains(url) ? nil : AuthFailure(.wrongAudience, "aud does not name the resource \(url)")
         }
         guard identity.providerIndex < request.ownAudiences.count, let own = request.ownAudiences[identity.providerIndex] else { return nil }
-        if case .string(let audience)? = identity.claims["aud"], own.contains(audience) { return nil }
-        let audiences = (try? ClaimChecks.audiences(identity.claims)) ?? []
+        if case .string(let audience)? = identity.claim("aud"), own.contains(audience) { return nil }
+        let audiences = (try? ClaimChecks.audiences(identity)) ?? []
         return audiences.contains(where: own.contains)
             ? nil : AuthFailure(.wrongAudience, "aud names a protected resource, and this request is not under it")
     }
@@ -222,7 +222,7 @@ package struct Gatekeeper: Sendable {
     private static func authentic(_ failure: AuthFailure, _ identity: VerifiedIdentity) -> AuthFailure {
         var failure = failure
         failure.provider = identity.providerName
-        failure.issuer = identity.claims["iss"]?.stringValue
+        failure.issuer = identity.claim("iss")?.stringValue
         failure.keyID = identity.keyID
         failure.subject = identity.subject
         return failure

@@ -14,7 +14,7 @@ enum CognitoPreset {
 
     static func jwksURL(issuer: String) -> URL? { URL(string: issuer + "/.well-known/jwks.json") }
 
-    static func checkAudience(_ claims: [String: JSONValue], clientIDs: Set<String>, accepted: ProviderSettings.TokenUse, provider: String)
+    static func checkAudience(_ claims: some JSONMembers, clientIDs: Set<String>, accepted: ProviderSettings.TokenUse, provider: String)
         throws(AuthFailure)
     {
         let use = try ClaimChecks.string("token_use", in: claims, required: false)

@@ -19,7 +19,7 @@ extension Provider {
     }
 
     /// The audience check of this provider's type (docs/reference.md §3, "audience check").
-    func checkAudience(_ claims: [String: JSONValue]) throws(AuthFailure) {
+    func checkAudience(_ claims: some JSONMembers) throws(AuthFailure) {
         if type == .cognito {
             try CognitoPreset.checkAudience(claims, clientIDs: audiences, accepted: tokenUse, provider: name)
             return
@@ -34,26 +34,36 @@ extension Provider {
     }
 
     /// The preset's own checks, after signature, time and audience; returns the claims as they are
-    /// presented upstream and to route requirements (Apple's string booleans as booleans, …).
-    func checkPresetRules(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) -> [String: JSONValue] {
+    /// presented upstream and to route requirements (Apple's string booleans as booleans, …): a preset's as a
+    /// dictionary (made to check them), a plain provider's as signed, each made when first read.
+    func checkPresetRules(_ claims: LazyJSONObject, now: Int64, leeway: Int64) throws(AuthFailure) -> PresentedClaims {
         switch type {
         case .google:
-            try GooglePreset.checkClaims(claims, hostedDomains: hostedDomains)
-            return claims
+            let members = claims.dictionary
+            try GooglePreset.checkClaims(members, hostedDomains: hostedDomains)
+            return .members(members)
         case .apple:
-            return try ApplePreset.normalize(claims)
+            return .members(try ApplePreset.normalize(claims.dictionary))
         case .firebase:
-            try FirebasePreset.checkClaims(claims, now: now, leeway: leeway)
-            return claims
+            let members = claims.dictionary
+            try FirebasePreset.checkClaims(members, now: now, leeway: leeway)
+            return .members(members)
         case .cognito:
-            return CognitoPreset.normalize(claims)
+            return .members(CognitoPreset.normalize(claims.dictionary))
         case .entra:
-            try EntraPreset.checkClaims(claims, templates: issuerTemplates, tenants: tenants)
-            return claims
+            let members = claims.dictionary
+            try EntraPreset.checkClaims(members, templates: issuerTemplates, tenants: tenants)
+            return .members(members)
         case .kubernetes:
-            return try KubernetesPreset.normalize(claims)
+            return .members(try KubernetesPreset.normalize(claims.dictionary))
         case .oidc, .jwks, .introspection:
-            return claims
+            return .asSigned
         }
     }
+}
+
+/// The claims a verified token presents: as the issuer signed them (read lazily), or as its preset made them.
+enum PresentedClaims {
+    case asSigned
+    case members([String: JSONValue])
 }

@@ -58,7 +58,7 @@ package struct ProviderTokenRevoker: Sendable {
         case nil:
             return eventLoop.makeSucceededVoidFuture()
         case .url(let url, let sendsClientID):
-            let clientID = sendsClientID ? (identity.claims["client_id"]?.stringValue ?? identity.claims["aud"]?.stringValue) : nil
+            let clientID = sendsClientID ? (identity.claim("client_id")?.stringValue ?? identity.claim("aud")?.stringValue) : nil
             return post(url, refreshToken: refreshToken, clientID: clientID, deadline: deadline, on: eventLoop)
         case .discovery(let issuer):
             return discoverEndpoint(issuer: issuer, deadline: deadline, on: eventLoop).flatMap { url in

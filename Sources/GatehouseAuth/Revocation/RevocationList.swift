@@ -61,13 +61,13 @@ package final class RevocationList: Sendable {
         guard !snapshot.isEmpty else { return false }
         if !snapshot.subjects.isEmpty, let subject = identity.subject,
             let before = snapshot.subjects[SubjectKey(provider: identity.providerName, subject: subject)],
-            (identity.claims["iat"]?.integerValue ?? .min) <= before  // issued in the cut-off second counts as before
+            (identity.claim("iat")?.integerValue ?? .min) <= before  // issued in the cut-off second counts as before
         {
             return true
         }
-        if !snapshot.providerSessions.isEmpty, let sid = identity.claims["sid"]?.stringValue,
+        if !snapshot.providerSessions.isEmpty, let sid = identity.claim("sid")?.stringValue,
             let before = snapshot.providerSessions[ProviderSessionKey(provider: identity.providerName, sid: sid)],
-            (identity.claims["iat"]?.integerValue ?? .min) <= before
+            (identity.claim("iat")?.integerValue ?? .min) <= before
         {
             return true
         }

@@ -67,7 +67,7 @@ package struct SenderConstraints: Sendable {
         _ identity: VerifiedIdentity, token: Substring, evidence: SenderEvidence, head: HTTPRequestHead, rule: RouteRule, now: Int64,
         on eventLoop: any EventLoop
     ) -> Outcome {
-        let confirmation = identity.claims["cnf"]
+        let confirmation = identity.claim("cnf")
         if confirmation != nil, confirmation?.objectValue == nil {
             return .fail(AuthFailure(.invalidClaims, "cnf is not an object"))
         }

@@ -54,7 +54,7 @@ public enum TokenInspection {
             keyStore: keyStore, verification: configuration.verification, tokenMaxBytes: configuration.listen.tokenMaxBytes,
             onCacheLookup: { _ in }, introspectors: introspectors)
         let trimmed = token.trimmingCharacters(in: .whitespacesAndNewlines)
-        let issuer = (try? CompactJWS.parse(trimmed[...], maxBytes: configuration.listen.tokenMaxBytes))?.claims["iss"]?.stringValue
+        let issuer = (try? CompactJWS.parse(trimmed[...], maxBytes: configuration.listen.tokenMaxBytes))?.claimSet["iss"]?.stringValue
         if let issuer, let index = verifier.providerByIssuer[issuer] {
             try? await keyStore.refresh(provider: index, on: group.next()).get()
             if keyStore.lastFetchFailed(provider: index) { keyStore.usePersistedKeys(provider: index) }

@@ -29,7 +29,7 @@ extension TokenVerifier {
         _ jws: CompactJWS, provider index: Int, in snapshot: KeySnapshot, on eventLoop: any EventLoop,
         check: @escaping @Sendable (_ keys: ArraySlice<VerificationKey>, _ keysFetchedAt: NIODeadline) -> Result<Value, AuthFailure>
     ) -> KeyedJudgement<Value> {
-        if let evidence = UnknownKeyEvidence.inSnapshot(snapshot, keyID: jws.keyID, issuedAt: jws.claims["iat"]?.integerValue, leeway: leeway) {
+        if let evidence = UnknownKeyEvidence.inSnapshot(snapshot, keyID: jws.keyID, issuedAt: jws.claimSet["iat"]?.integerValue, leeway: leeway) {
             return .now(.failure(notPublished(jws, index, evidence)))
         }
         let refetch: EventLoopFuture<Bool>

@@ -14,6 +14,9 @@ package struct TokenVerifier: Sendable {
     package let keyStore: KeyStore
     package let providers: [Provider]
     let providerByIssuer: [String: Int]
+    /// `providerByIssuer` as bytes, when it is short enough to search in order: a token's `iss` is found without
+    /// making a `String` of it.
+    let issuerBytes: [(issuer: [UInt8], index: Int)]
     package let leeway: Int64
     package let tokenMaxBytes: Int
     package let cache: VerifiedTokenCache
@@ -42,6 +45,7 @@ package struct TokenVerifier: Sendable {
             for issuer in provider.issuers where byIssuer[issuer] == nil { byIssuer[issuer] = index }
         }
         self.providerByIssuer = byIssuer
+        self.issuerBytes = byIssuer.count <= Self.issuersSearchedInOrder ? byIssuer.map { (Array($0.key.utf8), $0.value) } : []
         self.leeway = verification.leeway.components.seconds
         self.tokenMaxBytes = tokenMaxBytes
         self.cache = VerifiedTokenCache(capacity: verification.cacheSize)
@@ -155,9 +159,23 @@ package struct TokenVerifier: Sendable {
         providers.firstIndex { provider in provider.issuerTemplates.contains { $0.tenant(in: issuer) != nil } }
     }
 
+    /// Up to this many issuers are compared byte by byte (`issuerBytes`); more are looked up by hash.
+    private static let issuersSearchedInOrder = 16
+
+    /// The provider whose issuer `iss` is: found by its bytes when it is one of `issuerBytes` (the same index the
+    /// `String` lookup gives: equal bytes are equal strings), else by `providerByIssuer` and the issuer templates.
+    private func providerIndex(issuerOf claims: LazyJSONObject) -> Int? {
+        let found = claims.withPlainString("iss") { bytes in
+            issuerBytes.first { $0.issuer.elementsEqual(bytes) }?.index
+        }
+        if let found, let index = found { return index }
+        guard let issuer = claims["iss"]?.stringValue else { return nil }
+        return providerByIssuer[issuer] ?? providerByTemplate(issuer)
+    }
+
     /// Provider by `iss`, the route's provider list, and the provider's algorithm allow-list.
     private func select(_ jws: CompactJWS, allowedProviders: Set<String>) -> Result<Int, AuthFailure> {
-        guard let issuer = jws.claims["iss"]?.stringValue, let index = providerByIssuer[issuer] ?? providerByTemplate(issuer) else {
+        guard let index = providerIndex(issuerOf: jws.claimSet) else {
             let failure = AuthFailure(.unknownIssuer, "iss is not the issuer of any configured provider")
             return .failure(diagnosed(failure, jws, nil))
         }
@@ -185,26 +203,32 @@ package struct TokenVerifier: Sendable {
             return .failure(failure)
         }
         let provider = providers[index]
-        let presented: [String: JSONValue]
+        let claims = jws.claimSet
+        let presented: PresentedClaims
         do {
             try provider.checkTokenType(jws.header)
-            try ClaimChecks.checkTimes(jws.claims, now: now, leeway: leeway)
+            try ClaimChecks.checkTimes(claims, now: now, leeway: leeway)
             // `sub` names the user upstream: it must be a string when present (docs/security.md J32).
-            _ = try ClaimChecks.string("sub", in: jws.claims, required: false)
-            try provider.checkAudience(jws.claims)
-            presented = try provider.checkPresetRules(jws.claims, now: now, leeway: leeway)
+            _ = try ClaimChecks.string("sub", in: claims, required: false)
+            try provider.checkAudience(claims)
+            presented = try provider.checkPresetRules(claims, now: now, leeway: leeway)
         } catch {
             var failure = diagnosed(error, jws, index)
-            failure.subject = jws.claims["sub"]?.stringValue  // authentic: the signature verified
+            failure.subject = claims["sub"]?.stringValue  // authentic: the signature verified
             return .failure(failure)
+        }
+        let claimSet: VerifiedIdentity.Claims
+        switch presented {
+        case .asSigned: claimSet = .signed(claims)
+        case .members(let members): claimSet = .members(members)
         }
         let identity = VerifiedIdentity(
             providerIndex: index,
             providerName: provider.name,
-            claims: presented,
+            claimSet: claimSet,
             encodedPayload: String(decoding: jws.encodedPayload, as: UTF8.self),
             keyID: jws.keyID,
-            expiry: jws.claims["exp"]?.integerValue ?? now,
+            expiry: claims["exp"]?.integerValue ?? now,
             keysFetchedAt: keysFetchedAt,
             token: key.tokenBytes
         )
@@ -218,7 +242,7 @@ package struct TokenVerifier: Sendable {
         guard case .success(let identity) = result, !allowed.isEmpty, !allowed.contains(identity.providerName) else { return result }
         var failure = AuthFailure(.unknownIssuer, "provider \(identity.providerName) is not allowed on this route")
         failure.provider = identity.providerName
-        failure.issuer = identity.claims["iss"]?.stringValue
+        failure.issuer = identity.claim("iss")?.stringValue
         failure.keyID = identity.keyID
         return .failure(failure)
     }
@@ -245,7 +269,7 @@ package struct TokenVerifier: Sendable {
     func diagnosed(_ failure: AuthFailure, _ jws: CompactJWS, _ index: Int?) -> AuthFailure {
         var failure = failure
         failure.provider = index.map { providers[$0].name }
-        failure.issuer = failure.issuer ?? jws.claims["iss"]?.stringValue.map { LogText.truncated($0) }
+        failure.issuer = failure.issuer ?? jws.claimSet["iss"]?.stringValue.map { LogText.truncated($0) }
         failure.keyID = failure.keyID ?? jws.keyID.map { LogText.truncated($0) }
         failure.algorithm = failure.algorithm ?? jws.algorithm.rawValue
         return failure

@@ -55,27 +55,27 @@ package final class AssertionSigner: Sendable {
     private func carriesCurrentClaims(_ kept: SignedAssertion, _ identity: VerifiedIdentity) -> Bool {
         var index = 0
         for name in settings.claims {
-            if identity.claims[name] != kept.copied[index] { return false }
+            if identity.claim(name) != kept.copied[index] { return false }
             index += 1
         }
         return true
     }
 
     private func sign(_ identity: VerifiedIdentity, now: Int64) -> SignedAssertion? {
-        let copied = settings.claims.map { identity.claims[$0] }
+        let copied = settings.claims.map { identity.claim($0) }
         let expiry = min(now + lifetime, identity.expiry)
         // Written member by member (no dictionary to build and sort): this runs once per new token.
         var payload = AssertionPayload()
         payload.add("iss", .string(settings.issuer))
         payload.add("aud", .string(settings.audience))
-        if let subject = identity.claims["sub"] { payload.add("sub", subject) }
+        if let subject = identity.claim("sub") { payload.add("sub", subject) }
         payload.add("iat", .number(String(now)))
         payload.add("exp", .number(String(expiry)))
         payload.add("jti", .string(Self.newID()))
         payload.add("provider", .string(identity.providerName))
-        if let issuer = identity.claims["iss"] { payload.add("token_iss", issuer) }
+        if let issuer = identity.claim("iss") { payload.add("token_iss", issuer) }
         // The members whose binding Gatehouse proves (SenderConstraints): the DPoP key or the client certificate.
-        if let confirmation = identity.claims["cnf"]?.objectValue {
+        if let confirmation = identity.claim("cnf")?.objectValue {
             let proven = confirmation.filter { $0.key == "jkt" || $0.key == "x5t#S256" }
             if !proven.isEmpty { payload.add("cnf", .object(proven)) }
         }

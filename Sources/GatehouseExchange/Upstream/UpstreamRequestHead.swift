@@ -312,13 +312,13 @@ package struct UpstreamRequestHead {
             }
             let claim: JSONValue? = StringBytes.contains(ASCIIByte.dot, in: mapping.claimPath)
                 ? JSONValue.object(identity.claims).value(atPath: mapping.claimPath)
-                : identity.claims[mapping.claimPath]
+                : identity.claim(mapping.claimPath)
             if let claim, let value = HeaderValueEncoding.encode(claim) {
                 body(mapping.name, value)
             }
         }
         // Only a token whose binding was proven gets here (SenderConstraints): the key or certificate it is bound to.
-        if let confirmation = identity.claims["cnf"]?.objectValue {
+        if let confirmation = identity.claim("cnf")?.objectValue {
             if let key = confirmation["jkt"], let value = HeaderValueEncoding.encode(key) { body("X-Auth-Cnf-Jkt", value) }
             if let certificate = confirmation["x5t#S256"], let value = HeaderValueEncoding.encode(certificate) {
                 body("X-Auth-Cnf-X5t-S256", value)

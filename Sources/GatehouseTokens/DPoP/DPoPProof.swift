@@ -41,7 +41,7 @@ package struct DPoPProof: Sendable {
         guard key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: jws.algorithm) else {
             throw invalid("proof signature does not verify with its jwk")
         }
-        let claims = jws.claims
+        let claims = jws.claimSet
         guard let identifier = claims["jti"]?.stringValue, !identifier.isEmpty, identifier.utf8.count <= maxIdentifierBytes else {
             throw invalid("proof jti missing, empty or longer than \(maxIdentifierBytes) bytes")
         }

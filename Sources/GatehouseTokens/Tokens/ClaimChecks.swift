@@ -15,7 +15,7 @@ public enum ClaimChecks {
     /// - Parameters:
     ///   - now: Current time in Unix seconds.
     ///   - leeway: Allowed clock skew in seconds; a negative value counts as zero.
-    public static func checkTimes(_ claims: [String: JSONValue], now: Int64, leeway: Int64) throws(AuthFailure) {
+    public static func checkTimes(_ claims: some JSONMembers, now: Int64, leeway: Int64) throws(AuthFailure) {
         let leeway = max(0, leeway)
         let latestAcceptable = saturatingSum(now, leeway)
         guard let expValue = claims["exp"] else { throw AuthFailure(.expired, "exp missing") }
@@ -39,7 +39,7 @@ public enum ClaimChecks {
 
     /// The token's audiences: `aud` as a string, or a non-empty array of strings (RFC 7519 §4.1.3).
     /// Missing, `[]`, or anything else is `wrong_audience`.
-    public static func audiences(_ claims: [String: JSONValue]) throws(AuthFailure) -> [String] {
+    public static func audiences(_ claims: some JSONMembers) throws(AuthFailure) -> [String] {
         switch claims["aud"] {
         case .string(let audience)?:
             return [audience]
@@ -63,7 +63,7 @@ public enum ClaimChecks {
 
     /// A string claim. Present but not a string (including `null`) is `invalid_claims`, as is a
     /// missing claim when `required`.
-    public static func string(_ name: String, in claims: [String: JSONValue], required: Bool) throws(AuthFailure) -> String? {
+    public static func string(_ name: String, in claims: some JSONMembers, required: Bool) throws(AuthFailure) -> String? {
         guard let value = claims[name] else {
             if required { throw AuthFailure(.invalidClaims, "\(name) missing") }
             return nil

@@ -13,8 +13,11 @@ public struct CompactJWS: Sendable {
     public let keyID: String?
     /// Every header member, as parsed (duplicates were rejected).
     public let header: [String: JSONValue]
-    /// The payload's members, unverified until a key has checked `signature`.
-    public let claims: [String: JSONValue]
+    /// The payload's members, unverified until a key has checked `signature`: read and checked as `StrictJSON` reads
+    /// a document, each value made when it is looked up (a token's verification reads a few of them).
+    public let claimSet: LazyJSONObject
+    /// Every member of the payload, made now (`claimSet` makes only what is looked up).
+    public var claims: [String: JSONValue] { claimSet.dictionary }
     /// ASCII bytes of `<header>.<payload>`, the input the signature covers: a slice of the token's bytes.
     public let signingInput: ArraySlice<UInt8>
     /// The decoded signature bytes.
@@ -128,7 +131,7 @@ public struct CompactJWS: Sendable {
         let payloadSegment = UnsafeBufferPointer(rebasing: buffer[(firstDot + 1)..<secondDot])
         let payload = payloadClaims(payloadSegment, rule: rule, diagnostics: diagnostics)
         // The issuer is diagnosis only: taken from a payload that parsed, whatever else fails.
-        diagnostics.issuer = (try? payload.get())?["iss"]?.stringValue
+        diagnostics.payload = try? payload.get()
 
         let algorithm = try checkAlgorithm(algValue, diagnostics: diagnostics)
         let keyID = try checkHeaderMembers(header, kid: kidValue, diagnostics: diagnostics)
@@ -149,7 +152,7 @@ public struct CompactJWS: Sendable {
             algorithm: algorithm,
             keyID: keyID,
             header: header,
-            claims: claims,
+            claimSet: claims,
             signingInput: bytes[0..<secondDot],
             signature: signature,
             encodedPayload: bytes[(firstDot + 1)..<secondDot]
@@ -168,20 +171,27 @@ public struct CompactJWS: Sendable {
     /// header's algorithm is judged first.
     private static func payloadClaims(
         _ segment: UnsafeBufferPointer<UInt8>, rule: PayloadRule, diagnostics: Diagnostics
-    ) -> Result<[String: JSONValue], AuthFailure> {
+    ) -> Result<LazyJSONObject, AuthFailure> {
         switch rule {
         case .claims:
             guard !segment.isEmpty else { return .failure(diagnostics.failure(.malformedToken, "empty payload segment")) }
-            // Decoded into a temporary buffer: the members are copied out of it as they are read.
-            let parsed = Base64URL.withDecoded(buffer: segment) { bytes in
-                Result { () throws(AuthFailure) in try jsonObject(bytes, name: "payload", diagnostics: diagnostics) }
+            // Decoded into the object's own storage: its values are made from these bytes when looked up.
+            guard let bytes = Base64URL.decode(buffer: segment) else {
+                return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
             }
-            return parsed ?? .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
+            let object: LazyJSONObject?
+            do {
+                object = try LazyJSONObject.read(bytes)
+            } catch {
+                return .failure(diagnostics.failure(.malformedToken, "payload is not valid JSON: \(error)"))
+            }
+            guard let object else { return .failure(diagnostics.failure(.malformedToken, "payload is not a JSON object")) }
+            return .success(object)
         case .opaque:
             guard let bytes = Base64URL.decode(buffer: segment) else {
                 return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
             }
-            return .success((try? StrictJSON.parse(bytes))?.objectValue ?? [:])
+            return .success(((try? LazyJSONObject.read(bytes)) ?? nil) ?? .empty)
         }
     }
 
@@ -264,13 +274,14 @@ private struct Diagnostics {
 
     var algorithm: String?
     var keyID: String?
-    var issuer: String?
+    /// The payload, once it parsed: its `iss` is read only for a failure.
+    var payload: LazyJSONObject?
 
     func failure(_ reason: FailureReason, _ detail: String) -> AuthFailure {
         var failure = AuthFailure(reason, detail)
         failure.algorithm = algorithm.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
         failure.keyID = keyID.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
-        failure.issuer = issuer.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
+        failure.issuer = payload?["iss"]?.stringValue.map { LogText.truncated($0, maxBytes: Self.fieldLimit) }
         return failure
     }
 }

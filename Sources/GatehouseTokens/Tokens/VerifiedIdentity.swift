@@ -16,12 +16,21 @@ public struct VerifiedIdentity: Sendable {
     private struct Memo {
         var revocationKey: String?
         var assertion: SignedAssertion?
+        /// The claims as signed, made into a dictionary the first time a reader needs all of them (`claims`).
+        var claims: [String: JSONValue]?
+    }
+
+    /// The claims: as the issuer signed them (each value made when it is read), or a dictionary (a preset's, an
+    /// introspection's, an enrichment's).
+    package enum Claims: Sendable {
+        case signed(LazyJSONObject)
+        case members([String: JSONValue])
     }
 
     private final class Core: Sendable {
         let providerIndex: Int
         let providerName: String
-        let claims: [String: JSONValue]
+        let claims: Claims
         let encodedPayload: String
         let keyID: String?
         let expiry: Int64
@@ -37,7 +46,7 @@ public struct VerifiedIdentity: Sendable {
         let memo: Mutex<Memo>
 
         init(
-            providerIndex: Int, providerName: String, claims: [String: JSONValue], encodedPayload: String, keyID: String?, expiry: Int64,
+            providerIndex: Int, providerName: String, claims: Claims, encodedPayload: String, keyID: String?, expiry: Int64,
             tokenDigest: TokenKey?, revocationKey: String?, keysFetchedAt: NIODeadline?, token: [UInt8], origin: Core?
         ) {
             self.providerIndex = providerIndex
@@ -55,11 +64,35 @@ public struct VerifiedIdentity: Sendable {
 
         /// The core whose memo holds this verification's assertion and revocation key.
         var verification: Core { origin ?? self }
+
+        func claim(_ name: String) -> JSONValue? {
+            switch claims {
+            case .signed(let object): object[name]
+            case .members(let members): members[name]
+            }
+        }
+
+        /// Every claim; the signed ones made into a dictionary once, and kept.
+        var allClaims: [String: JSONValue] {
+            switch claims {
+            case .members(let members):
+                return members
+            case .signed(let object):
+                if let made = memo.withLock({ $0.claims }) { return made }
+                let made = object.dictionary
+                memo.withLock { $0.claims = made }
+                return made
+            }
+        }
     }
 
     public var providerIndex: Int { core.providerIndex }
     public var providerName: String { core.providerName }
-    public var claims: [String: JSONValue] { core.claims }
+    /// Every claim (made into a dictionary the first time it is asked for: `claim(_:)` reads one without that).
+    public var claims: [String: JSONValue] { core.allClaims }
+
+    /// One claim, made from the token's bytes when the identity holds them as signed.
+    public func claim(_ name: String) -> JSONValue? { core.claim(name) }
     /// The payload segment as the issuer signed it: forwarded as `X-Auth-Claims`.
     public var encodedPayload: String { core.encodedPayload }
     public var keyID: String? { core.keyID }
@@ -82,7 +115,7 @@ public struct VerifiedIdentity: Sendable {
         } else {
             return nil
         }
-        let key = TokenRevocationKey.make(provider: verification.providerName, claims: verification.claims, tokenDigest: digest)
+        let key = TokenRevocationKey.make(provider: verification.providerName, claims: verification.allClaims, tokenDigest: digest)
         verification.memo.withLock { $0.revocationKey = key }
         return key
     }
@@ -110,8 +143,20 @@ public struct VerifiedIdentity: Sendable {
         tokenDigest: TokenKey? = nil, revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false,
         token: [UInt8] = []
     ) {
+        self.init(
+            providerIndex: providerIndex, providerName: providerName, claimSet: .members(claims), encodedPayload: encodedPayload, keyID: keyID,
+            expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, verifiedNow: verifiedNow,
+            token: token)
+    }
+
+    /// `init(providerIndex:providerName:claims:...)` with the claims as signed (`Claims.signed`) or as a dictionary.
+    package init(
+        providerIndex: Int, providerName: String, claimSet: Claims, encodedPayload: String, keyID: String?, expiry: Int64,
+        tokenDigest: TokenKey? = nil, revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false,
+        token: [UInt8] = []
+    ) {
         core = Core(
-            providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
+            providerIndex: providerIndex, providerName: providerName, claims: claimSet, encodedPayload: encodedPayload, keyID: keyID,
             expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, token: token, origin: nil)
         self.verifiedNow = verifiedNow
     }
@@ -121,15 +166,21 @@ public struct VerifiedIdentity: Sendable {
         self.verifiedNow = verifiedNow
     }
 
-    public var subject: String? { claims["sub"]?.stringValue }
+    public var subject: String? { claim("sub")?.stringValue }
 
     /// The same identity presenting other claims (enrichment); the signed payload is unchanged, and the assertion and
     /// revocation key stay the verification's.
     package func with(claims: [String: JSONValue]) -> VerifiedIdentity {
         let origin = core.verification
         let enriched = Core(
-            providerIndex: providerIndex, providerName: providerName, claims: claims, encodedPayload: encodedPayload, keyID: keyID,
+            providerIndex: providerIndex, providerName: providerName, claims: .members(claims), encodedPayload: encodedPayload, keyID: keyID,
             expiry: expiry, tokenDigest: origin.tokenDigest, revocationKey: nil, keysFetchedAt: keysFetchedAt, token: token, origin: origin)
         return VerifiedIdentity(core: enriched, verifiedNow: verifiedNow)
     }
+}
+
+/// An identity's claims looked up by name (`claim(_:)`): what the claim checks and a route's requirements read, without
+/// making every claim.
+extension VerifiedIdentity: JSONMembers {
+    public subscript(name: String) -> JSONValue? { claim(name) }
 }
