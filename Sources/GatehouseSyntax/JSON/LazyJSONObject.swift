@@ -105,17 +105,7 @@ extension StrictJSONParser {
             readingMembers: while true {
                 let member = try parseMemberName()
                 members.append(LazyJSONObject.Member(name: member.name, offset: member.offset, value: try indexMemberValue()))
-                skipWhitespace()
-                guard position < input.count else { throw failure("unexpected end of input") }
-                let byte = input[position]
-                position += 1
-                switch byte {
-                case UInt8(ascii: ","): skipWhitespace()
-                case UInt8(ascii: "}"): break readingMembers
-                default:
-                    position -= 1
-                    throw failure("expected ',' or '}'")
-                }
+                if try closesObjectAfterMember() { break readingMembers }
             }
         }
         // StrictJSON refuses a duplicate when the object closes: a later syntax error is reported first.

@@ -41,17 +41,7 @@ extension StrictJSONParser {
                 if members.updateValue(value, forKey: member.name) != nil, duplicate == nil {
                     duplicate = duplicateName(member)
                 }
-                skipWhitespace()
-                guard position < input.count else { throw failure("unexpected end of input") }
-                let byte = input[position]
-                position += 1
-                switch byte {
-                case UInt8(ascii: ","): skipWhitespace()
-                case UInt8(ascii: "}"): break readingMembers
-                default:
-                    position -= 1
-                    throw failure("expected ',' or '}'")
-                }
+                if try closesObjectAfterMember() { break readingMembers }
             }
         }
         // StrictJSON refuses a duplicate when the object closes: a later syntax error is reported first.
@@ -59,6 +49,24 @@ extension StrictJSONParser {
         skipWhitespace()
         guard position == input.count else { throw failure("unexpected data after the JSON value") }
         return members
+    }
+
+    /// What follows a member: `,` and the next member (false), or the object's `}` (true).
+    mutating func closesObjectAfterMember() throws(StrictJSONError) -> Bool {
+        skipWhitespace()
+        guard position < input.count else { throw failure("unexpected end of input") }
+        let byte = input[position]
+        position += 1
+        switch byte {
+        case UInt8(ascii: ","):
+            skipWhitespace()
+            return false
+        case UInt8(ascii: "}"):
+            return true
+        default:
+            position -= 1
+            throw failure("expected ',' or '}'")
+        }
     }
 
     /// A member's value: scalars read here, containers (and what is no value) by the parser, one level down.

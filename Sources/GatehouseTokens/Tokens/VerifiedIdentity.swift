@@ -16,9 +16,16 @@ public struct VerifiedIdentity: Sendable {
     private struct Memo {
         var revocationKey: String?
         var assertion: SignedAssertion?
-        /// The claims as signed, made into a dictionary the first time a reader needs all of them (`claims`).
+        /// The claims as signed, made into a dictionary the first time a reader needs all of them (`claims`), or once
+        /// a second string claim had to be allocated to be read: an identity read again and again (a cached token's)
+        /// then reads its claims without allocating, and a token seen once never makes the dictionary.
         var claims: [String: JSONValue]?
+        /// String claims read from the signed bytes that took an allocation of their own.
+        var allocatedReads = 0
     }
+
+    /// A `String` longer than this many UTF-8 bytes is stored out of line: reading such a claim allocates.
+    private static let inlineStringBytes = 15
 
     /// The claims: as the issuer signed them (each value made when it is read), or a dictionary (a preset's, an
     /// introspection's, an enrichment's).
@@ -67,8 +74,21 @@ public struct VerifiedIdentity: Sendable {
 
         func claim(_ name: String) -> JSONValue? {
             switch claims {
-            case .signed(let object): object[name]
-            case .members(let members): members[name]
+            case .members(let members):
+                return members[name]
+            case .signed(let object):
+                if let made = memo.withLock({ $0.claims }) { return made[name] }
+                let value = object[name]
+                if case .string(let text)? = value, text.utf8.count > VerifiedIdentity.inlineStringBytes,
+                    memo.withLock({ memo in
+                        memo.allocatedReads += 1
+                        return memo.allocatedReads == 2
+                    })
+                {
+                    let made = object.dictionary
+                    memo.withLock { $0.claims = $0.claims ?? made }
+                }
+                return value
             }
         }
 

@@ -49,4 +49,27 @@ import GatehouseTokens
 
 private extension String {
     var leftPadded: String { count == 1 ? "0" + self : self }
+
+    /// Claims held as signed read the same whichever way they are read: one at a time from the bytes, and (after two
+    /// long strings were read, or once every claim was asked for) from the dictionary the identity then keeps; an
+    /// enriched copy presents its own claims.
+    @Test func signedClaimsReadTheSameBeforeAndAfterTheyAreKept() throws {
+        let payload = #"{"iss":"https://issuer.example.com","email":"someone@example.com","sub":"u1","n":7,"a":["x"],"e":"\u00e9"}"#
+        let object = try #require(try LazyJSONObject.read(Array(payload.utf8)))
+        let expected = try #require(try StrictJSON.parse(Array(payload.utf8)).objectValue)
+        let signed = VerifiedIdentity(
+            providerIndex: 0, providerName: "idp", claimSet: .signed(object), encodedPayload: "e30", keyID: nil, expiry: 5000)
+        for _ in 0..<3 {
+            for (name, value) in expected { #expect(signed.claim(name) == value, "\(name)") }
+            #expect(signed["missing"] == nil)
+        }
+        #expect(signed.claims == expected)
+        #expect(signed.subject == "u1")
+        let enriched = signed.with(claims: ["sub": .string("u2")])
+        #expect(enriched.claim("sub") == .string("u2") && enriched.claim("iss") == nil)
+        let untouched = VerifiedIdentity(
+            providerIndex: 0, providerName: "idp", claimSet: .signed(object), encodedPayload: "e30", keyID: nil, expiry: 5000)
+        #expect(untouched.claims == expected)
+        #expect(untouched.claim("email") == expected["email"])
+    }
 }
