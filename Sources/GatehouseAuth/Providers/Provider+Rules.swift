@@ -61,9 +61,3 @@ extension Provider {
         }
     }
 }
-
-/// The claims a verified token presents: as the issuer signed them (read lazily), or as its preset made them.
-enum PresentedClaims {
-    case asSigned
-    case members([String: JSONValue])
-}
