@@ -32,16 +32,6 @@ public enum Base64URL {
         return valid ? output : nil
     }
 
-    /// Decodes canonical unpadded base64url into a temporary buffer (on the stack when small) for `body`,
-    /// or returns `nil` without calling it for anything else: for bytes read once and let go.
-    public static func withDecoded<Result>(buffer input: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
-        guard let outputCount = decodedCount(of: input.count) else { return nil }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(outputCount, 1)) { out in
-            guard let written = decodeTable.withUnsafeBufferPointer({ decode(input, into: out, table: $0) }) else { return nil }
-            return body(UnsafeBufferPointer(rebasing: out[0..<written]))
-        }
-    }
-
     /// How many bytes `count` characters decode to; nil for a length no canonical encoding has (a lone last character).
     private static func decodedCount(of count: Int) -> Int? {
         let remainder = count % 4
