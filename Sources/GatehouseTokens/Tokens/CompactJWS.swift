@@ -159,56 +159,40 @@ public struct CompactJWS: Sendable {
         )
     }
 
+    /// The header's members, read in one pass (`StrictJSONObject`).
     private static func headerObject(_ segment: UnsafeBufferPointer<UInt8>) throws(AuthFailure) -> [String: JSONValue] {
         guard !segment.isEmpty else { throw AuthFailure(.malformedToken, "empty header segment") }
         guard let bytes = Base64URL.decode(buffer: segment) else {
             throw AuthFailure(.malformedToken, "header is not canonical base64url")
         }
-        return try bytes.withUnsafeBufferPointer { (bytes) throws(AuthFailure) in try jsonObject(bytes, name: "header", diagnostics: Diagnostics()) }
+        let members = bytes.withUnsafeBufferPointer { bytes in
+            Result { () throws(StrictJSONError) in try StrictJSONObject.members(of: bytes) }
+        }
+        switch members {
+        case .failure(let error): throw AuthFailure(.malformedToken, "header is not valid JSON: \(error)")
+        case .success(nil): throw AuthFailure(.malformedToken, "header is not a JSON object")
+        case .success(let members?): return members
+        }
     }
 
     /// The payload segment decoded and parsed as the rule asks; a failure is kept, not thrown, so the
-    /// header's algorithm is judged first.
+    /// header's algorithm is judged first. Decoded into the object's own storage: its values are made from these
+    /// bytes when looked up.
     private static func payloadClaims(
         _ segment: UnsafeBufferPointer<UInt8>, rule: PayloadRule, diagnostics: Diagnostics
     ) -> Result<LazyJSONObject, AuthFailure> {
-        switch rule {
-        case .claims:
-            guard !segment.isEmpty else { return .failure(diagnostics.failure(.malformedToken, "empty payload segment")) }
-            // Decoded into the object's own storage: its values are made from these bytes when looked up.
-            guard let bytes = Base64URL.decode(buffer: segment) else {
-                return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
-            }
-            let object: LazyJSONObject?
-            do {
-                object = try LazyJSONObject.read(bytes)
-            } catch {
-                return .failure(diagnostics.failure(.malformedToken, "payload is not valid JSON: \(error)"))
-            }
-            guard let object else { return .failure(diagnostics.failure(.malformedToken, "payload is not a JSON object")) }
-            return .success(object)
-        case .opaque:
-            guard let bytes = Base64URL.decode(buffer: segment) else {
-                return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
-            }
-            return .success(((try? LazyJSONObject.read(bytes)) ?? nil) ?? .empty)
+        if rule == .claims, segment.isEmpty { return .failure(diagnostics.failure(.malformedToken, "empty payload segment")) }
+        guard let bytes = Base64URL.decode(buffer: segment) else {
+            return .failure(diagnostics.failure(.malformedToken, "payload is not canonical base64url"))
         }
-    }
-
-    /// The header's or payload's members, read in one pass (`StrictJSONObject`).
-    private static func jsonObject(
-        _ bytes: UnsafeBufferPointer<UInt8>, name: String, diagnostics: Diagnostics
-    ) throws(AuthFailure) -> [String: JSONValue] {
-        let members: [String: JSONValue]?
-        do {
-            members = try StrictJSONObject.members(of: bytes)
-        } catch {
-            throw diagnostics.failure(.malformedToken, "\(name) is not valid JSON: \(error)")
+        let object = Result { () throws(StrictJSONError) in try LazyJSONObject.read(bytes) }
+        switch (rule, object) {
+        case (.opaque, .success(let object?)): return .success(object)
+        case (.opaque, _): return .success(.empty)
+        case (.claims, .failure(let error)): return .failure(diagnostics.failure(.malformedToken, "payload is not valid JSON: \(error)"))
+        case (.claims, .success(nil)): return .failure(diagnostics.failure(.malformedToken, "payload is not a JSON object"))
+        case (.claims, .success(let object?)): return .success(object)
         }
-        guard let members else {
-            throw diagnostics.failure(.malformedToken, "\(name) is not a JSON object")
-        }
-        return members
     }
 
     private static func checkAlgorithm(_ value: JSONValue?, diagnostics: Diagnostics) throws(AuthFailure) -> JWSAlgorithm {
