@@ -5,6 +5,7 @@ import NIOHTTP1
 import Testing
 import GatehouseSyntax
 import GatehouseConfig
+@testable import GatehouseAuth
 
 /// MCP sessions bound to the identity that made them (docs/reference.md §17.4): another identity presenting the id is
 /// answered 404 (as for an ended session) and logged `session_mismatch`, on every method; the owner goes on, steps up,
@@ -104,6 +105,45 @@ struct MCPSessionTests {
                 try await env.withReplica { later in
                     let port = try #require(later.proxyAddress?.port)
                     #expect(try await Self.post(env, token: Self.token("bob"), session: "pg-1", port: port).status == 404)
+                }
+            }
+        }
+    }
+
+    /// A replica binds a session it has not heard of to its first caller at once; when another replica's binding had
+    /// reached the store first (its notification still on the way), the store keeps that one, and so must this replica
+    /// once told (docs/security.md M15). The race made deterministic: the first owner's row is written behind the
+    /// replicas' back, Bob's request binds the id on B alone (the store refuses him), then the store's notification
+    /// arrives; before the fix B kept Bob as the owner and refused Alice until the binding expired.
+    @Test func aReplicaThatBoundASessionFirstGivesWayToTheOwnerTheStoreKept() async throws {
+        try await TestPostgres.with { postgres in
+            try await TestEnvironment.run(configure: { configuration, _ in
+                Self.configure(&configuration)
+                var revocation = RevocationSettings()
+                revocation.store = postgres.url
+                configuration.revocation = revocation
+            }) { (env: TestEnvironment) async throws in
+                try await env.withReplica { replica in
+                    let portB = try #require(replica.proxyAddress?.port)
+                    let alice = Self.token("alice"), bob = Self.token("bob")
+                    let provider = try #require(env.gatehouse.configuration.providers.first?.name)
+                    let binding = Revocation.session(id: "pg-race", owner: provider + "\n" + "alice", expiresAt: RevocationService.now() + 3600)
+                    let quoted = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+                    // Both replicas have loaded the store (the tables exist): Alice's row written behind their back.
+                    try postgres.sql("""
+                        INSERT INTO gatehouse_mcp_sessions (session_id, owner, expires_at) \
+                        VALUES ('pg-race', E\(quoted(provider + "\\n" + "alice")), \(RevocationService.now() + 3600))
+                        """)
+                    #expect(try await Self.post(env, token: bob, session: "pg-race", port: portB).status == 200, "B has not heard of Alice")
+                    // B's own binding of Bob stands on B until the store's word arrives.
+                    #expect(try await Self.post(env, token: alice, session: "pg-race", port: portB).status == 404)
+                    try postgres.sql("SELECT pg_notify('\(PostgresRevocationStore.channel)', \(quoted(binding.notificationPayload)))")
+                    let agreed = try await Contract.eventually(timeout: .seconds(5)) {
+                        try await Self.post(env, token: alice, session: "pg-race", port: portB).status == 200
+                    }
+                    #expect(agreed, "B gave way to the owner the store kept")
+                    #expect(try await Self.post(env, token: bob, session: "pg-race", port: portB).status == 404)
+                    #expect(try await Self.post(env, token: bob, session: "pg-race").status == 404, "and A agrees")
                 }
             }
         }

@@ -94,7 +94,12 @@ package final class RevocationList: Sendable {
     /// Applies revocations (idempotent: a subject keeps its latest cut-off) and drops token entries
     /// past their retention (`Revocation.retentionAfterExpiry` after `exp`). A session keeps its first live owner;
     /// expired bindings are dropped by `removeExpired` only (a bind, frequent, does not walk them all).
-    package func apply(_ revocations: some Sequence<Revocation>, now: Int64, sweepingSessions: Bool = false) {
+    ///
+    /// `fromStore`: what the shared store holds (its load, its notifications), the authority on a session's owner. A
+    /// replica binds a session it had not yet heard of at once, to its first caller; when another replica's binding
+    /// reaches the store first, the store keeps that one and tells every replica, and this replica's own binding
+    /// gives way to it (else the replicas would disagree on the owner until the binding expires: docs/security.md M15).
+    package func apply(_ revocations: some Sequence<Revocation>, now: Int64, sweepingSessions: Bool = false, fromStore: Bool = false) {
         writeLock.withLock {
             var snapshot = current.load(ordering: .acquiring).snapshot
             let droppableBefore = Revocation.droppableBefore(now: now)
@@ -111,7 +116,7 @@ package final class RevocationList: Sendable {
                     let key = ProviderSessionKey(provider: provider, sid: sid)
                     snapshot.providerSessions[key] = max(snapshot.providerSessions[key] ?? .min, issuedBefore)
                 case .session(let id, let owner, let expiresAt):
-                    if let bound = snapshot.sessions[id], bound.owner != owner, bound.expiresAt >= now { continue }
+                    if !fromStore, let bound = snapshot.sessions[id], bound.owner != owner, bound.expiresAt >= now { continue }
                     let kept = snapshot.sessions[id].map { $0.owner == owner ? $0.expiresAt : .min } ?? .min
                     snapshot.sessions[id] = SessionBinding(owner: owner, expiresAt: max(kept, expiresAt))
                 case .sessionEnded(let id, let owner):
@@ -122,7 +127,9 @@ package final class RevocationList: Sendable {
         }
     }
 
-    package func apply(_ revocation: Revocation, now: Int64) { apply(CollectionOfOne(revocation), now: now) }
+    package func apply(_ revocation: Revocation, now: Int64, fromStore: Bool = false) {
+        apply(CollectionOfOne(revocation), now: now, fromStore: fromStore)
+    }
 
     /// Drops token entries whose tokens can no longer verify, even with the largest leeway.
     func removeExpired(now: Int64) { apply(EmptyCollection(), now: now, sweepingSessions: true) }

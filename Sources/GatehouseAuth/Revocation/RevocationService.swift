@@ -137,7 +137,7 @@ package final class RevocationService: Sendable {
                 try await store.follow { [self] event in
                     switch event {
                     case .loaded(let revocations):
-                        list.apply(revocations, now: Self.now())
+                        list.apply(revocations, now: Self.now(), fromStore: true)
                         let wasConnected = state.withLockedValue { state in
                             defer { state.connected = true; state.loadedOnce = true; state.lastError = nil }
                             return state.connected
@@ -148,7 +148,7 @@ package final class RevocationService: Sendable {
                             ])
                         }
                     case .received(let revocation):
-                        list.apply(revocation, now: Self.now())
+                        list.apply(revocation, now: Self.now(), fromStore: true)
                     }
                 }
                 backoff = .milliseconds(250)

@@ -86,6 +86,22 @@ struct RevocationListTests {
         #expect(list.snapshot.tokens == ["jti:leeway": now - 30, "jti:live": now + 500])
     }
 
+    @Test func aSessionKeepsItsFirstOwnerHereButTheStoresOwnerWins() {
+        let list = RevocationList()
+        list.apply(.session(id: "s", owner: "p\nbob", expiresAt: 500), now: 100)
+        // Another caller here does not take it...
+        list.apply(.session(id: "s", owner: "p\ncarol", expiresAt: 600), now: 100)
+        #expect(list.session("s", now: 100)?.owner == "p\nbob")
+        // ...the store's owner does (another replica's binding reached it first), with the store's expiry.
+        list.apply(.session(id: "s", owner: "p\nalice", expiresAt: 400), now: 100, fromStore: true)
+        #expect(list.session("s", now: 100) == RevocationList.SessionBinding(owner: "p\nalice", expiresAt: 400))
+        list.apply([.session(id: "s", owner: "p\nbob", expiresAt: 700)], now: 100)
+        #expect(list.session("s", now: 100)?.owner == "p\nalice")
+        // A load of the store is its word too.
+        list.apply([.session(id: "s", owner: "p\ndave", expiresAt: 800)], now: 100, fromStore: true)
+        #expect(list.session("s", now: 100)?.owner == "p\ndave")
+    }
+
     @Test func notificationPayloadsRoundTrip() {
         let entries: [Revocation] = [
             .token(key: "jti:abc", expiresAt: 1_700_000_000),

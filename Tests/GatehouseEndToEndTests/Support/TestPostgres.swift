@@ -51,6 +51,14 @@ final class TestPostgres: Sendable {
         try pg("pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "-t", "30", "stop"])
     }
 
+    /// Runs one SQL statement as the `gatehouse` role (`psql`, stopping at the first error): what another writer
+    /// of the shared tables does behind a replica's back.
+    func sql(_ statement: String) throws {
+        try Self.run(binDirectory + "/psql", [
+            "-h", "127.0.0.1", "-p", String(port), "-U", "gatehouse", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q", "-c", statement,
+        ], asPostgres: false)
+    }
+
     private func pg(_ tool: String, _ arguments: [String]) throws {
         try Self.run(binDirectory + "/" + tool, arguments, asPostgres: getuid() == 0)
     }
