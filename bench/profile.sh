@@ -4,7 +4,7 @@
 #
 #   bench/profile.sh              # after bench/run.sh has built .build-release and minted tokens
 #   DURATION=8 bench/profile.sh
-#   MODE=utilization | syscalls | mallocs | counts (mallocs, retains, releases) | faults (per request) | malloc-callers    SCENARIO=a | b | c | public | dpop
+#   MODE=utilization | syscalls | mallocs | counts (mallocs, retains, releases) | faults (per request) | malloc-callers | retain-callers    SCENARIO=a | b | c | public | dpop
 #   GATEHOUSE=/path/to/gatehouse bench/profile.sh    # another build, for A/B runs back to back
 #   ASSERTION=1 bench/profile.sh                    # with [assertion] on
 #   TRACING=1 bench/profile.sh                      # with [tracing] on, this sampling ratio
@@ -109,12 +109,20 @@ if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs || ${MODE:-pro
   awk -v n="$requests" '$1 ~ /^[0-9,]+$/ { gsub(",", "", $1); if ($1 > 0) printf "%8.2f per request  %s\n", $1 / n, $2 }' "$OUT/syscalls.txt" | sort -rn | head -15
   exit 0
 fi
-if [[ ${MODE:-profile} == malloc-callers ]]; then
-  # Where the mallocs of MODE=mallocs come from: perf report -i bench/out/profile/perf.data --no-children -g caller
-  LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
-  perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
+if [[ ${MODE:-profile} == malloc-callers || ${MODE:-profile} == retain-callers ]]; then
+  # Where the mallocs (or swift_retains) of MODE=counts come from:
+  #   perf report -i bench/out/profile/perf.data --no-children --sort caller --stdio -g none
+  if [[ $MODE == malloc-callers ]]; then
+    LIBC=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
+    perf probe -l 2>/dev/null | grep -q 'probe_libc:malloc ' || perf probe -q -x "$LIBC" malloc
+    EVENT=probe_libc:malloc
+  else
+    SWIFTCORE=$(ldd "$GATEHOUSE" | awk '/libswiftCore.so/ {print $3}')
+    perf probe -l 2>/dev/null | grep -q 'probe_libswiftCore:swift_retain ' || perf probe -q -x "$SWIFTCORE" swift_retain
+    EVENT=probe_libswiftCore:swift_retain
+  fi
   # CALLGRAPH=dwarf where frame pointers are missing (a caller shown as [unknown]).
-  perf record -e probe_libc:malloc --call-graph "${CALLGRAPH:-fp}" -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
+  perf record -e "$EVENT" --call-graph "${CALLGRAPH:-fp}" -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
   wait $WRK
   exit 0
 fi

@@ -7,7 +7,7 @@ extension Provider {
     ///
     /// Presets supply their published issuer and JWKS URL (each overridable for emulators and
     /// tests), their default extra headers (`ProviderType.presetHeaders`), and their claim rules (`Provider+Rules`).
-    public init(settings: ProviderSettings, globalHeaders: [HeaderMapping], resourceAudiences: [String] = []) {
+    public convenience init(settings: ProviderSettings, globalHeaders: [HeaderMapping], resourceAudiences: [String] = []) {
         let issuers: [String]
         let keySource: KeySource
         let unreachable = URL(fileURLWithPath: "/")  // only for settings validation already refused
@@ -64,13 +64,13 @@ extension Provider {
             tokenUse: settings.tokenUse,
             tokenTypes: settings.tokenTypes,
             introspection: settings.type == .introspection ? settings.introspection : nil,
-            tenants: Set(settings.tenants)
+            tenants: Set(settings.tenants),
+            issuerTemplates: settings.type == .entra
+                ? (settings.issuer.map { [$0] } ?? [EntraPreset.v2Issuer] + (settings.acceptV1 ? [EntraPreset.v1Issuer] : []))
+                    .compactMap(EntraPreset.Template.init)
+                : [],
+            backchannelLogout: settings.backchannelLogout,
+            logoutAudiences: Set(settings.audiences)
         )
-        backchannelLogout = settings.backchannelLogout
-        logoutAudiences = Set(settings.audiences)
-        if settings.type == .entra {
-            issuerTemplates = (settings.issuer.map { [$0] } ?? [EntraPreset.v2Issuer] + (settings.acceptV1 ? [EntraPreset.v1Issuer] : []))
-                .compactMap(EntraPreset.Template.init)
-        }
     }
 }

@@ -3,8 +3,9 @@ public import GatehouseConfig
 public import GatehouseVocabulary
 
 /// A configured identity provider as the verifier uses it: who may issue, which keys, which
-/// audiences, and the checks particular to its type.
-public struct Provider: Sendable {
+/// audiences, and the checks particular to its type. An object: a new token's verification reads its provider several
+/// times, and a struct of these members was copied for each call (11 retains and releases a copy: issue 57).
+public final class Provider: Sendable {
     public let name: String
     public let type: ProviderType
     /// Exact `iss` values this provider's tokens carry (Google has two).
@@ -21,14 +22,14 @@ public struct Provider: Sendable {
     /// The JWS `typ` values accepted, lower-cased without `application/`; nil: any.
     public let tokenTypes: [String]?
     /// Entra: issuers with `{tenantid}`, filled with each token's own `tid`; and the tenants allowed (`*`: any).
-    var issuerTemplates: [EntraPreset.Template]
+    let issuerTemplates: [EntraPreset.Template]
     public let tenants: Set<String>
     /// `type = "introspection"`: how its opaque tokens are judged.
     public let introspection: IntrospectionSettings?
     /// OpenID Connect Back-Channel Logout (`backchannel_logout = true`): how its logout tokens are judged; nil: off.
-    package var backchannelLogout: BackchannelLogoutSettings?
+    package let backchannelLogout: BackchannelLogoutSettings?
     /// The audiences a logout token may name: the configured client ids only (never a `[[resource]]` url).
-    var logoutAudiences: Set<String> = []
+    let logoutAudiences: Set<String>
 
     /// Where the provider's keys come from.
     public enum KeySource: Sendable, Equatable {
@@ -41,7 +42,7 @@ public struct Provider: Sendable {
         case kubernetes(KubernetesAPI)
     }
 
-    public init(
+    package init(
         name: String,
         type: ProviderType,
         issuers: [String],
@@ -53,10 +54,14 @@ public struct Provider: Sendable {
         tokenUse: ProviderSettings.TokenUse = .access,
         tokenTypes: [String]? = nil,
         introspection: IntrospectionSettings? = nil,
-        tenants: Set<String> = []
+        tenants: Set<String> = [],
+        issuerTemplates: [EntraPreset.Template] = [],
+        backchannelLogout: BackchannelLogoutSettings? = nil,
+        logoutAudiences: Set<String> = []
     ) {
-        self.issuerTemplates = []
-        self.backchannelLogout = nil
+        self.issuerTemplates = issuerTemplates
+        self.backchannelLogout = backchannelLogout
+        self.logoutAudiences = logoutAudiences
         self.tenants = tenants
         self.tokenTypes = tokenTypes
         self.introspection = introspection

@@ -226,7 +226,7 @@ package struct TokenVerifier: Sendable {
             providerIndex: index,
             providerName: provider.name,
             claimSet: claimSet,
-            encodedPayload: String(decoding: jws.encodedPayload, as: UTF8.self),
+            payload: .inToken(jws.encodedPayload.indices),
             keyID: jws.keyID,
             expiry: claims["exp"]?.integerValue ?? now,
             keysFetchedAt: keysFetchedAt,
@@ -275,3 +275,4 @@ package struct TokenVerifier: Sendable {
         return failure
     }
 }
+

@@ -107,7 +107,7 @@ package struct UpstreamRequestHead {
                 sink.buffer.writeBuffer(&identityFields)
             } else {
                 let start = sink.buffer.writerIndex
-                forEachClaimHeader(identity) { sink.add($0, $1) }
+                writeClaimHeaders(identity, into: &sink)
                 writtenFields = start..<sink.buffer.writerIndex
             }
             // After the kept fields: it is signed again while they stay the same.
@@ -145,7 +145,7 @@ package struct UpstreamRequestHead {
                 sink.headers.append(contentsOf: identityFields)
             } else {
                 let start = sink.headers.count
-                forEachClaimHeader(identity) { sink.add($0, $1) }
+                writeClaimHeaders(identity, into: &sink)
                 written = Array(sink.headers[start...])
             }
             // After the kept fields, as on HTTP/1.1 (`make`).
@@ -294,7 +294,10 @@ package struct UpstreamRequestHead {
 
     /// The claims' headers, then the assertion's.
     func forEachIdentityHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
-        forEachClaimHeader(identity, body)
+        withoutActuallyEscaping(body) { body in
+            var sink = ClosureFieldSink(body: body)
+            writeClaimHeaders(identity, into: &sink)
+        }
         forEachAssertionHeader(identity, at: now(), body)
     }
 
@@ -303,29 +306,42 @@ package struct UpstreamRequestHead {
         if let assertion, let value = assertion.assertion(for: identity, now: now()) { body(assertion.settings.header, value) }
     }
 
-    /// What the claims say: the same for every request of one verified token (userinfo enrichment aside).
-    private func forEachClaimHeader(_ identity: VerifiedIdentity, _ body: (String, String) -> Void) {
+    /// What the claims say: the same for every request of one verified token (userinfo enrichment aside). A claim
+    /// signed as a string without escapes or as a number, whose text is its own header value, is written from the
+    /// token's bytes as it is (no `String` or `JSONValue` made); any other value through `HeaderValueEncoding`, which
+    /// gives that same text for such a claim (`IdentityHeaderTests.aClaimWrittenFromTheSignedBytesIsWhatItsEncodingGives`).
+    private func writeClaimHeaders<Sink: IdentityFieldSink>(_ identity: VerifiedIdentity, into sink: inout Sink) {
         for mapping in headerMappings[identity.providerIndex] {
             if let expression = mapping.expression {
-                if let value = expression.headerValue(claims: identity.claims) { body(mapping.name, value) }
+                if let value = expression.headerValue(claims: identity.claims) { sink.add(mapping.name, value) }
                 continue
             }
-            let claim: JSONValue? = StringBytes.contains(ASCIIByte.dot, in: mapping.claimPath)
-                ? JSONValue.object(identity.claims).value(atPath: mapping.claimPath)
-                : identity.claim(mapping.claimPath)
-            if let claim, let value = HeaderValueEncoding.encode(claim) {
-                body(mapping.name, value)
+            if mapping.claimPath.utf8.contains(ASCIIByte.dot) {
+                if let claim = JSONValue.object(identity.claims).value(atPath: mapping.claimPath), let value = HeaderValueEncoding.encode(claim) {
+                    sink.add(mapping.name, value)
+                }
+                continue
+            }
+            let verbatim = identity.withPlainClaimText(mapping.claimPath) { text in
+                guard HeaderValueEncoding.isVerbatim(text) else { return false }
+                sink.addVerbatim(mapping.name, text)
+                return true
+            }
+            if verbatim == true { continue }
+            if let claim = identity.claim(mapping.claimPath), let value = HeaderValueEncoding.encode(claim) {
+                sink.add(mapping.name, value)
             }
         }
         // Only a token whose binding was proven gets here (SenderConstraints): the key or certificate it is bound to.
         if let confirmation = identity.claim("cnf")?.objectValue {
-            if let key = confirmation["jkt"], let value = HeaderValueEncoding.encode(key) { body("X-Auth-Cnf-Jkt", value) }
+            if let key = confirmation["jkt"], let value = HeaderValueEncoding.encode(key) { sink.add("X-Auth-Cnf-Jkt", value) }
             if let certificate = confirmation["x5t#S256"], let value = HeaderValueEncoding.encode(certificate) {
-                body("X-Auth-Cnf-X5t-S256", value)
+                sink.add("X-Auth-Cnf-X5t-S256", value)
             }
         }
-        body("X-Auth-Provider", identity.providerName)
-        if forwardClaimsJSON { body("X-Auth-Claims", identity.encodedPayload) }
+        sink.add("X-Auth-Provider", identity.providerName)
+        // Base64url: always its own header value.
+        if forwardClaimsJSON { identity.withEncodedPayload { sink.addVerbatim("X-Auth-Claims", $0) } }
     }
 
     /// Room for a usual head at once, without reading each field (a pass over NIO's fields costs two references
@@ -333,7 +349,7 @@ package struct UpstreamRequestHead {
     /// grows the buffer once, and the connection's `ReusedBuffer` keeps the grown storage for its next heads.
     private func estimatedSize(_ request: Request, _ admission: Admission) -> Int {
         var size = 1024 + request.target.requestURI.utf8.count + 48 * request.head.headers.count
-        if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.encodedPayload.utf8.count }
+        if forwardClaimsJSON, case .verified(let identity) = admission { size += identity.withEncodedPayload(\.count) }
         if assertion != nil { size += 640 }
         return size
     }
@@ -348,76 +364,5 @@ package struct UpstreamRequestHead {
     /// ASCII case-insensitive name comparison (no `_`/`-` folding: that is for identity names).
     private static func isNamed(_ name: String, _ other: String) -> Bool {
         name.utf8.elementsEqualIgnoringASCIICase(other.utf8)
-    }
-}
-
-/// Where `UpstreamRequestHead` puts the fields it forwards.
-private protocol UpstreamFieldSink {
-    mutating func add(_ name: String, _ value: String)
-    mutating func addWebSocketUpgrade()
-    /// The client's `TE: trailers`, which gRPC servers require of every call.
-    mutating func addTrailersAcceptance()
-    mutating func addForwardedFor(previous: [Substring], clientIP: String)
-}
-
-/// HTTP/1.1 bytes, written straight into the head's buffer.
-private struct BufferSink: UpstreamFieldSink {
-    var buffer: ByteBuffer
-
-    mutating func add(_ name: String, _ value: String) {
-        HTTPHeadWriter.writeField(name, value, into: &buffer)
-    }
-
-    mutating func addWebSocketUpgrade() {
-        buffer.writeStaticString("Upgrade: websocket\r\nConnection: upgrade\r\n")
-    }
-
-    /// TE is hop-by-hop in HTTP/1.1 and nothing Gatehouse's HTTP/1.1 upstreams need.
-    mutating func addTrailersAcceptance() {}
-
-    mutating func addForwardedFor(previous: [Substring], clientIP: String) {
-        buffer.writeStaticString("X-Forwarded-For: ")
-        if !previous.isEmpty {
-            buffer.writeString(previous.joined(separator: ", "))
-            buffer.writeStaticString(", ")
-        }
-        buffer.writeString(clientIP)
-        buffer.writeStaticString("\r\n")
-    }
-}
-
-/// An HTTP/2 header block (HTTP/2 upstreams), as the codec takes it: names in lower case; Host is `:authority` and
-/// HTTP/2 frames bodies itself (RFC 9113 §8.2.2, §8.3.1).
-private struct HTTP2FieldSink: UpstreamFieldSink {
-    var headers: [NGHTTP2Session.OutboundField] = []
-
-    mutating func add(_ name: String, _ value: String) {
-        let lowered = Self.lowercased(name)
-        if lowered == "host" || lowered == "transfer-encoding" { return }
-        // A request id (and a traceparent) is new on every request: kept out of the HPACK table, so that it does not
-        // push out the entries that repeat (the token above all, then sent as an index instead of encoded again).
-        let unique = lowered == RequestIDField.name || lowered == "traceparent"
-        headers.append((lowered, value, !unique))
-    }
-
-    /// The names Gatehouse adds on every request, lower-cased once: lower-casing a name over 15 bytes makes a string.
-    private static func lowercased(_ name: String) -> String {
-        switch name {
-        case "X-Forwarded-Proto": "x-forwarded-proto"
-        case "X-Forwarded-Host": "x-forwarded-host"
-        default: HTTP2FieldName.lowercased(name)
-        }
-    }
-
-    /// HTTP/2 has no Upgrade (RFC 9113 §8.6): a WebSocket is not tunnelled over it.
-    mutating func addWebSocketUpgrade() {}
-
-    /// The one TE value HTTP/2 allows (RFC 9113 §8.2.2).
-    mutating func addTrailersAcceptance() {
-        headers.append(("te", "trailers", true))
-    }
-
-    mutating func addForwardedFor(previous: [Substring], clientIP: String) {
-        headers.append(("x-forwarded-for", previous.isEmpty ? clientIP : previous.joined(separator: ", ") + ", " + clientIP, true))
     }
 }

@@ -39,6 +39,13 @@ public enum HeaderValueEncoding {
         percentEncoded(string, encodingComma: false)
     }
 
+    /// Whether `bytes` (a string's UTF-8, or a number's literal) are their own header value: what `encode(string:)`
+    /// returns unchanged. A claim's value read from the signed bytes is then written as it is, with no `String` made.
+    public static func isVerbatim(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = bytes.first, let last = bytes.last else { return true }
+        return first != ASCIIByte.space && last != ASCIIByte.space && !bytes.contains { needsEncoding($0, encodingComma: false) }
+    }
+
     private static func encodeListElement(_ element: JSONValue) -> String {
         switch element {
         case .string(let string): return percentEncoded(string, encodingComma: true)

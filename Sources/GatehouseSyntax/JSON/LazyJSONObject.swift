@@ -62,6 +62,18 @@ public struct LazyJSONObject: Sendable {
         return document.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
+    /// `body` given the text of the member `name` when it is a string written without escapes or a number (the bytes
+    /// of its literal), without making a value; nil when the member is absent or anything else.
+    public func withPlainText<Result>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        guard let member = members.first(where: { $0.name == name }) else { return nil }
+        switch member.value {
+        case .string(let range), .number(let range):
+            return document.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+        case .value:
+            return nil
+        }
+    }
+
     /// How many members the object has.
     public var count: Int { members.count }
 

@@ -34,11 +34,18 @@ public struct VerifiedIdentity: Sendable {
         case members([String: JSONValue])
     }
 
+    /// The payload segment as the issuer signed it: its place in the token's bytes (a verified JWS: nothing copied),
+    /// or text (an introspection's, made from its answer).
+    package enum EncodedPayload: Sendable {
+        case inToken(Range<Int>)
+        case text(String)
+    }
+
     private final class Core: Sendable {
         let providerIndex: Int
         let providerName: String
         let claims: Claims
-        let encodedPayload: String
+        let encodedPayload: EncodedPayload
         let keyID: String?
         let expiry: Int64
         /// The token's SHA-256 (a key made by `TokenKey.sha256`), for the revocation key; nil when it is made from
@@ -53,7 +60,7 @@ public struct VerifiedIdentity: Sendable {
         let memo: Mutex<Memo>
 
         init(
-            providerIndex: Int, providerName: String, claims: Claims, encodedPayload: String, keyID: String?, expiry: Int64,
+            providerIndex: Int, providerName: String, claims: Claims, encodedPayload: EncodedPayload, keyID: String?, expiry: Int64,
             tokenDigest: TokenKey?, revocationKey: String?, keysFetchedAt: NIODeadline?, token: [UInt8], origin: Core?
         ) {
             self.providerIndex = providerIndex
@@ -67,6 +74,16 @@ public struct VerifiedIdentity: Sendable {
             self.token = token
             self.origin = origin
             self.memo = Mutex(Memo(revocationKey: revocationKey))
+        }
+
+        /// `body` given the payload segment's bytes.
+        func withEncodedPayload<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+            switch encodedPayload {
+            case .inToken(let range):
+                return token.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range.clamped(to: 0..<$0.count)])) }
+            case .text(let text):
+                return StringBytes.withBytes(of: text, body)
+            }
         }
 
         /// The core whose memo holds this verification's assertion and revocation key.
@@ -113,8 +130,18 @@ public struct VerifiedIdentity: Sendable {
 
     /// One claim, made from the token's bytes when the identity holds them as signed.
     public func claim(_ name: String) -> JSONValue? { core.claim(name) }
+
+    /// `body` given the text of the claim `name` as signed, when it is a string written without escapes or a number
+    /// (`LazyJSONObject.withPlainText`): nil when the identity does not hold its claims as signed, or the claim is
+    /// absent or anything else (read those with `claim(_:)`).
+    package func withPlainClaimText<Result>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        guard case .signed(let object) = core.claims else { return nil }
+        return object.withPlainText(name, body)
+    }
     /// The payload segment as the issuer signed it: forwarded as `X-Auth-Claims`.
-    public var encodedPayload: String { core.encodedPayload }
+    public var encodedPayload: String { core.withEncodedPayload { String(decoding: $0, as: UTF8.self) } }
+    /// `body` given the payload segment's bytes, without making a `String` of them.
+    package func withEncodedPayload<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result { core.withEncodedPayload(body) }
     public var keyID: String? { core.keyID }
     /// `exp` in Unix seconds; a cached entry is never used past it.
     public var expiry: Int64 { core.expiry }
@@ -175,8 +202,21 @@ public struct VerifiedIdentity: Sendable {
         tokenDigest: TokenKey? = nil, revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false,
         token: [UInt8] = []
     ) {
+        self.init(
+            providerIndex: providerIndex, providerName: providerName, claimSet: claimSet, payload: .text(encodedPayload), keyID: keyID,
+            expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, verifiedNow: verifiedNow,
+            token: token)
+    }
+
+    /// `init(providerIndex:providerName:claimSet:...)` with the payload segment given by its place in `token` (a verified
+    /// JWS's: no copy of it is made) or as text.
+    package init(
+        providerIndex: Int, providerName: String, claimSet: Claims, payload: EncodedPayload, keyID: String?, expiry: Int64,
+        tokenDigest: TokenKey? = nil, revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false,
+        token: [UInt8] = []
+    ) {
         core = Core(
-            providerIndex: providerIndex, providerName: providerName, claims: claimSet, encodedPayload: encodedPayload, keyID: keyID,
+            providerIndex: providerIndex, providerName: providerName, claims: claimSet, encodedPayload: payload, keyID: keyID,
             expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, token: token, origin: nil)
         self.verifiedNow = verifiedNow
     }
@@ -193,8 +233,9 @@ public struct VerifiedIdentity: Sendable {
     package func with(claims: [String: JSONValue]) -> VerifiedIdentity {
         let origin = core.verification
         let enriched = Core(
-            providerIndex: providerIndex, providerName: providerName, claims: .members(claims), encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry, tokenDigest: origin.tokenDigest, revocationKey: nil, keysFetchedAt: keysFetchedAt, token: token, origin: origin)
+            providerIndex: providerIndex, providerName: providerName, claims: .members(claims), encodedPayload: core.encodedPayload,
+            keyID: keyID, expiry: expiry, tokenDigest: origin.tokenDigest, revocationKey: nil, keysFetchedAt: keysFetchedAt, token: token,
+            origin: origin)
         return VerifiedIdentity(core: enriched, verifiedNow: verifiedNow)
     }
 }

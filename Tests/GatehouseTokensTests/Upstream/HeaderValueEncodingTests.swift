@@ -109,4 +109,29 @@ struct HeaderValueEncodingTests {
         #expect(!encoded.utf8.contains(0x0D) && !encoded.utf8.contains(0x0A) && !encoded.utf8.contains(0x00))
         #expect(percentDecoded(encoded) == all)
     }
+
+    /// `isVerbatim` (a claim's signed text written as it is, issue 57) holds exactly when the encoding leaves the text
+    /// unchanged: every short string over an alphabet of the bytes that matter, and every scalar up to U+02FF alone.
+    @Test func verbatimIsExactlyWhatTheEncodingLeavesAsItIs() {
+        let alphabet: [Unicode.Scalar] = ["a", " ", "%", ",", "~", "\t", "\u{7F}", "\u{1}", "é", "\u{202E}", "\""]
+        var strings = [""]
+        for length in 1...4 {
+            var counters = [Int](repeating: 0, count: length)
+            while true {
+                var string = ""
+                for counter in counters { string.unicodeScalars.append(alphabet[counter]) }
+                strings.append(string)
+                var position = 0
+                while position < length, counters[position] == alphabet.count - 1 { counters[position] = 0; position += 1 }
+                if position == length { break }
+                counters[position] += 1
+            }
+        }
+        strings += (0...0x2FF).compactMap(Unicode.Scalar.init).map { String(Character($0)) }
+        for string in strings {
+            var copy = string
+            let verbatim = copy.withUTF8 { HeaderValueEncoding.isVerbatim($0) }
+            #expect(verbatim == (HeaderValueEncoding.encode(string: string) == string), "\(string.debugDescription)")
+        }
+    }
 }
