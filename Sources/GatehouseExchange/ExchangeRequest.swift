@@ -48,7 +48,8 @@ package final class ExchangeRequest: UpstreamRequestHead.Request {
     package init(
         head: HTTPRequestHead, target: NormalizedTarget, requestID: String, clientIP: String, scheme: String, isWebSocket: Bool = false,
         via: String? = nil, trace: TracePropagation? = nil, rule: RouteRule, endpoint: OwnEndpoint?, token: BearerToken,
-        evidence: SenderEvidence = .none, isHEAD: Bool, isGRPC: Bool, settings: ExchangeSettings, startedAt: NIODeadline
+        evidence: SenderEvidence = .none, isHEAD: Bool, isGRPC: Bool, settings: ExchangeSettings, startedAt: NIODeadline,
+        hasConnectionField: Bool = true
     ) {
         self.evidence = evidence
         self.rule = rule
@@ -60,7 +61,7 @@ package final class ExchangeRequest: UpstreamRequestHead.Request {
         self.startedAt = startedAt
         super.init(
             head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: scheme, isWebSocket: isWebSocket, via: via,
-            trace: trace)
+            trace: trace, hasConnectionField: hasConnectionField)
     }
 
     var routeAuth: String { rule.auth.rawValue }

@@ -25,8 +25,10 @@ enum RequestIntake {
         startedAt: NIODeadline, via: String? = nil, trace: TracePropagation? = nil
     ) -> Disposition {
         let requestID = RequestID.acceptOrGenerate(head.headers.first(name: RequestIDField.name))
+        let fields = RequestFieldScan(head.headers)
         let (token, scheme) = BearerToken.extractWithScheme(
-            from: head.headers, cookieName: settings.tokenCookie, headerName: settings.tokenHeader)
+            authorization: fields.authorization, authorizationCount: fields.authorizationCount, from: head.headers,
+            cookieName: settings.tokenCookie, headerName: settings.tokenHeader)
         // The proof header is only looked for when the scheme asks for one: a bearer request pays nothing.
         let evidence = SenderEvidence(
             scheme: scheme, proof: scheme == .dpop ? SenderEvidence.proofHeader(in: head.headers) : .absent,
@@ -36,9 +38,10 @@ enum RequestIntake {
                 head: head, target: target, requestID: requestID, clientIP: clientIP, scheme: settings.scheme, isWebSocket: isWebSocket,
                 via: via, trace: trace, rule: rule, endpoint: nil, token: token, evidence: evidence, isHEAD: head.method == .HEAD,
                 // gRPC refusals are an HTTP/2 form: an HTTP/1.1 client gets the plain answer (docs/reference.md §6).
-                isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), settings: settings, startedAt: startedAt)
+                isGRPC: speaksGRPC && GRPCRefusal.isGRPC(head.headers), settings: settings, startedAt: startedAt,
+                hasConnectionField: fields.hasConnectionField)
         }
-        guard let target = PathNormalizer.normalize(head.uri), hasValidHost(head) else {
+        guard let target = PathNormalizer.normalize(head.uri), fields.hasValidHost(version: head.version) else {
             var response = LocalResponse.plain(.badRequest, "bad request target or Host")
             response.closeConnection = true
             return .answer(makeRequest(NormalizedTarget.root), response, .badRequest)
@@ -99,21 +102,6 @@ enum RequestIntake {
         }
         return .judge(judged)
     }
-
-    /// HTTP/1.1 needs exactly one Host; any version may not send two (docs/security.md P18-19). The
-    /// HTTP/2 door hands over `:authority` as the one Host (HTTP2RequestHeadReader).
-    static func hasValidHost(_ head: HTTPRequestHead) -> Bool {
-        var count = 0
-        for header in head.headers where header.name.utf8.count == 4 && ASCIIByte.hasFoldedHeaderNamePrefix(header.name, hostName) {
-            count += 1
-            if header.value.isEmpty || header.value.utf8.contains(where: { $0 == ASCIIByte.space || $0 == ASCIIByte.slash || $0 == UInt8(ascii: "@") }) {
-                return false
-            }
-        }
-        return count == 1 || (count == 0 && head.version == .http1_0)
-    }
-
-    private static let hostName = Array("host".utf8)
 
     private static func isWebSocketUpgrade(_ head: HTTPRequestHead) -> Bool {
         guard head.method == .GET, let upgrade = head.headers.first(name: "upgrade"), upgrade.lowercased() == "websocket" else {

@@ -15,7 +15,7 @@ extension UpstreamRequestHead {
     func checkAllowance(_ request: Request, admission: Admission, at now: @autoclosure () -> Int64) -> CheckAllowance {
         var allowance = CheckAllowance()
         forEachAdmissionHeader(admission, at: now()) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
-        let nominated = HeaderHygiene.connectionNominations(request.head.headers)
+        let nominated = request.hasConnectionField ? HeaderHygiene.connectionNominations(request.head.headers) : []
         if let trace = request.trace {
             // The gateway forwards with Gatehouse's span as the parent (Envoy's own tracing, if on, may set them again).
             allowance.headersToSet.append(("traceparent", trace.traceParent))

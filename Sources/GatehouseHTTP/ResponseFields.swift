@@ -11,11 +11,15 @@ public enum ResponseFields {
     public static func relayed(_ block: HTTP2FieldList, requestID: String) -> HTTPHeaders {
         var fields: [(String, String)] = []
         fields.reserveCapacity(block.count + 1)
-        for (name, value) in block where name.utf8.first != ASCIIByte.colon && name != RequestIDField.name {
-            if !HopByHopFields.contains(name.utf8) { fields.append((name, value)) }
-        }
+        for (name, value) in block where isRelayed(name) { fields.append((name, value)) }
         fields.append((RequestIDField.name, requestID))
         return HTTPHeaders(fields)
+    }
+
+    /// Whether a field of an HTTP/2 upstream's block (its name in lower case) is relayed: not a pseudo-header field,
+    /// not hop-by-hop, not the upstream's request id.
+    @inlinable public static func isRelayed(_ lowercasedName: String) -> Bool {
+        lowercasedName.utf8.first != ASCIIByte.colon && lowercasedName != RequestIDField.name && !HopByHopFields.contains(lowercasedName.utf8)
     }
 
     /// Whether a field (its name in lower case) is written on an HTTP/2 answer: the HTTP/2 doors' last guard, by

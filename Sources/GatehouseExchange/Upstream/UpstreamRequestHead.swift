@@ -54,11 +54,16 @@ package struct UpstreamRequestHead {
         /// Under a `[[resource]]`: whether the client's token goes on (its `forward_token`); nil: the head's rule.
         /// Set at intake only.
         package final internal(set) var forwardsToken: Bool? = nil
+        /// Whether the head has a Connection field (`RequestFieldScan`): without one nothing is nominated hop-by-hop,
+        /// and the upstream head does not look for nominations. The head a decision endpoint's proxy describes has
+        /// the same fields (`describe`).
+        package final let hasConnectionField: Bool
 
         init(
             head: HTTPRequestHead, target: NormalizedTarget, requestID: String, clientIP: String, scheme: String, isWebSocket: Bool,
-            via: String?, trace: TracePropagation?
+            via: String?, trace: TracePropagation?, hasConnectionField: Bool = true
         ) {
+            self.hasConnectionField = hasConnectionField
             self.head = head
             self.target = target
             self.requestID = requestID
@@ -180,7 +185,7 @@ package struct UpstreamRequestHead {
         _ request: Request, admission: Admission, into sink: inout Sink, forceChunked: Bool
     ) -> Bool {
         let headers = request.head.headers
-        let nominated = HeaderHygiene.connectionNominations(headers)
+        let nominated = request.hasConnectionField ? HeaderHygiene.connectionNominations(headers) : []
         var hadChunkedBody = false
         var hasContentLength = false
         var hasForwardedFor = false

@@ -33,6 +33,8 @@ public enum HTTPHeadWriter {
             writeRelayedResponseHead(upstream, version: version, requestID: requestID, extraFields: extraFields, into: &buffer)
         case .fields(let head):
             writeFieldsResponseHead(head, version: version, extraFields: extraFields, into: &buffer)
+        case .http2:
+            writeFieldsResponseHead(head.asFields, version: version, extraFields: extraFields, into: &buffer)
         }
     }
 
@@ -40,7 +42,7 @@ public enum HTTPHeadWriter {
     public static func estimatedSize(of head: ClientResponseHead) -> Int {
         switch head {
         case .relayed(let upstream, _): upstream.bytes.readableBytes + 96
-        case .fields: 512
+        case .fields, .http2: 512
         }
     }
 

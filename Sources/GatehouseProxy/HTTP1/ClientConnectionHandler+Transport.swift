@@ -142,6 +142,9 @@ extension ClientResponseHead {
             let code = head.status.code
             if endStream || isHEAD || code < 200 || code == 204 || code == 304 { return false }
             return !head.headers.contains(name: "content-length")
+        case .http2(let code, let fields, _):
+            if endStream || isHEAD || code < 200 || code == 204 || code == 304 { return false }
+            return !fields.contains { $0.0 == "content-length" }
         }
     }
 }

@@ -156,15 +156,23 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     /// without a message (an upstream's refusal relayed), rather than HEADERS and an empty DATA frame.
     /// `closesConnection` is an HTTP/1.1 matter: a stream ends with its answer anyway.
     func writeHead(_ head: ClientResponseHead, endStream: Bool, closesConnection: Bool) {
-        let head = head.asFields
         var fields: [NGHTTP2Session.OutboundField] = []
-        fields.reserveCapacity(head.headers.count + 1)
-        fields.append((":status", String(head.status.code), true))
-        for (name, value) in head.headers {
-            let lowered = HTTP2FieldName.lowercased(name)
-            if !ResponseFields.isWrittenOnHTTP2(lowered) { continue }  // an upstream's hop-by-hop fields are gone already
-            // New on every answer: kept out of the HPACK table (it would only push out what repeats).
-            fields.append((lowered, value, lowered != RequestIDField.name))
+        if case .http2(let status, let block, let requestID) = head {
+            // An HTTP/2 upstream's block, its names in lower case already: relayed as it came, less what is not relayed.
+            fields.reserveCapacity(block.count + 1)
+            fields.append((":status", String(status), true))
+            for (name, value) in block where ResponseFields.isRelayed(name) { fields.append((name, value, true)) }
+            fields.append((RequestIDField.name, requestID, false))
+        } else {
+            let head = head.asFields
+            fields.reserveCapacity(head.headers.count + 1)
+            fields.append((":status", String(head.status.code), true))
+            for (name, value) in head.headers {
+                let lowered = HTTP2FieldName.lowercased(name)
+                if !ResponseFields.isWrittenOnHTTP2(lowered) { continue }  // an upstream's hop-by-hop fields are gone already
+                // New on every answer: kept out of the HPACK table (it would only push out what repeats).
+                fields.append((lowered, value, lowered != RequestIDField.name))
+            }
         }
         if endStream {
             // A reset that follows (`finish(completed: false)`) waits for the head: nghttp2 would drop it.

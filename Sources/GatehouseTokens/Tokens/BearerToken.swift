@@ -23,6 +23,15 @@ package enum BearerToken: Equatable {
             authorizationCount += 1
             authorization = header.value
         }
+        return extractWithScheme(
+            authorization: authorization, authorizationCount: authorizationCount, from: headers, cookieName: cookieName, headerName: headerName)
+    }
+
+    /// `extractWithScheme(from:cookieName:headerName:)` with the Authorization fields already read (the last value, and
+    /// how many there are) by a pass of the caller's over the fields.
+    package static func extractWithScheme(
+        authorization: String?, authorizationCount: Int, from headers: HTTPHeaders, cookieName: String?, headerName: String?
+    ) -> (token: BearerToken, scheme: SenderEvidence.Scheme) {
         if authorizationCount > 1 { return (.malformed("more than one Authorization header"), .bearer) }
         if let authorization {
             if let bearer = parseAuthorization(authorization, scheme: bearerScheme) { return (bearer, .bearer) }

@@ -145,12 +145,12 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
             let status = Self.status(fields) ?? 0
             if (100..<200).contains(status) && status != 101 && !endStream {
                 // An interim head (RFC 9113 §8.1); HTTP/2 has no 101 (§8.6): that one is malformed below.
-                delegate?.upstreamLegReceivedInformational(.fields(Self.head(status, fields, requestID: requestID)))
+                delegate?.upstreamLegReceivedInformational(.http2(status: status, fields: fields, requestID: requestID))
                 return
             }
             guard status >= 200 && status < 1000 else { return resetMalformed() }
             headReceived = true
-            delegate?.upstreamLegReceivedHead(.fields(Self.head(status, fields, requestID: requestID)), at: now)
+            delegate?.upstreamLegReceivedHead(.http2(status: status, fields: fields, requestID: requestID), at: now)
             if endStream { end(trailers: nil, at: now) }
         case .fields(let fields, _):
             end(trailers: HTTPHeaders(fields), at: now)
@@ -195,8 +195,4 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
         fields.first { $0.0 == ":status" }.flatMap { Int($0.1) }
     }
 
-    /// A response head: its status and fields (pseudo-header fields out), our request id in.
-    private static func head(_ status: Int, _ headers: HTTP2FieldList, requestID: String) -> HTTPResponseHead {
-        HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: ResponseFields.relayed(headers, requestID: requestID))
-    }
 }
