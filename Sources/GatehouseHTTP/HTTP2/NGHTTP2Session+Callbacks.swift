@@ -4,7 +4,7 @@ import CNGHTTP2
 /// session its user data points at), the DATA provider's read callback, and fields as nghttp2's name-value array.
 extension NGHTTP2Session {
     static let readData: nghttp2_data_source_read_callback = { _, stream, _, limit, flags, _, userData in
-        owningSession(userData).nextData(of: stream, limit: limit, flags: flags!)  // safe: nghttp2 always passes flags
+        withOwningSession(userData) { $0.nextData(of: stream, limit: limit, flags: flags!) }  // safe: nghttp2 always passes flags
     }
 
     /// The callbacks every session shares (nghttp2 copies them into the session).
@@ -20,34 +20,36 @@ extension NGHTTP2Session {
             var callbacks: OpaquePointer?
             nghttp2_session_callbacks_new(&callbacks)
             nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks) { _, header, userData in
-                owningSession(userData).beginFrame(header!.pointee)  // safe: see init
+                withOwningSession(userData) { $0.beginFrame(header!.pointee) }  // safe: see init
             }
             nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
-                owningSession(userData).beginHeaders(frame!)  // safe: see init
+                withOwningSession(userData) { $0.beginHeaders(frame!) }  // safe: see init
             }
             nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
                 // safe: see init
-                owningSession(userData).header(frame!, name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                                         value: UnsafeRawBufferPointer(start: value, count: valueLength))
+                withOwningSession(userData) {
+                    $0.header(frame!, name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                              value: UnsafeRawBufferPointer(start: value, count: valueLength))
+                }
             }
             nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in
-                owningSession(userData).frameReceived(frame!)  // safe: see init
+                withOwningSession(userData) { $0.frameReceived(frame!) }  // safe: see init
             }
             nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, userData in
                 guard let data, length > 0 else { return 0 }
-                return owningSession(userData).dataChunk(of: stream, UnsafeRawPointer(data), count: length)
+                return withOwningSession(userData) { $0.dataChunk(of: stream, UnsafeRawPointer(data), count: length) }
             }
             nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, _, userData in
-                owningSession(userData).invalidFrame(of: frame!.pointee.hd.stream_id)  // safe: see init
+                withOwningSession(userData) { $0.invalidFrame(of: frame!.pointee.hd.stream_id) }  // safe: see init
             }
             nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, userData in
-                owningSession(userData).streamClosed(stream, errorCode: errorCode)
+                withOwningSession(userData) { $0.streamClosed(stream, errorCode: errorCode) }
             }
             nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
-                owningSession(userData).frameSent(frame!)  // safe: see init
+                withOwningSession(userData) { $0.frameSent(frame!) }  // safe: see init
             }
             nghttp2_session_callbacks_set_send_data_callback(callbacks) { _, frame, header, length, _, userData in
-                owningSession(userData).sendData(frame!, header: header!, length: length)  // safe: see init
+                withOwningSession(userData) { $0.sendData(frame!, header: header!, length: length) }  // safe: see init
             }
             pointer = callbacks
         }
@@ -86,7 +88,10 @@ enum NGHTTP2NameValues {
     }
 }
 
-/// The session a callback's user data points at (set to it when the session is made).
-private func owningSession(_ userData: UnsafeMutableRawPointer?) -> NGHTTP2Session {
-    Unmanaged<NGHTTP2Session>.fromOpaque(userData!).takeUnretainedValue()  // safe: set at creation, never nil
+/// `body` given the session a callback's user data points at (set to it when the session is made), borrowed: nghttp2
+/// calls back only while the session is calling it (receiving, sending), so the session is alive and no reference is
+/// counted for the call (issue 57: some thirty callbacks a request, a retain and a release each when taken as owned).
+@inline(__always)
+private func withOwningSession<Result>(_ userData: UnsafeMutableRawPointer?, _ body: (NGHTTP2Session) -> Result) -> Result {
+    Unmanaged<NGHTTP2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)  // safe: set at creation, never nil
 }
