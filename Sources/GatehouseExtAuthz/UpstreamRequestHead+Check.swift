@@ -14,7 +14,9 @@ extension UpstreamRequestHead {
     /// Envoy's own to write.
     func checkAllowance(_ request: Request, admission: Admission, at now: @autoclosure () -> Int64) -> CheckAllowance {
         var allowance = CheckAllowance()
-        forEachAdmissionHeader(admission, at: now()) { allowance.headersToSet.append((HTTP2FieldName.lowercased($0), $1)) }
+        var identityFields = CheckFieldSink()
+        writeAdmissionHeaders(admission, at: now(), into: &identityFields)
+        allowance.headersToSet = identityFields.fields
         let nominated = request.hasConnectionField ? HeaderHygiene.connectionNominations(request.head.headers) : []
         if let trace = request.trace {
             // The gateway forwards with Gatehouse's span as the parent (Envoy's own tracing, if on, may set them again).
@@ -58,4 +60,11 @@ extension UpstreamRequestHead {
         }
         return allowance
     }
+}
+
+/// The identity fields a Check sets, their names in lower case (as Envoy takes them).
+private struct CheckFieldSink: IdentityFieldSink {
+    var fields: [(String, String)] = []
+
+    mutating func add(_ name: String, _ value: String) { fields.append((HTTP2FieldName.lowercased(name), value)) }
 }

@@ -1,25 +1,31 @@
 import NIOCore
+import NIOHTTP1
 import GatehouseHTTP
 import GatehouseSyntax
 
 /// Where identity fields go: a name with a value, or with the bytes of a value that is its own header value
 /// (`HeaderValueEncoding.isVerbatim`), written without a `String` made of them where the sink takes bytes.
-protocol IdentityFieldSink {
+package protocol IdentityFieldSink {
     mutating func add(_ name: String, _ value: String)
     mutating func addVerbatim(_ name: String, _ value: UnsafeBufferPointer<UInt8>)
+    /// Whether the sink writes bytes (`addVerbatim` makes no `String`): a sink of `String`s is better given the
+    /// values an identity keeps made (a cached identity's claims and payload are made once, not on every request).
+    var takesBytes: Bool { get }
 }
 
 extension IdentityFieldSink {
-    mutating func addVerbatim(_ name: String, _ value: UnsafeBufferPointer<UInt8>) {
+    package mutating func addVerbatim(_ name: String, _ value: UnsafeBufferPointer<UInt8>) {
         add(name, String(decoding: value, as: UTF8.self))
     }
+
+    package var takesBytes: Bool { false }
 }
 
-/// Identity fields handed to a closure, as `String`s.
-struct ClosureFieldSink: IdentityFieldSink {
-    let body: (String, String) -> Void
+/// Identity fields added to NIO's fields (the decision endpoint's answer).
+struct HeadersFieldSink: IdentityFieldSink {
+    var headers: HTTPHeaders
 
-    func add(_ name: String, _ value: String) { body(name, value) }
+    mutating func add(_ name: String, _ value: String) { headers.add(name: name, value: value) }
 }
 
 /// Where `UpstreamRequestHead` puts the fields it forwards.
@@ -37,6 +43,8 @@ struct BufferSink: UpstreamFieldSink {
     mutating func add(_ name: String, _ value: String) {
         HTTPHeadWriter.writeField(name, value, into: &buffer)
     }
+
+    var takesBytes: Bool { true }
 
     mutating func addVerbatim(_ name: String, _ value: UnsafeBufferPointer<UInt8>) {
         buffer.writeString(name)

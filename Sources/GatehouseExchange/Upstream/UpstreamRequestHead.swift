@@ -116,7 +116,7 @@ package struct UpstreamRequestHead {
                 writtenFields = start..<sink.buffer.writerIndex
             }
             // After the kept fields: it is signed again while they stay the same.
-            forEachAssertionHeader(identity, at: now()) { sink.add($0, $1) }
+            writeAssertionHeader(identity, at: now(), into: &sink)
         } else {
             writeAdmission(admission, at: now(), into: &sink)
         }
@@ -154,7 +154,7 @@ package struct UpstreamRequestHead {
                 written = Array(sink.headers[start...])
             }
             // After the kept fields, as on HTTP/1.1 (`make`).
-            forEachAssertionHeader(identity, at: now()) { sink.add($0, $1) }
+            writeAssertionHeader(identity, at: now(), into: &sink)
         } else {
             writeAdmission(admission, at: now(), into: &sink)
         }
@@ -277,7 +277,7 @@ package struct UpstreamRequestHead {
 
     /// What Gatehouse vouches for, after the client's fields.
     private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Admission, at now: @autoclosure () -> Int64, into sink: inout Sink) {
-        forEachAdmissionHeader(admission, at: now()) { sink.add($0, $1) }
+        writeAdmissionHeaders(admission, at: now(), into: &sink)
     }
 
     /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or
@@ -285,37 +285,36 @@ package struct UpstreamRequestHead {
     /// clock's seconds since the epoch, which an assertion is signed with (every `at now` here), read only then: a
     /// request without an assertion to sign reads no clock.
     func addIdentityHeaders(for admission: Admission, at now: @autoclosure () -> Int64, to headers: inout HTTPHeaders) {
-        forEachAdmissionHeader(admission, at: now()) { headers.add(name: $0, value: $1) }
+        var sink = HeadersFieldSink(headers: headers)
+        headers = [:]  // the sink's copy stays the only one: added to in place
+        writeAdmissionHeaders(admission, at: now(), into: &sink)
+        headers = sink.headers
     }
 
-    /// The identity headers of an admission, in the order they are written.
-    package func forEachAdmissionHeader(_ admission: Admission, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
+    /// The identity headers of an admission, in the order they are written, into `sink`.
+    package func writeAdmissionHeaders<Sink: IdentityFieldSink>(_ admission: Admission, at now: @autoclosure () -> Int64, into sink: inout Sink) {
         switch admission {
-        case .verified(let identity): forEachIdentityHeader(identity, at: now(), body)
-        case .guest: body("X-Auth-Guest", "true")
-        case .anonymous: break
-        }
-    }
-
-    /// The claims' headers, then the assertion's.
-    func forEachIdentityHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
-        withoutActuallyEscaping(body) { body in
-            var sink = ClosureFieldSink(body: body)
+        case .verified(let identity):
             writeClaimHeaders(identity, into: &sink)
+            // After the claims' fields (which a connection keeps for the token's next requests): signed again while they stay the same.
+            writeAssertionHeader(identity, at: now(), into: &sink)
+        case .guest:
+            sink.add("X-Auth-Guest", "true")
+        case .anonymous:
+            break
         }
-        forEachAssertionHeader(identity, at: now(), body)
     }
 
     /// `[assertion] header` (docs/reference.md §15), when configured.
-    private func forEachAssertionHeader(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, _ body: (String, String) -> Void) {
-        if let assertion, let value = assertion.assertion(for: identity, now: now()) { body(assertion.settings.header, value) }
+    private func writeAssertionHeader<Sink: IdentityFieldSink>(_ identity: VerifiedIdentity, at now: @autoclosure () -> Int64, into sink: inout Sink) {
+        if let assertion, let value = assertion.assertion(for: identity, now: now()) { sink.add(assertion.settings.header, value) }
     }
 
     /// What the claims say: the same for every request of one verified token (userinfo enrichment aside). A claim
     /// signed as a string without escapes or as a number, whose text is its own header value, is written from the
     /// token's bytes as it is (no `String` or `JSONValue` made); any other value through `HeaderValueEncoding`, which
     /// gives that same text for such a claim (`IdentityHeaderTests.aClaimWrittenFromTheSignedBytesIsWhatItsEncodingGives`).
-    private func writeClaimHeaders<Sink: IdentityFieldSink>(_ identity: VerifiedIdentity, into sink: inout Sink) {
+    func writeClaimHeaders<Sink: IdentityFieldSink>(_ identity: VerifiedIdentity, into sink: inout Sink) {
         for mapping in headerMappings[identity.providerIndex] {
             if let expression = mapping.expression {
                 if let value = expression.headerValue(claims: identity.claims) { sink.add(mapping.name, value) }
@@ -327,12 +326,14 @@ package struct UpstreamRequestHead {
                 }
                 continue
             }
-            let verbatim = identity.withPlainClaimText(mapping.claimPath) { text in
-                guard HeaderValueEncoding.isVerbatim(text) else { return false }
-                sink.addVerbatim(mapping.name, text)
-                return true
+            if sink.takesBytes {
+                let verbatim = identity.withPlainClaimText(mapping.claimPath) { text in
+                    guard HeaderValueEncoding.isVerbatim(text) else { return false }
+                    sink.addVerbatim(mapping.name, text)
+                    return true
+                }
+                if verbatim == true { continue }
             }
-            if verbatim == true { continue }
             if let claim = identity.claim(mapping.claimPath), let value = HeaderValueEncoding.encode(claim) {
                 sink.add(mapping.name, value)
             }
@@ -346,7 +347,13 @@ package struct UpstreamRequestHead {
         }
         sink.add("X-Auth-Provider", identity.providerName)
         // Base64url: always its own header value.
-        if forwardClaimsJSON { identity.withEncodedPayload { sink.addVerbatim("X-Auth-Claims", $0) } }
+        if forwardClaimsJSON {
+            if sink.takesBytes {
+                identity.withEncodedPayload { sink.addVerbatim("X-Auth-Claims", $0) }
+            } else {
+                sink.add("X-Auth-Claims", identity.encodedPayload)
+            }
+        }
     }
 
     /// Room for a usual head at once, without reading each field (a pass over NIO's fields costs two references

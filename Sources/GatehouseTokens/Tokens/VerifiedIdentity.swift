@@ -22,6 +22,9 @@ public struct VerifiedIdentity: Sendable {
         var claims: [String: JSONValue]?
         /// String claims read from the signed bytes that took an allocation of their own.
         var allocatedReads = 0
+        /// The payload segment as a `String`, made the first time it is asked for as one (a reader of `String`s: the
+        /// Check's answer, an HTTP/2 upstream's head); the HTTP/1.1 head writes its bytes.
+        var encodedPayload: String?
     }
 
     /// A `String` longer than this many UTF-8 bytes is stored out of line: reading such a claim allocates.
@@ -86,6 +89,15 @@ public struct VerifiedIdentity: Sendable {
             }
         }
 
+        /// The payload segment as a `String`: made once, and kept.
+        var encodedPayloadText: String {
+            if case .text(let text) = encodedPayload { return text }
+            if let made = memo.withLock({ $0.encodedPayload }) { return made }
+            let made = withEncodedPayload { String(decoding: $0, as: UTF8.self) }
+            memo.withLock { $0.encodedPayload = made }
+            return made
+        }
+
         /// The core whose memo holds this verification's assertion and revocation key.
         var verification: Core { origin ?? self }
 
@@ -139,7 +151,7 @@ public struct VerifiedIdentity: Sendable {
         return object.withPlainText(name, body)
     }
     /// The payload segment as the issuer signed it: forwarded as `X-Auth-Claims`.
-    public var encodedPayload: String { core.withEncodedPayload { String(decoding: $0, as: UTF8.self) } }
+    public var encodedPayload: String { core.encodedPayloadText }
     /// `body` given the payload segment's bytes, without making a `String` of them.
     package func withEncodedPayload<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result { core.withEncodedPayload(body) }
     public var keyID: String? { core.keyID }

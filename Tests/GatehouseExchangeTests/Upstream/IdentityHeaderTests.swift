@@ -95,10 +95,17 @@ struct IdentityHeaderTests {
         #expect(http2.map { $0.name } == expected.map { $0.0.lowercased() })
         #expect(http2.map { $0.value } == expected.map { $0.1 })
 
-        // The closure (the Check's answer, the decision endpoint's).
-        var handed: [(String, String)] = []
-        head.forEachAdmissionHeader(.verified(identity), at: 0) { handed.append(($0, $1)) }
-        #expect(handed.map { $0.0 } == expected.map { $0.0 })
-        #expect(handed.map { $0.1 } == expected.map { $0.1 })
+        // A sink of `String`s (the Check's answer, the decision endpoint's).
+        var handed = StringsSink()
+        head.writeAdmissionHeaders(.verified(identity), at: 0, into: &handed)
+        #expect(handed.fields.map { $0.0 } == expected.map { $0.0 })
+        #expect(handed.fields.map { $0.1 } == expected.map { $0.1 })
     }
+}
+
+/// Identity fields as `String`s, in order.
+private struct StringsSink: IdentityFieldSink {
+    var fields: [(String, String)] = []
+
+    mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 }
