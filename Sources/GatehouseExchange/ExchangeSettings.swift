@@ -61,7 +61,7 @@ package final class ExchangeSettings: Sendable {
     package func writeHTTP2UpstreamHead(
         _ request: UpstreamRequestHead.Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String,
         identityFields: [NGHTTP2Session.OutboundField]?
-    ) -> (fields: [NGHTTP2Session.OutboundField], writtenIdentityFields: [NGHTTP2Session.OutboundField]?) {
+    ) -> HTTP2UpstreamHead {
         upstreamHead.makeHTTP2Head(request, admission: admission, at: now(), scheme: scheme, identityFields: identityFields)
     }
 

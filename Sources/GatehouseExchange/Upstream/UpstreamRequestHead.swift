@@ -127,38 +127,40 @@ package struct UpstreamRequestHead {
         return Written(bytes: sink.buffer, chunkedBody: chunkedBody, identityFields: written)
     }
 
-    /// The head for an HTTP/2 upstream: the same fields as `make`, as a header list (NIO's stream
-    /// codec turns `Host` into `:authority` and drops what HTTP/2 forbids).
-    /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one
-    /// Host), then the fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids.
-    /// `identityFields`: the entries the same identity was written with before (`writtenIdentityFields` of the same
-    /// identity and configuration); `writtenIdentityFields`: those written afresh, to be kept for the next request.
+    /// The header block for an HTTP/2 upstream: the pseudo-header fields (`:authority` from the one Host), then the
+    /// fields as for HTTP/1.1, names in lower case, without what HTTP/2 forbids; in three parts (`HTTP2UpstreamHead`).
+    /// `identityFields`: the fields the same identity was written with before (`HTTP2UpstreamHead.identityFields` of
+    /// the same identity and configuration), given as they are: shared, not copied.
     package func makeHTTP2Head(
         _ request: Request, admission: Admission, at now: @autoclosure () -> Int64, scheme: String,
         identityFields: [NGHTTP2Session.OutboundField]? = nil
-    ) -> (fields: [NGHTTP2Session.OutboundField], writtenIdentityFields: [NGHTTP2Session.OutboundField]?) {
+    ) -> HTTP2UpstreamHead {
         var sink = HTTP2FieldSink()
-        sink.headers.reserveCapacity(request.head.headers.count + 12)
+        sink.headers.reserveCapacity(request.head.headers.count + 8)
         sink.headers.append((":method", request.head.method.rawValue, true))
         sink.headers.append((":scheme", scheme, true))
         if let host = request.head.headers.first(name: "host") { sink.headers.append((":authority", host, true)) }
         sink.headers.append((":path", request.target.requestURI, true))
         _ = writeFields(request, admission: admission, into: &sink, forceChunked: false)
-        var written: [NGHTTP2Session.OutboundField]?
+        var head = HTTP2UpstreamHead()
         if case .verified(let identity) = admission {
             if let identityFields {
-                sink.headers.append(contentsOf: identityFields)
+                head.identityFields = identityFields
             } else {
-                let start = sink.headers.count
-                writeClaimHeaders(identity, into: &sink)
-                written = Array(sink.headers[start...])
+                var written = HTTP2FieldSink()
+                writeClaimHeaders(identity, into: &written)
+                head.identityFields = written.headers
+                head.identityFieldsWritten = true
             }
             // After the kept fields, as on HTTP/1.1 (`make`).
-            writeAssertionHeader(identity, at: now(), into: &sink)
+            var signed = HTTP2FieldSink()
+            writeAssertionHeader(identity, at: now(), into: &signed)
+            head.signedFields = signed.headers
         } else {
             writeAdmission(admission, at: now(), into: &sink)
         }
-        return (sink.headers, written)
+        head.fields = sink.headers
+        return head
     }
 
     /// The client's request trailers as forwarded (to an HTTP/2 upstream; HTTP/1.1 upstreams get none):

@@ -59,29 +59,48 @@ extension NGHTTP2Session {
 /// Fields as nghttp2 takes them: its name-value array.
 enum NGHTTP2NameValues {
     /// The fields as nghttp2's name-value array, valid inside `body` (nghttp2 copies what it keeps). Both arrays are
-    /// temporary: on the stack while small (a response's usual head), on the heap otherwise.
-    static func with(_ fields: [NGHTTP2Session.OutboundField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void) {
-        // Read through the array's buffer, borrowed: a `for field in fields` copies each field's two strings (a retain
+    /// temporary: on the stack while small (a response's usual head), on the heap otherwise. `then` and `last` follow
+    /// `fields` in the array: parts a caller keeps apart (a connection's kept identity fields), not copied into one.
+    static func with(
+        _ fields: [NGHTTP2Session.OutboundField], then: [NGHTTP2Session.OutboundField] = [], last: [NGHTTP2Session.OutboundField] = [],
+        _ body: (UnsafePointer<nghttp2_nv>, Int) -> Void
+    ) {
+        // Read through the arrays' buffers, borrowed: a `for field in fields` copies each field's two strings (a retain
         // and a release each, 45 a GET across its two heads).
-        fields.withUnsafeBufferPointer { fields in
-            var byteCount = 0
-            for index in fields.indices { byteCount += fields[index].name.utf8.count + fields[index].value.utf8.count }
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { storage in
-                withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(fields.count, 1)) { nva in
-                    let base = storage.baseAddress!  // safe: capacity at least 1
-                    var offset = 0
-                    for index in fields.indices {
-                        let nameCount = UnsafeMutableBufferPointer(rebasing: storage[offset...]).initialize(fromContentsOf: fields[index].name.utf8)
-                        let value = UnsafeMutableBufferPointer(rebasing: storage[(offset + nameCount)...])
-                        let valueCount = value.initialize(fromContentsOf: fields[index].value.utf8)
-                        let flags = fields[index].indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue
-                        nva.initializeElement(
-                            at: index,
-                            to: nghttp2_nv(
-                                name: base + offset, value: base + offset + nameCount, namelen: nameCount, valuelen: valueCount, flags: UInt8(flags)))
-                        offset += nameCount + valueCount
+        fields.withUnsafeBufferPointer { first in
+            then.withUnsafeBufferPointer { second in
+                last.withUnsafeBufferPointer { third in
+                    let count = first.count + second.count + third.count
+                    var byteCount = 0
+                    for index in first.indices { byteCount += first[index].name.utf8.count + first[index].value.utf8.count }
+                    for index in second.indices { byteCount += second[index].name.utf8.count + second[index].value.utf8.count }
+                    for index in third.indices { byteCount += third[index].name.utf8.count + third[index].value.utf8.count }
+                    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { storage in
+                        withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(count, 1)) { nva in
+                            let base = storage.baseAddress!  // safe: capacity at least 1
+                            var offset = 0
+                            var position = 0
+                            func append(_ part: UnsafeBufferPointer<NGHTTP2Session.OutboundField>) {
+                                for index in part.indices {
+                                    let nameCount = UnsafeMutableBufferPointer(rebasing: storage[offset...]).initialize(fromContentsOf: part[index].name.utf8)
+                                    let value = UnsafeMutableBufferPointer(rebasing: storage[(offset + nameCount)...])
+                                    let valueCount = value.initialize(fromContentsOf: part[index].value.utf8)
+                                    let flags = part[index].indexed ? NGHTTP2_NV_FLAG_NONE.rawValue : NGHTTP2_NV_FLAG_NO_INDEX.rawValue
+                                    nva.initializeElement(
+                                        at: position,
+                                        to: nghttp2_nv(
+                                            name: base + offset, value: base + offset + nameCount, namelen: nameCount, valuelen: valueCount,
+                                            flags: UInt8(flags)))
+                                    offset += nameCount + valueCount
+                                    position += 1
+                                }
+                            }
+                            append(first)
+                            append(second)
+                            append(third)
+                            body(nva.baseAddress!, count)  // safe: capacity at least 1
+                        }
                     }
-                    body(nva.baseAddress!, fields.count)  // safe: capacity at least 1
                 }
             }
         }

@@ -190,10 +190,13 @@ public final class NGHTTP2Session {
     }
 
     /// A request (client side): its stream id, or nil when no stream may open (the session is ending). With
-    /// `hasBody`, DATA follows as the delegate queues it (`resumeData`).
-    public func submitRequest(_ fields: [OutboundField], hasBody: Bool) -> Int32? {
+    /// `hasBody`, DATA follows as the delegate queues it (`resumeData`). Its fields are `fields`, then `then`, then
+    /// `last`: parts the caller keeps apart, given in order without being copied into one list.
+    public func submitRequest(
+        _ fields: [OutboundField], then: [OutboundField] = [], last: [OutboundField] = [], hasBody: Bool
+    ) -> Int32? {
         var stream: Int32 = -1
-        NGHTTP2NameValues.with(fields) { nva, count in
+        NGHTTP2NameValues.with(fields, then: then, last: last) { nva, count in
             if hasBody {
                 var provider = nghttp2_data_provider()
                 provider.read_callback = Self.readData

@@ -90,7 +90,7 @@ struct IdentityHeaderTests {
         #expect(text.contains(String(buffer: kept)))
 
         // The HTTP/2 header list.
-        let http2 = head.makeHTTP2Head(request, admission: .verified(identity), at: 0, scheme: "http").fields
+        let http2 = head.makeHTTP2Head(request, admission: .verified(identity), at: 0, scheme: "http").allFields
             .filter { $0.name.hasPrefix("x-c-") || $0.name.hasPrefix("x-auth-") }
         #expect(http2.map { $0.name } == expected.map { $0.0.lowercased() })
         #expect(http2.map { $0.value } == expected.map { $0.1 })

@@ -1,5 +1,6 @@
 package import NIOCore
 package import GatehouseHTTP
+package import GatehouseExchange
 
 /// One multiplexed HTTP/2 connection to the upstream, its bytes read and written by nghttp2 (`NGHTTP2Session`,
 /// client side): a new leg becomes a stream when it sends its head, its response goes to it, its body to the codec.
@@ -217,9 +218,9 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     // MARK: - What the legs send
 
     /// The leg's head: its stream opens now. Nil when the codec took no stream (the connection is ending).
-    package func submitRequest(_ leg: HTTP2UpstreamLeg, _ fields: [NGHTTP2Session.OutboundField], hasBody: Bool) -> Int32? {
+    package func submitRequest(_ leg: HTTP2UpstreamLeg, _ head: HTTP2UpstreamHead, hasBody: Bool) -> Int32? {
         unstartedLegs -= 1
-        guard let session, let stream = session.submitRequest(fields, hasBody: hasBody) else {
+        guard let session, let stream = session.submitRequest(head.fields, then: head.identityFields, last: head.signedFields, hasBody: hasBody) else {
             closeIfGoneAway()
             return nil
         }

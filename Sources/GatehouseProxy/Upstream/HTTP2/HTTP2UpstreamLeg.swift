@@ -43,7 +43,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
         let hasBody = http2Body ?? Self.headFramesBody(request.head.headers)
         var kept: [NGHTTP2Session.OutboundField]?
         if case .list(let list)? = identityFields { kept = list }
-        let (head, written) = services.exchange.writeHTTP2UpstreamHead(
+        let head = services.exchange.writeHTTP2UpstreamHead(
             request, admission: admission, at: services.wallClock.seconds(), scheme: connection.scheme, identityFields: kept)
         requestEnded = !hasBody
         started = true
@@ -54,7 +54,7 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
             return nil
         }
         id = stream
-        return written.map { .list($0) }
+        return head.identityFieldsWritten ? .list(head.identityFields) : nil
     }
 
     package func writeBody(_ buffer: ByteBuffer) {
