@@ -58,8 +58,10 @@ package struct ExchangeStateMachine {
     /// (most events: then nothing is copied).
     package mutating func takeRecords() -> ExchangeRecords? {
         guard !records.isEmpty else { return nil }
-        defer { records = ExchangeRecords() }
-        return records
+        // Moved out, not copied (a copy retains each of its references, and the reset releases them again).
+        var taken = ExchangeRecords()
+        swap(&taken, &records)
+        return taken
     }
 
     /// Ready for the next request of a keep-alive connection.
