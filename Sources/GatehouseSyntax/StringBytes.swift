@@ -10,9 +10,11 @@ import Darwin
 /// kilobyte): over a buffer the loops are tight, where `String.UTF8View`'s iterator costs several times more
 /// per byte.
 public enum StringBytes {
-    /// `body` over the string's UTF-8 bytes (a native string's own storage; a bridged one's made contiguous once).
+    /// `body` over the string's UTF-8 bytes (a native string's own storage, borrowed: `withUTF8` needs a `var`, and
+    /// the copy into one retained and released a heap string on every call; a bridged one's made contiguous once).
     @inline(__always)
     @inlinable public static func withBytes<Result>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if let result = try string.utf8.withContiguousStorageIfAvailable(body) { return result }
         var string = string
         return try string.withUTF8(body)
     }

@@ -371,6 +371,8 @@ package struct UpstreamRequestHead {
     /// `DPoP <token>` as `Bearer <token>`; nil for any other value.
     private static func bearerForm(ofDPoPAuthorization value: String) -> String? {
         let utf8 = value.utf8
+        // The first byte first: a `Bearer` value (nearly every one) is told apart without a view of its prefix.
+        guard let first = utf8.first, first | 0x20 == UInt8(ascii: "d") else { return nil }
         guard utf8.count > 5, utf8.prefix(5).elementsEqual("dpop ".utf8, by: { $0 | 0x20 == $1 || ($0 == $1) }) else { return nil }
         return "Bearer " + String(Substring(utf8.dropFirst(5))).trimmingSpaces()
     }

@@ -77,7 +77,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
         self.parser = HTTP1RequestParser(maxHeaderBytes: maxHeaderBytes)
     }
 
-    var idleTimeout: TimeAmount { connection.handle.services.exchange.idleTimeout }
+    var idleTimeout: TimeAmount { connection.handle.idleTimeout }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
