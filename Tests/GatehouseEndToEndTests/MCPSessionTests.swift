@@ -79,7 +79,8 @@ struct MCPSessionTests {
         }
     }
 
-    @Test func twoReplicasSharingPostgreSQLAgreeOnWhoOwnsASession() async throws {
+    /// The MCP configuration on a PostgreSQL store of its own, for replicas to share (`withReplica`).
+    static func sharingPostgreSQL(_ body: (TestEnvironment, TestPostgres) async throws -> Void) async throws {
         try await TestPostgres.with { postgres in
             try await TestEnvironment.run(configure: { configuration, _ in
                 Self.configure(&configuration)
@@ -87,25 +88,31 @@ struct MCPSessionTests {
                 revocation.store = postgres.url
                 configuration.revocation = revocation
             }) { (env: TestEnvironment) async throws in
-                try await env.withReplica { replica in
-                    let portB = try #require(replica.proxyAddress?.port)
-                    let alice = Self.token("alice"), bob = Self.token("bob")
-                    #expect(try await Self.post(env, token: alice, newSession: "pg-1").status == 200)
-                    // On the other replica: refused as soon as the binding has travelled (LISTEN/NOTIFY).
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    let refused = try await Contract.eventually(timeout: .seconds(5)) {
-                        try await Self.post(env, token: bob, session: "pg-1", port: portB).status == 404
-                    }
-                    #expect(refused)
-                    print("MCP session binding A -> B via PostgreSQL: \(clock.now - start)")
-                    #expect(try await Self.post(env, token: alice, session: "pg-1", port: portB).status == 200)
+                try await body(env, postgres)
+            }
+        }
+    }
+
+    @Test func twoReplicasSharingPostgreSQLAgreeOnWhoOwnsASession() async throws {
+        try await Self.sharingPostgreSQL { env, _ in
+            try await env.withReplica { replica in
+                let portB = try #require(replica.proxyAddress?.port)
+                let alice = Self.token("alice"), bob = Self.token("bob")
+                #expect(try await Self.post(env, token: alice, newSession: "pg-1").status == 200)
+                // On the other replica: refused as soon as the binding has travelled (LISTEN/NOTIFY).
+                let clock = ContinuousClock()
+                let start = clock.now
+                let refused = try await Contract.eventually(timeout: .seconds(5)) {
+                    try await Self.post(env, token: bob, session: "pg-1", port: portB).status == 404
                 }
-                // A replica started afterwards reads the binding from the table.
-                try await env.withReplica { later in
-                    let port = try #require(later.proxyAddress?.port)
-                    #expect(try await Self.post(env, token: Self.token("bob"), session: "pg-1", port: port).status == 404)
-                }
+                #expect(refused)
+                print("MCP session binding A -> B via PostgreSQL: \(clock.now - start)")
+                #expect(try await Self.post(env, token: alice, session: "pg-1", port: portB).status == 200)
+            }
+            // A replica started afterwards reads the binding from the table.
+            try await env.withReplica { later in
+                let port = try #require(later.proxyAddress?.port)
+                #expect(try await Self.post(env, token: Self.token("bob"), session: "pg-1", port: port).status == 404)
             }
         }
     }
@@ -116,35 +123,28 @@ struct MCPSessionTests {
     /// replicas' back, Bob's request binds the id on B alone (the store refuses him), then the store's notification
     /// arrives; before the fix B kept Bob as the owner and refused Alice until the binding expired.
     @Test func aReplicaThatBoundASessionFirstGivesWayToTheOwnerTheStoreKept() async throws {
-        try await TestPostgres.with { postgres in
-            try await TestEnvironment.run(configure: { configuration, _ in
-                Self.configure(&configuration)
-                var revocation = RevocationSettings()
-                revocation.store = postgres.url
-                configuration.revocation = revocation
-            }) { (env: TestEnvironment) async throws in
-                try await env.withReplica { replica in
-                    let portB = try #require(replica.proxyAddress?.port)
-                    let alice = Self.token("alice"), bob = Self.token("bob")
-                    let provider = try #require(env.gatehouse.configuration.providers.first?.name)
-                    let binding = Revocation.session(id: "pg-race", owner: provider + "\n" + "alice", expiresAt: RevocationService.now() + 3600)
-                    let quoted = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
-                    // Both replicas have loaded the store (the tables exist): Alice's row written behind their back.
-                    try postgres.sql("""
-                        INSERT INTO gatehouse_mcp_sessions (session_id, owner, expires_at) \
-                        VALUES ('pg-race', E\(quoted(provider + "\\n" + "alice")), \(RevocationService.now() + 3600))
-                        """)
-                    #expect(try await Self.post(env, token: bob, session: "pg-race", port: portB).status == 200, "B has not heard of Alice")
-                    // B's own binding of Bob stands on B until the store's word arrives.
-                    #expect(try await Self.post(env, token: alice, session: "pg-race", port: portB).status == 404)
-                    try postgres.sql("SELECT pg_notify('\(PostgresRevocationStore.channel)', \(quoted(binding.notificationPayload)))")
-                    let agreed = try await Contract.eventually(timeout: .seconds(5)) {
-                        try await Self.post(env, token: alice, session: "pg-race", port: portB).status == 200
-                    }
-                    #expect(agreed, "B gave way to the owner the store kept")
-                    #expect(try await Self.post(env, token: bob, session: "pg-race", port: portB).status == 404)
-                    #expect(try await Self.post(env, token: bob, session: "pg-race").status == 404, "and A agrees")
+        try await Self.sharingPostgreSQL { env, postgres in
+            try await env.withReplica { replica in
+                let portB = try #require(replica.proxyAddress?.port)
+                let alice = Self.token("alice"), bob = Self.token("bob")
+                let provider = try #require(env.gatehouse.configuration.providers.first?.name)
+                let binding = Revocation.session(id: "pg-race", owner: provider + "\n" + "alice", expiresAt: RevocationService.now() + 3600)
+                let quoted = { (text: String) in "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+                // Both replicas have loaded the store (the tables exist): Alice's row written behind their back.
+                try postgres.sql("""
+                    INSERT INTO gatehouse_mcp_sessions (session_id, owner, expires_at) \
+                    VALUES ('pg-race', E\(quoted(provider + "\\n" + "alice")), \(RevocationService.now() + 3600))
+                    """)
+                #expect(try await Self.post(env, token: bob, session: "pg-race", port: portB).status == 200, "B has not heard of Alice")
+                // B's own binding of Bob stands on B until the store's word arrives.
+                #expect(try await Self.post(env, token: alice, session: "pg-race", port: portB).status == 404)
+                try postgres.sql("SELECT pg_notify('\(PostgresRevocationStore.channel)', \(quoted(binding.notificationPayload)))")
+                let agreed = try await Contract.eventually(timeout: .seconds(5)) {
+                    try await Self.post(env, token: alice, session: "pg-race", port: portB).status == 200
                 }
+                #expect(agreed, "B gave way to the owner the store kept")
+                #expect(try await Self.post(env, token: bob, session: "pg-race", port: portB).status == 404)
+                #expect(try await Self.post(env, token: bob, session: "pg-race").status == 404, "and A agrees")
             }
         }
     }

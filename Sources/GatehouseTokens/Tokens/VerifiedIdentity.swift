@@ -203,25 +203,13 @@ public struct VerifiedIdentity: Sendable {
         token: [UInt8] = []
     ) {
         self.init(
-            providerIndex: providerIndex, providerName: providerName, claimSet: .members(claims), encodedPayload: encodedPayload, keyID: keyID,
-            expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, verifiedNow: verifiedNow,
-            token: token)
+            providerIndex: providerIndex, providerName: providerName, claimSet: .members(claims), payload: .text(encodedPayload),
+            keyID: keyID, expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt,
+            verifiedNow: verifiedNow, token: token)
     }
 
-    /// `init(providerIndex:providerName:claims:...)` with the claims as signed (`Claims.signed`) or as a dictionary.
-    package init(
-        providerIndex: Int, providerName: String, claimSet: Claims, encodedPayload: String, keyID: String?, expiry: Int64,
-        tokenDigest: TokenKey? = nil, revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false,
-        token: [UInt8] = []
-    ) {
-        self.init(
-            providerIndex: providerIndex, providerName: providerName, claimSet: claimSet, payload: .text(encodedPayload), keyID: keyID,
-            expiry: expiry, tokenDigest: tokenDigest, revocationKey: revocationKey, keysFetchedAt: keysFetchedAt, verifiedNow: verifiedNow,
-            token: token)
-    }
-
-    /// `init(providerIndex:providerName:claimSet:...)` with the payload segment given by its place in `token` (a verified
-    /// JWS's: no copy of it is made) or as text.
+    /// `init(providerIndex:providerName:claims:...)` with the claims as signed (`Claims.signed`) or as a dictionary, and
+    /// the payload segment given by its place in `token` (a verified JWS's: no copy of it is made) or as text.
     package init(
         providerIndex: Int, providerName: String, claimSet: Claims, payload: EncodedPayload, keyID: String?, expiry: Int64,
         tokenDigest: TokenKey? = nil, revocationKey: String? = nil, keysFetchedAt: NIODeadline? = nil, verifiedNow: Bool = false,

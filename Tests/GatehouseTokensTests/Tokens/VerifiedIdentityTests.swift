@@ -58,7 +58,7 @@ private extension String {
         let object = try #require(try LazyJSONObject.read(Array(payload.utf8)))
         let expected = try #require(try StrictJSON.parse(Array(payload.utf8)).objectValue)
         let signed = VerifiedIdentity(
-            providerIndex: 0, providerName: "idp", claimSet: .signed(object), encodedPayload: "e30", keyID: nil, expiry: 5000)
+            providerIndex: 0, providerName: "idp", claimSet: .signed(object), payload: .text("e30"), keyID: nil, expiry: 5000)
         for _ in 0..<3 {
             for (name, value) in expected { #expect(signed.claim(name) == value, "\(name)") }
             #expect(signed["missing"] == nil)
@@ -68,7 +68,7 @@ private extension String {
         let enriched = signed.with(claims: ["sub": .string("u2")])
         #expect(enriched.claim("sub") == .string("u2") && enriched.claim("iss") == nil)
         let untouched = VerifiedIdentity(
-            providerIndex: 0, providerName: "idp", claimSet: .signed(object), encodedPayload: "e30", keyID: nil, expiry: 5000)
+            providerIndex: 0, providerName: "idp", claimSet: .signed(object), payload: .text("e30"), keyID: nil, expiry: 5000)
         #expect(untouched.claims == expected)
         #expect(untouched.claim("email") == expected["email"])
     }
