@@ -134,6 +134,11 @@ struct ForwardingTests {
                 #expect(http1.headers.first(name: name) == nil, "\(upstream) to HTTP/1.1: \(name) in \(http1.headers)")
                 #expect(!http2.contains("\n\(name):"), "\(upstream) to HTTP/2: \(name) in \(dump)")
             }
+            // The upstream's own request id is replaced by Gatehouse's on both doors (docs/security.md P39).
+            let ids = http1.headers[canonicalForm: "x-request-id"]
+            #expect(ids.count == 1 && ids.first != "upstream-id", "\(upstream) to HTTP/1.1: \(ids)")
+            let http2IDs = http2.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("x-request-id:") }
+            #expect(http2IDs.count == 1 && !http2.contains("upstream-id"), "\(upstream) to HTTP/2: \(dump)")
         }
     }
 

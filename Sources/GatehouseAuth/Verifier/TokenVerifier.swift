@@ -275,4 +275,3 @@ package struct TokenVerifier: Sendable {
         return failure
     }
 }
-

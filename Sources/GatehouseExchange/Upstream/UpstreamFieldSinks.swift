@@ -47,10 +47,7 @@ struct BufferSink: UpstreamFieldSink {
     var takesBytes: Bool { true }
 
     mutating func addVerbatim(_ name: String, _ value: UnsafeBufferPointer<UInt8>) {
-        buffer.writeString(name)
-        buffer.writeStaticString(": ")
-        buffer.writeBytes(value)
-        buffer.writeStaticString("\r\n")
+        HTTPHeadWriter.writeField(name, bytes: value, into: &buffer)
     }
 
     mutating func addWebSocketUpgrade() {

@@ -118,7 +118,7 @@ package struct UpstreamRequestHead {
             // After the kept fields: it is signed again while they stay the same.
             writeAssertionHeader(identity, at: now(), into: &sink)
         } else {
-            writeAdmission(admission, at: now(), into: &sink)
+            writeAdmissionHeaders(admission, at: now(), into: &sink)
         }
         sink.buffer.writeStaticString("\r\n")
         headBuffer.keep(sink.buffer)
@@ -157,7 +157,7 @@ package struct UpstreamRequestHead {
             writeAssertionHeader(identity, at: now(), into: &signed)
             head.signedFields = signed.headers
         } else {
-            writeAdmission(admission, at: now(), into: &sink)
+            writeAdmissionHeaders(admission, at: now(), into: &sink)
         }
         head.fields = sink.headers
         return head
@@ -182,7 +182,7 @@ package struct UpstreamRequestHead {
 
     /// One pass over the client's fields (returns whether the body goes chunked): hop-by-hop, identity and (unless forwarded) token headers
     /// skipped, then `X-Forwarded-*` and the request id added; what Gatehouse vouches for follows
-    /// (`writeAdmission`). One rule for every protocol: only the sink differs.
+    /// (`writeAdmissionHeaders`). One rule for every protocol: only the sink differs.
     private func writeFields<Sink: UpstreamFieldSink>(
         _ request: Request, admission: Admission, into sink: inout Sink, forceChunked: Bool
     ) -> Bool {
@@ -275,11 +275,6 @@ package struct UpstreamRequestHead {
         if Self.isNamed(name, "x-forwarded-for") { return .forwardedFor }
         if Self.isNamed(name, RequestIDField.name) { return .requestID }
         return .forward
-    }
-
-    /// What Gatehouse vouches for, after the client's fields.
-    private func writeAdmission<Sink: UpstreamFieldSink>(_ admission: Admission, at now: @autoclosure () -> Int64, into sink: inout Sink) {
-        writeAdmissionHeaders(admission, at: now(), into: &sink)
     }
 
     /// What Gatehouse vouches for: the mapped claims, `X-Auth-Provider`, `X-Auth-Claims`; or

@@ -129,4 +129,12 @@ public enum HTTPHeadWriter {
         buffer.writeString(value)
         buffer.writeStaticString("\r\n")
     }
+
+    /// `writeField` with the value's bytes (a claim's text as signed: no `String` made of it).
+    @inlinable public static func writeField(_ name: String, bytes value: UnsafeBufferPointer<UInt8>, into buffer: inout ByteBuffer) {
+        buffer.writeString(name)
+        buffer.writeStaticString(": ")
+        buffer.writeBytes(value)
+        buffer.writeStaticString("\r\n")
+    }
 }

@@ -226,9 +226,11 @@ final class TestUpstream: Sendable {
         private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
             switch head.uri {
             case let uri where uri.hasPrefix("/hop-by-hop"):
-                // Fields no client may get from a proxy (over HTTP/2, NIO's codec drops Connection and what it names).
+                // Fields no client may get from a proxy (over HTTP/2, NIO's codec drops Connection and what it names), and
+                // a request id of the upstream's own, which Gatehouse's replaces.
                 respond(context, status: .ok, body: "hop", extraHeaders: [
                     ("Trailer", "x-checksum"), ("Proxy-Agent", "upstream"), ("Connection", "x-drop"), ("X-Drop", "1"), ("X-Kept", "yes"),
+                    ("X-Request-Id", "upstream-id"),
                 ], keepAlive: head.isKeepAlive)
             case let uri where uri.hasPrefix("/large/"):
                 // `/large/N`: N KiB of "0123456789abcdef" repeated, in one write (the proxy's watermarks do the pacing).
