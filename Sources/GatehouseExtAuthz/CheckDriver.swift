@@ -66,15 +66,17 @@ package final class CheckDriver: ExchangeDriving {
     package var coreHasRequest: Bool { !isDone }
 
     private func start(_ check: CheckRequest, maxHeaderBytes: Int, deadline: NIODeadline?) {
-        let block: [(String, String)]
-        switch Self.headerBlock(of: check) {
-        case .success(let built): block = built
-        case .failure(let malformed):
-            performCoreAction(core.receivedMalformedHead(malformed.reason))
+        // Thrown, not a Result: a block bound out of a Result is a second reference, and the reader, which takes the
+        // block's strings, would copy the whole block.
+        let block: HTTP2FieldList
+        do {
+            block = try Self.headerBlock(of: check)
+        } catch {
+            performCoreAction(core.receivedMalformedHead(error.reason))
             return
         }
         let head: HTTPRequestHead
-        switch HTTP2RequestHeadReader.read(fields: block, endStream: true, maxHeaderBytes: maxHeaderBytes) {
+        switch HTTP2RequestHeadReader.read(fields: consume block, endStream: true, maxHeaderBytes: maxHeaderBytes) {
         case .success(let read):
             head = read.head
             isGRPCRequest = GRPCRefusal.isGRPC(head.headers)
@@ -146,7 +148,7 @@ package final class CheckDriver: ExchangeDriving {
     /// The request's header block as an HTTP/2 client would have sent it: the pseudo-headers (from the
     /// headers Envoy lists, else from `method`, `path`, `host`, `scheme`), then the regular fields, a joined
     /// token or proof split back into its values.
-    package static func headerBlock(of check: CheckRequest) -> Result<[(String, String)], HTTP2RequestHeadReader.Malformed> {
+    package static func headerBlock(of check: CheckRequest) throws(HTTP2RequestHeadReader.Malformed) -> HTTP2FieldList {
         // `:method :scheme :authority :path`, in the order a block carries them.
         var pseudo: [String?] = [check.method, check.scheme.isEmpty ? "http" : check.scheme, check.host.isEmpty ? nil : check.host, check.path]
         // The pseudo-headers' slots first (those left out are dropped at the end), then the regular fields.
@@ -156,14 +158,14 @@ package final class CheckDriver: ExchangeDriving {
         for header in check.headers {
             if header.name.utf8.first == ASCIIByte.colon {
                 guard let slot = pseudoHeaderNames.firstIndex(of: header.name) else {
-                    return .failure(.badRequest("unknown pseudo-header \(header.name)"))
+                    throw .badRequest("unknown pseudo-header \(header.name)")
                 }
                 // The request's method, path and host are said twice (attribute and header): they must agree, as a door
                 // refuses a Host that disagrees with `:authority` (docs/security.md E19): one reading, whichever is read.
                 // A host is compared without regard to ASCII case.
                 if slot != 1, let described = pseudo[slot], !described.isEmpty,
                    slot == 2 ? !described.utf8.elementsEqualIgnoringASCIICase(header.value.utf8) : described != header.value {
-                    return .failure(.badRequest("\(header.name) differs from the request's \(slot == 2 ? "host" : String(header.name.dropFirst()))"))
+                    throw .badRequest("\(header.name) differs from the request's \(slot == 2 ? "host" : String(header.name.dropFirst()))")
                 }
                 pseudo[slot] = header.value
             } else if singleValuedFields.contains(where: { $0 == header.name }), StringBytes.contains(ASCIIByte.comma, in: header.value) {
@@ -174,10 +176,10 @@ package final class CheckDriver: ExchangeDriving {
                 fields.append((header.name, header.value))
             }
         }
-        if check.hasValueNotUTF8 { return .failure(.badRequest("a field value that is not UTF-8")) }
+        if check.hasValueNotUTF8 { throw .badRequest("a field value that is not UTF-8") }
         for slot in pseudo.indices.reversed() {
             if let value = pseudo[slot] { fields[slot].1 = value } else { fields.remove(at: slot) }
         }
-        return .success(fields)
+        return fields
     }
 }

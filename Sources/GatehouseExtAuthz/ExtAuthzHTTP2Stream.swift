@@ -45,10 +45,17 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
         self.shared = shared
     }
 
-    func received(_ part: HTTP2StreamPart) {
+    func received(_ part: consuming HTTP2StreamPart) {
         guard !isComplete else { return }
-        switch part {
-        case .fields(let block, let endStream) where head == nil:
+        // No `where` on the case that binds the block: the binding would be a copy, and the reader, which takes the
+        // block's strings, would copy the whole block.
+        switch consume part {
+        case .fields(let block, let endStream):
+            guard head == nil else {
+                // A trailer section ends the request; its fields mean nothing to a Check.
+                guard declaredLength.received(0, endStream: true) else { return resetMalformed() }
+                return respond()
+            }
             let read = HTTP2RequestHeadReader.read(fields: block, endStream: endStream, maxHeaderBytes: shared.responder.context.maxHeaderBytes)
             head = read
             if case .success(let head) = read { declaredLength = HTTP2DeclaredLength(declared: head.contentLength) }
@@ -58,10 +65,6 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
             } else {
                 connection.wake(at: startedAt + shared.idleTimeout)
             }
-        case .fields:
-            // A trailer section ends the request; its fields mean nothing to a Check.
-            guard declaredLength.received(0, endStream: true) else { return resetMalformed() }
-            respond()
         case .data(var bytes, let endStream):
             let count = bytes.readableBytes
             guard declaredLength.received(count, endStream: endStream) else { return resetMalformed() }

@@ -33,7 +33,7 @@ public import NIOCore
     // MARK: Inbound
 
     /// A part arrived: handed back to be delivered now, or held (nil).
-    @inlinable public mutating func arrived(_ part: Part) -> Part? {
+    @inlinable public mutating func arrived(_ part: consuming Part) -> Part? {
         if _readRequested && !hasHeldFrames { return part }
         if held == nil { held = CircularBuffer(initialCapacity: 4) }
         held?.append(part)

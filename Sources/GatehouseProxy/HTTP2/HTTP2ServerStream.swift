@@ -60,7 +60,7 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     // MARK: - Inbound
 
     /// A header block or DATA of this stream, within the connection's read.
-    func received(_ part: HTTP2StreamPart) {
+    func received(_ part: consuming HTTP2StreamPart) {
         guard !isClosed, let part = flow.arrived(part) else { return }
         deliver(part)
     }
@@ -87,39 +87,17 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
         connection.flushSoon()
     }
 
-    private func deliver(_ part: HTTP2StreamPart, readStarted: Bool = false) {
+    private func deliver(_ part: consuming HTTP2StreamPart, readStarted: Bool = false) {
         if !readStarted { connection.streamRead(self) }
-        switch part {
-        case .fields(let fields, let endStream) where !headRead:
-            headRead = true
-            switch HTTP2RequestHeadReader.read(fields: fields, endStream: endStream, maxHeaderBytes: headerBytesLeft) {
-            case .success(let read):
-                headerBytesLeft -= read.sectionBytes
-                declaredLength = HTTP2DeclaredLength(declared: read.contentLength)
-                if endStream && !declaredLength.received(0, endStream: true) {
-                    headRefused = true
-                    return malformedBody()
-                }
-                driver?.receivedHead(read.head)
-            case .failure(let malformed) where malformed.answer == .reset:
-                headRefused = true
-                driver?.transportClosed()
-                reset(HTTP2ConnectionError.protocolError)
-                return
-            case .failure(let malformed):
-                headRefused = true
-                driver?.receivedMalformedHead(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
-            }
-            if endStream { driver?.receivedEnd(trailers: nil) }
-        case .fields(let fields, _):
-            guard declaredLength.received(0, endStream: true) else { return malformedBody() }
-            switch HTTP2RequestHeadReader.readTrailers(fields: fields, maxBytes: headerBytesLeft) {
-            case .success(let trailers):
-                driver?.receivedEnd(trailers: headRefused ? nil : trailers)
-            case .failure:
-                // Its head was judged and may be forwarded already: the stream is reset.
-                driver?.transportClosed()
-                reset(HTTP2ConnectionError.protocolError)
+        // No `where` on a case that binds the block: its binding would be a copy, and the reader, which takes the
+        // block's strings, would copy the whole block.
+        switch consume part {
+        case .fields(let fields, let endStream):
+            if headRead {
+                readTrailers(fields)
+            } else {
+                headRead = true
+                readHead(fields, endStream: endStream)
             }
         case .data(let buffer, let endStream):
             guard declaredLength.received(buffer.readableBytes, endStream: endStream) else { return malformedBody() }
@@ -128,6 +106,40 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
                 if !headRefused { driver?.receivedBody(buffer) }
             }
             if endStream { driver?.receivedEnd(trailers: nil) }
+        }
+    }
+
+    private func readHead(_ fields: consuming HTTP2FieldList, endStream: Bool) {
+        switch HTTP2RequestHeadReader.read(fields: fields, endStream: endStream, maxHeaderBytes: headerBytesLeft) {
+        case .success(let read):
+            headerBytesLeft -= read.sectionBytes
+            declaredLength = HTTP2DeclaredLength(declared: read.contentLength)
+            if endStream && !declaredLength.received(0, endStream: true) {
+                headRefused = true
+                return malformedBody()
+            }
+            driver?.receivedHead(read.head)
+        case .failure(let malformed) where malformed.answer == .reset:
+            headRefused = true
+            driver?.transportClosed()
+            reset(HTTP2ConnectionError.protocolError)
+            return
+        case .failure(let malformed):
+            headRefused = true
+            driver?.receivedMalformedHead(malformed.reason, status: malformed.answer == .tooLarge ? .requestHeaderFieldsTooLarge : .badRequest)
+        }
+        if endStream { driver?.receivedEnd(trailers: nil) }
+    }
+
+    private func readTrailers(_ fields: consuming HTTP2FieldList) {
+        guard declaredLength.received(0, endStream: true) else { return malformedBody() }
+        switch HTTP2RequestHeadReader.readTrailers(fields: fields, maxBytes: headerBytesLeft) {
+        case .success(let trailers):
+            driver?.receivedEnd(trailers: headRefused ? nil : trailers)
+        case .failure:
+            // Its head was judged and may be forwarded already: the stream is reset.
+            driver?.transportClosed()
+            reset(HTTP2ConnectionError.protocolError)
         }
     }
 

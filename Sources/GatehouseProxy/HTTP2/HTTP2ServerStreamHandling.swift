@@ -6,7 +6,7 @@ package import GatehouseHTTP
 /// port's streams drive the request core (`HTTP2ServerStream`); the ext_authz port's answer a Check.
 package protocol HTTP2ServerStreamHandling: AnyObject {
     /// A header block or DATA of this stream, within the connection's read.
-    func received(_ part: HTTP2StreamPart)
+    func received(_ part: consuming HTTP2StreamPart)
     /// The stream received something in the current read (called once per read, before `readComplete`).
     func readBegan()
     /// The connection's read is over.
