@@ -1,6 +1,6 @@
 // libFuzzer target for the HTTP/2 codec as the client port runs it (Fuzz/README.md): a server NGHTTP2Session fed a
 // client's bytes after the connection preface, with Gatehouse's flood rules (HTTP2FloodDefence) judging every frame
-// and every decoded field, each completed header block read by HTTP2RequestHeadReader (a head, then trailers), DATA
+// and the session's HTTP2DecodedBlock every decoded field, each completed header block read by HTTP2RequestHeadReader (a head, then trailers), DATA
 // held against the head's content-length (HTTP2DeclaredLength), and every stream whose request ended answered (a
 // head, a body when the first byte's flag bit says so, trailers) so that the send side runs too.
 //
@@ -20,7 +20,8 @@ public func fuzzHTTP2Codec(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var split = SplitPattern(input.first ?? 0)
     let connection = FuzzedHTTP2Connection(answersWithBody: split.flag)
     let session = NGHTTP2Session(
-        server: true, delegate: connection, eventLoop: EmbeddedEventLoop(), allocator: ByteBufferAllocator(), maxBufferedControlFrames: 10_000)
+        server: true, delegate: connection, eventLoop: EmbeddedEventLoop(), allocator: ByteBufferAllocator(), maxBufferedControlFrames: 10_000,
+        headerListCeiling: FuzzedHTTP2Connection.ceiling)
     connection.session = session
     session.submitSettings([(NGHTTP2Session.Setting.maxHeaderListSize, UInt32(FuzzedHTTP2Connection.ceiling))], maxConcurrentStreams: 100)
     var bytes = ByteBuffer(bytes: Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + input.dropFirst())
@@ -45,11 +46,9 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
     weak var session: NGHTTP2Session?
     let answersWithBody: Bool
     var defence = HTTP2FloodDefence(headerListCeiling: ceiling)
-    var blocks: [Int32: HTTP2FieldList] = [:]
     var heads: [Int32: HTTP2DeclaredLength] = [:]
     var ended: [Int32] = []
     var answered: Set<Int32> = []
-    var keptBytes = 0
     var sessionLastStreamTaken: Int32 = 0
 
     init(answersWithBody: Bool) {
@@ -70,21 +69,11 @@ final class FuzzedHTTP2Connection: NGHTTP2SessionDelegate {
         defence.frameBegins(frame, now: .now())
     }
 
-    func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {
-        blocks[stream] = []
-        keptBytes = 0
-    }
+    func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {}
 
-    func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        guard defence.fieldDecoded(nameBytes: name.count, valueBytes: value.count) else { return }
-        keptBytes += name.count + value.count + 32
-        require(keptBytes <= Self.ceiling, "a field kept past the header-list ceiling")
-        blocks[stream, default: []].append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
-    }
-
-    func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError? {
-        if let refused = defence.blockEnded() { return refused }
-        let fields = blocks.removeValue(forKey: stream) ?? []
+    func sessionEndedBlock(of stream: Int32, fields: consuming HTTP2FieldList, endStream: Bool) -> HTTP2ConnectionError? {
+        let keptBytes = fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 32 }
+        require(keptBytes <= Self.ceiling, "a block handed on past the header-list ceiling")
         sessionLastStreamTaken = max(sessionLastStreamTaken, stream)
         if heads[stream] == nil {
             switch HTTP2RequestHeadReader.read(fields: fields, endStream: endStream, maxHeaderBytes: 16384) {

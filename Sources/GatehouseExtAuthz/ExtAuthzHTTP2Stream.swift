@@ -56,7 +56,7 @@ final class ExtAuthzHTTP2Stream: HTTP2ServerStreamHandling {
                 guard declaredLength.received(0, endStream: true) else { return resetMalformed() }
                 return respond()
             }
-            let read = HTTP2RequestHeadReader.read(fields: block, endStream: endStream, maxHeaderBytes: shared.responder.context.maxHeaderBytes)
+            let read = HTTP2RequestHeadReader.read(fields: consume block, endStream: endStream, maxHeaderBytes: shared.responder.context.maxHeaderBytes)
             head = read
             if case .success(let head) = read { declaredLength = HTTP2DeclaredLength(declared: head.contentLength) }
             if endStream {

@@ -28,8 +28,6 @@ public struct HTTP2FloodDefence {
     private var continuations = 0
     /// The encoded header block read so far (HEADERS and its CONTINUATIONs).
     private var blockBytes = 0
-    /// The block's fields decoded so far, counted as RFC 7541 §4.1 does (32 bytes more per field).
-    private var decodedBytes = 0
 
     /// Whether RST_STREAM frames count (not from an upstream: it may reset every stream it answered early).
     private let countsResets: Bool
@@ -49,7 +47,6 @@ public struct HTTP2FloodDefence {
             emptyData = 0
             continuations = 0
             blockBytes = frame.length
-            decodedBytes = 0
         case NGHTTP2Session.FrameHeader.continuation:
             continuations += 1
             blockBytes += frame.length
@@ -64,21 +61,6 @@ public struct HTTP2FloodDefence {
         }
         if blockBytes > headerListCeiling { return HTTP2ConnectionError(code: HTTP2ConnectionError.protocolError, lastStream: nil) }
         return nil
-    }
-
-    /// One field of the block decoded: whether to keep it. Past the ceiling nothing more is kept, and the block
-    /// is refused when it ends (`blockEnded`), unless its encoded size outgrows the ceiling first: the verdicts
-    /// of a decoder that reads the whole block before decoding it (NIO's).
-    public mutating func fieldDecoded(nameBytes: Int, valueBytes: Int) -> Bool {
-        decodedBytes += nameBytes + valueBytes + 32
-        return decodedBytes <= headerListCeiling
-    }
-
-    /// The block ended: an HPACK bomb (a block that decodes past the ceiling) ends the connection,
-    /// COMPRESSION_ERROR.
-    public func blockEnded() -> HTTP2ConnectionError? {
-        guard decodedBytes > headerListCeiling else { return nil }
-        return HTTP2ConnectionError(code: HTTP2ConnectionError.compressionError, lastStream: nil)
     }
 
     /// A DATA frame was read: empty ones in a row are a flood, END_STREAM is work.

@@ -55,7 +55,7 @@ public enum HTTP2RequestHeadReader {
     /// A block as name-value pairs in the order they came, taken: each field is moved out of it into the head (issue
     /// 57: a block copied field by field cost a retain and a release per string, twelve of each a gRPC call's head).
     public static func read(fields block: consuming HTTP2FieldList, endStream: Bool, maxHeaderBytes: Int) -> Result<Head, Malformed> {
-        var block = block
+        var block = consume block  // without `consume` a copy, and the first field taken would copy the whole block
         var method: HTTPMethod?
         var methodSeen = false
         var scheme = false
@@ -146,7 +146,6 @@ public enum HTTP2RequestHeadReader {
     /// A trailer section as name-value pairs in the order they came.
     /// The block is kept as the trailers (it is theirs unchanged).
     public static func readTrailers(fields block: consuming HTTP2FieldList, maxBytes: Int) -> Result<HTTPHeaders, Malformed> {
-        let block = block
         var sectionBytes = 0
         for index in block.indices {
             sectionBytes += block[index].0.utf8.count + block[index].1.utf8.count + 4
@@ -155,7 +154,7 @@ public enum HTTP2RequestHeadReader {
                   checkValue(block[index].1, of: block[index].0) == nil
             else { return .failure(.reset("invalid trailer field \(block[index].0)")) }
         }
-        return .success(HTTPHeaders(block))
+        return .success(HTTPHeaders(consume block))
     }
 
     /// RFC 9110 §5.5 field-value bytes (what the HTTP/1.1 parser accepts between its trimmed OWS), no SP or

@@ -25,11 +25,9 @@ extension NGHTTP2Session {
             nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
                 withOwningSession(userData) { $0.beginHeaders(frame!) }  // safe: see init
             }
-            nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, userData in
-                // safe: see init
+            nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, _, name, nameLength, value, valueLength, _, userData in
                 withOwningSession(userData) {
-                    $0.header(frame!, name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                              value: UnsafeRawBufferPointer(start: value, count: valueLength))
+                    $0.header(name: UnsafeRawBufferPointer(start: name, count: nameLength), value: UnsafeRawBufferPointer(start: value, count: valueLength))
                 }
             }
             nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, userData in

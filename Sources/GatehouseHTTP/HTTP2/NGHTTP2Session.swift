@@ -56,6 +56,8 @@ public final class NGHTTP2Session {
     /// later, a scheduled send, finds it detached.
     private unowned(unsafe) let delegate: any NGHTTP2SessionDelegate
     private let allocator: ByteBufferAllocator
+    /// The header block being decoded.
+    private var block: HTTP2DecodedBlock
     /// The input being read: DATA inside it is sliced, not copied.
     private var input: (base: UnsafeRawPointer, count: Int, buffer: ByteBuffer)?
     private var output: ByteBuffer?
@@ -72,9 +74,11 @@ public final class NGHTTP2Session {
     private var isDetached = false
 
     public init(
-        server: Bool, delegate: any NGHTTP2SessionDelegate, eventLoop: any EventLoop, allocator: ByteBufferAllocator, maxBufferedControlFrames: Int
+        server: Bool, delegate: any NGHTTP2SessionDelegate, eventLoop: any EventLoop, allocator: ByteBufferAllocator,
+        maxBufferedControlFrames: Int, headerListCeiling: Int
     ) {
         self.delegate = delegate
+        self.block = HTTP2DecodedBlock(ceiling: headerListCeiling)
         self.eventLoop = eventLoop
         self.allocator = allocator
         var option: OpaquePointer?
@@ -360,12 +364,13 @@ public final class NGHTTP2Session {
 
     func beginHeaders(_ frame: UnsafePointer<nghttp2_frame>) -> Int32 {
         let category = frame.pointee.headers.cat
+        block.begin()
         delegate.sessionBeginsBlock(of: frame.pointee.hd.stream_id, opensStream: category == NGHTTP2_HCAT_REQUEST || category == NGHTTP2_HCAT_RESPONSE)
         return 0
     }
 
-    func header(_ frame: UnsafePointer<nghttp2_frame>, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
-        delegate.sessionReceivedField(of: frame.pointee.hd.stream_id, name: name, value: value)
+    func header(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Int32 {
+        block.decoded(name: name, value: value)
         return 0
     }
 
@@ -374,7 +379,13 @@ public final class NGHTTP2Session {
         let endStream = header.flags & FrameHeader.endStream != 0
         switch header.type {
         case FrameHeader.headers:
-            return fail(delegate.sessionEndedBlock(of: header.stream_id, endStream: endStream))
+            let fields: HTTP2FieldList
+            do {
+                fields = try block.end()
+            } catch {
+                return fail(error)
+            }
+            return fail(delegate.sessionEndedBlock(of: header.stream_id, fields: consume fields, endStream: endStream))
         case FrameHeader.data:
             let payload = header.length - frame.pointee.data.padlen
             return fail(delegate.sessionEndedData(of: header.stream_id, payloadBytes: payload, endStream: endStream))

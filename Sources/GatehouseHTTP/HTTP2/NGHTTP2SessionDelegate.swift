@@ -8,12 +8,11 @@ public protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionBeginsFrame(_ frame: NGHTTP2Session.FrameHeader) -> HTTP2ConnectionError?
     /// A header block begins on `stream`: a new stream's first (`opensStream`), or its trailers.
     func sessionBeginsBlock(of stream: Int32, opensStream: Bool)
-    /// One decoded field of the block being read.
-    func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
     /// The last stream the connection took (its GOAWAY for an error names it, RFC 9113 §6.8).
     var sessionLastStreamTaken: Int32 { get }
-    /// The block was read whole; a connection error ends the session.
-    func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError?
+    /// The block was read whole: its fields as they came (`HTTP2DecodedBlock`), the one reference to them. A
+    /// connection error ends the session.
+    func sessionEndedBlock(of stream: Int32, fields: consuming HTTP2FieldList, endStream: Bool) -> HTTP2ConnectionError?
     /// DATA bytes (a slice of the input where they lie in it), as they arrive.
     func sessionReceivedData(of stream: Int32, _ bytes: ByteBuffer)
     /// A DATA frame was read whole: how many bytes it carried (padding aside), and whether it ended the stream.
@@ -31,7 +30,7 @@ public protocol NGHTTP2SessionDelegate: AnyObject {
 }
 
 /// A connection error to end an HTTP/2 session with: GOAWAY with this code and last stream.
-public struct HTTP2ConnectionError: Equatable, Sendable {
+public struct HTTP2ConnectionError: Error, Equatable, Sendable {
     public var code: UInt32
     /// Streams up to this one may have been processed; nil: the last one the connection took.
     public var lastStream: Int32?

@@ -11,10 +11,9 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     package typealias InboundIn = ByteBuffer
     package typealias OutboundOut = ByteBuffer
 
-    /// One stream as the codec sees it: the block being read, the answer's bytes waiting for their DATA frames.
+    /// One stream as the codec sees it.
     final class Slot {
         let stream: any HTTP2ServerStreamHandling
-        var fields: HTTP2FieldList = []
         /// The answer's end was queued: another is refused.
         var endQueued = false
 
@@ -70,7 +69,9 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
         self.context = context
         allocator = context.channel.allocator
         makeStream = makeStreamMaker(context.channel)
-        let session = NGHTTP2Session(server: true, delegate: self, eventLoop: eventLoop, allocator: allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
+        let session = NGHTTP2Session(
+            server: true, delegate: self, eventLoop: eventLoop, allocator: allocator,
+            maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames, headerListCeiling: settings.headerListCeiling)
         self.session = session
         session.submitSettings(
             [(NGHTTP2Session.Setting.maxHeaderListSize, UInt32(settings.headerListCeiling))],
@@ -158,11 +159,7 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
     }
 
     package func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {
-        guard opensStream else {
-            slots[stream]?.fields = []
-            return
-        }
-        guard let makeStream else { return }
+        guard opensStream, let makeStream else { return }
         guard slots.count < settings.maxConcurrentStreams else {
             // Past SETTINGS_MAX_CONCURRENT_STREAMS: refused on its own stream, its block decoded for HPACK's sake only.
             session?.submitReset(stream, code: HTTP2ConnectionError.refusedStream)
@@ -172,20 +169,10 @@ package final class HTTP2ServerConnection: NGHTTP2ChannelHandler {
         streamsChanged()
     }
 
-    package func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        guard defence.fieldDecoded(nameBytes: name.count, valueBytes: value.count) else { return }
-        guard let slot = slots[stream] else { return }
-        if slot.fields.isEmpty { slot.fields.reserveCapacity(16) }  // one allocation for a usual block, not one per doubling
-        slot.fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
-    }
-
-    package func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError? {
-        if let refused = defence.blockEnded() { return refused }
+    package func sessionEndedBlock(of stream: Int32, fields: consuming HTTP2FieldList, endStream: Bool) -> HTTP2ConnectionError? {
         guard let slot = slots[stream] else { return nil }
-        let fields = slot.fields
-        slot.fields = []
         sessionLastStreamTaken = max(sessionLastStreamTaken, stream)
-        slot.stream.received(.fields(fields, endStream: endStream))
+        slot.stream.received(.fields(consume fields, endStream: endStream))
         return nil
     }
 

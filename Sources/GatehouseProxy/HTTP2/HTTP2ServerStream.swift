@@ -61,8 +61,8 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
 
     /// A header block or DATA of this stream, within the connection's read.
     func received(_ part: consuming HTTP2StreamPart) {
-        guard !isClosed, let part = flow.arrived(part) else { return }
-        deliver(part)
+        guard !isClosed, let part = flow.arrived(consume part) else { return }
+        deliver(consume part)
     }
 
     func readBegan() {
@@ -94,10 +94,10 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
         switch consume part {
         case .fields(let fields, let endStream):
             if headRead {
-                readTrailers(fields)
+                readTrailers(consume fields)
             } else {
                 headRead = true
-                readHead(fields, endStream: endStream)
+                readHead(consume fields, endStream: endStream)
             }
         case .data(let buffer, let endStream):
             guard declaredLength.received(buffer.readableBytes, endStream: endStream) else { return malformedBody() }
@@ -110,7 +110,7 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
     }
 
     private func readHead(_ fields: consuming HTTP2FieldList, endStream: Bool) {
-        switch HTTP2RequestHeadReader.read(fields: fields, endStream: endStream, maxHeaderBytes: headerBytesLeft) {
+        switch HTTP2RequestHeadReader.read(fields: consume fields, endStream: endStream, maxHeaderBytes: headerBytesLeft) {
         case .success(let read):
             headerBytesLeft -= read.sectionBytes
             declaredLength = HTTP2DeclaredLength(declared: read.contentLength)
@@ -133,7 +133,7 @@ final class HTTP2ServerStream: StreamTransport, HTTP2ServerStreamHandling {
 
     private func readTrailers(_ fields: consuming HTTP2FieldList) {
         guard declaredLength.received(0, endStream: true) else { return malformedBody() }
-        switch HTTP2RequestHeadReader.readTrailers(fields: fields, maxBytes: headerBytesLeft) {
+        switch HTTP2RequestHeadReader.readTrailers(fields: consume fields, maxBytes: headerBytesLeft) {
         case .success(let trailers):
             driver?.receivedEnd(trailers: headRefused ? nil : trailers)
         case .failure:

@@ -63,21 +63,6 @@ struct HTTP2FloodDefenceTests {
         #expect(refused == HTTP2ConnectionError(code: HTTP2ConnectionError.protocolError, lastStream: nil))
     }
 
-    /// An HPACK bomb: nothing is kept past the ceiling, and the block is refused when it ends, unless it outgrows
-    /// the ceiling encoded first (then that verdict comes first, as from a decoder that buffers the block).
-    @Test func aBlockThatDecodesPastTheCeilingKeepsNothingMoreAndEndsTheConnection() {
-        var defence = HTTP2FloodDefence(headerListCeiling: 1000)
-        #expect(defence.frameBegins(Self.frame(Frame.headers, length: 50), now: Self.start) == nil)
-        let kept = [defence.fieldDecoded(nameBytes: 8, valueBytes: 900), defence.fieldDecoded(nameBytes: 8, valueBytes: 900)]
-        #expect(kept == [true, false])
-        #expect(defence.blockEnded() == HTTP2ConnectionError(code: HTTP2ConnectionError.compressionError, lastStream: nil))
-        // The next block starts afresh.
-        #expect(defence.frameBegins(Self.frame(Frame.headers, length: 50), now: Self.start) == nil)
-        let keptAfresh = defence.fieldDecoded(nameBytes: 8, valueBytes: 100)
-        #expect(keptAfresh)
-        #expect(defence.blockEnded() == nil)
-    }
-
     @Test func twoHundredStreamErrorsInAConnectionsLifeAreTheMost() {
         var defence = HTTP2FloodDefence(headerListCeiling: 65536)
         for index in 0..<HTTP2FloodDefence.maxGlitches {

@@ -17,10 +17,8 @@ struct NGHTTP2SessionTests {
 
         func sessionBeginsFrame(_ frame: NGHTTP2Session.FrameHeader) -> HTTP2ConnectionError? { nil }
         func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {}
-        func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-            fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
-        }
-        func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError? {
+        func sessionEndedBlock(of stream: Int32, fields: consuming HTTP2FieldList, endStream: Bool) -> HTTP2ConnectionError? {
+            self.fields += fields
             blocksEnded.append((stream, endStream))
             sessionLastStreamTaken = stream
             return nil
@@ -53,7 +51,8 @@ struct NGHTTP2SessionTests {
 
     static func session(_ recorder: Recorder) -> NGHTTP2Session {
         let session = NGHTTP2Session(
-            server: true, delegate: recorder, eventLoop: EmbeddedEventLoop(), allocator: ByteBufferAllocator(), maxBufferedControlFrames: 100)
+            server: true, delegate: recorder, eventLoop: EmbeddedEventLoop(), allocator: ByteBufferAllocator(), maxBufferedControlFrames: 100,
+            headerListCeiling: 65536)
         session.submitSettings([], maxConcurrentStreams: 100)
         return session
     }

@@ -17,15 +17,6 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     /// Client stream ids are odd and end at 2^31 - 1: a connection near the end takes no new streams.
     private static let lastStreamID = Int32.max - 2
 
-    /// One stream as the codec sees it: the block being read, the request body waiting for its DATA frames.
-    final class Slot {
-        let leg: HTTP2UpstreamLeg
-        var fields: HTTP2FieldList = []
-
-        init(leg: HTTP2UpstreamLeg) {
-            self.leg = leg
-        }
-    }
 
     package let channel: any Channel
     package let scheme: String
@@ -34,7 +25,8 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     package private(set) var session: NGHTTP2Session?
     package let writeLedger = HTTP2WriteLedger()
     private var defence = HTTP2FloodDefence(headerListCeiling: HTTP2UpstreamConnection.headerListCeiling, countsResets: false)
-    private var slots: [Int32: Slot] = [:]
+    /// Each open stream's leg.
+    private var legs: [Int32: HTTP2UpstreamLeg] = [:]
     /// Legs handed out that have not sent their head yet (no stream id until then).
     private var unstartedLegs = 0
     private var readLegs: [HTTP2UpstreamLeg] = []
@@ -56,7 +48,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     var isWritable: Bool { channel.isWritable }
     var hasRoom: Bool {
         guard channel.isActive, !isGoingAway, let session else { return false }
-        return slots.count + unstartedLegs < session.peerMaxConcurrentStreams && session.nextStreamID <= Self.lastStreamID
+        return legs.count + unstartedLegs < session.peerMaxConcurrentStreams && session.nextStreamID <= Self.lastStreamID
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -72,7 +64,8 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     private func start(_ context: ChannelHandlerContext) {
         guard session == nil else { return }
         let session = NGHTTP2Session(
-            server: false, delegate: self, eventLoop: context.eventLoop, allocator: context.channel.allocator, maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames)
+            server: false, delegate: self, eventLoop: context.eventLoop, allocator: context.channel.allocator,
+            maxBufferedControlFrames: HTTP2FloodDefence.maxBufferedControlFrames, headerListCeiling: Self.headerListCeiling)
         self.session = session
         session.submitSettings([(NGHTTP2Session.Setting.enablePush, 0)], maxConcurrentStreams: nil)
         session.sendNow()
@@ -99,7 +92,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     }
 
     private func closeIfGoneAway() {
-        if isGoingAway && slots.isEmpty && unstartedLegs == 0 { channel.close(promise: nil) }
+        if isGoingAway && legs.isEmpty && unstartedLegs == 0 { channel.close(promise: nil) }
     }
 
     // MARK: - Inbound
@@ -118,7 +111,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
 
     package func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            for slot in slots.values { slot.leg.connectionBecameWritable() }
+            for leg in legs.values { leg.connectionBecameWritable() }
         }
         context.fireChannelWritabilityChanged()
     }
@@ -135,10 +128,10 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     }
 
     private func failEveryLeg() {
-        let open = slots.values
-        slots.removeAll()
+        let open = legs.values
+        legs.removeAll()
         session?.dropQueuedBodies()
-        for slot in open { slot.leg.closed(refused: false) }
+        for leg in open { leg.closed(refused: false) }
     }
 
     /// No new stream goes on this connection: it leaves the pool, and closes once its streams are done.
@@ -156,41 +149,29 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
         return defence.frameBegins(frame, now: NIODeadline.now())
     }
 
-    package func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {
-        slots[stream]?.fields = []
-    }
+    package func sessionBeginsBlock(of stream: Int32, opensStream: Bool) {}
 
-    package func sessionReceivedField(of stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        guard defence.fieldDecoded(nameBytes: name.count, valueBytes: value.count) else { return }
-        guard let slot = slots[stream] else { return }
-        if slot.fields.isEmpty { slot.fields.reserveCapacity(16) }  // one allocation for a usual block, not one per doubling
-        slot.fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
-    }
-
-    package func sessionEndedBlock(of stream: Int32, endStream: Bool) -> HTTP2ConnectionError? {
-        if let refused = defence.blockEnded() { return refused }
-        guard let slot = slots[stream] else { return nil }
-        let fields = slot.fields
-        slot.fields = []
-        legRead(slot.leg)
-        slot.leg.received(.fields(fields, endStream: endStream))
+    package func sessionEndedBlock(of stream: Int32, fields: consuming HTTP2FieldList, endStream: Bool) -> HTTP2ConnectionError? {
+        guard let leg = legs[stream] else { return nil }
+        legRead(leg)
+        leg.received(.fields(consume fields, endStream: endStream))
         return nil
     }
 
     package func sessionReceivedData(of stream: Int32, _ bytes: ByteBuffer) {
-        guard let slot = slots[stream] else {
+        guard let leg = legs[stream] else {
             session?.consume(stream, bytes: bytes.readableBytes)
             return
         }
-        legRead(slot.leg)
-        slot.leg.received(.data(bytes, endStream: false))
+        legRead(leg)
+        leg.received(.data(bytes, endStream: false))
     }
 
     package func sessionEndedData(of stream: Int32, payloadBytes: Int, endStream: Bool) -> HTTP2ConnectionError? {
         if let refused = defence.dataFrameEnded(payloadBytes: payloadBytes, endStream: endStream) { return refused }
-        if endStream, let slot = slots[stream] {
-            legRead(slot.leg)
-            slot.leg.received(.data(allocator.buffer(capacity: 0), endStream: true))
+        if endStream, let leg = legs[stream] {
+            legRead(leg)
+            leg.received(.data(allocator.buffer(capacity: 0), endStream: true))
         }
         return nil
     }
@@ -204,15 +185,15 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     }
 
     package func sessionClosed(stream: Int32, errorCode: UInt32) {
-        guard let slot = slots.removeValue(forKey: stream) else { return }
-        slot.leg.closed(refused: errorCode == HTTP2ConnectionError.refusedStream)
+        guard let leg = legs.removeValue(forKey: stream) else { return }
+        leg.closed(refused: errorCode == HTTP2ConnectionError.refusedStream)
         closeIfGoneAway()
     }
 
     package func sessionSentEnd(of stream: Int32) {}
 
     package func sessionWrote(_ credit: HTTP2WriteCredit) {
-        slots[credit.stream]?.leg.wrote(credit.bytes)
+        legs[credit.stream]?.wrote(credit.bytes)
     }
 
     // MARK: - What the legs send
@@ -224,7 +205,7 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
             closeIfGoneAway()
             return nil
         }
-        slots[stream] = Slot(leg: leg)
+        legs[stream] = leg
         sessionLastStreamTaken = stream
         return stream
     }

@@ -111,8 +111,8 @@ package final class HTTP2UpstreamLeg: UpstreamLeg {
     // MARK: - From the connection
 
     package func received(_ part: consuming HTTP2StreamPart) {
-        guard !isClosed, let part = flow.arrived(part) else { return }
-        deliver(part)
+        guard !isClosed, let part = flow.arrived(consume part) else { return }
+        deliver(consume part)
     }
 
     /// The connection's read is over: the leg reads on only if its exchange asks again.
