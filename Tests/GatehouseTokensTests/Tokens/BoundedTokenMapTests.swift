@@ -49,3 +49,63 @@ struct BoundedTokenMapTests {
         #expect(cache.value(for: TokenKey("abc"[...])) == 2)
     }
 }
+
+/// The map's table (open addressing, backward-shift deletion) against a plain model of the CLOCK rule, with keys made
+/// to collide: every answer the same, through thousands of inserts, hits and evictions.
+struct BoundedMapModelTests {
+    /// Seven hashes for all keys: long runs in the index, every deletion shifting entries back.
+    private struct CollidingKey: Hashable, Sendable {
+        let id: Int
+        func hash(into hasher: inout Hasher) { hasher.combine(id % 7) }
+        static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
+    }
+
+    /// The CLOCK rule as the doc comment says it, searched linearly.
+    private struct Model {
+        var ring: [(key: Int, value: Int, used: Bool)] = []
+        var hand = 0
+        let capacity: Int
+
+        mutating func value(for key: Int) -> Int? {
+            guard let slot = ring.firstIndex(where: { $0.key == key }) else { return nil }
+            ring[slot].used = true
+            return ring[slot].value
+        }
+
+        mutating func insert(_ value: Int, for key: Int) {
+            if let slot = ring.firstIndex(where: { $0.key == key }) {
+                ring[slot].value = value
+                ring[slot].used = true
+            } else if ring.count < capacity {
+                ring.append((key, value, false))
+            } else {
+                while ring[hand].used {
+                    ring[hand].used = false
+                    hand = (hand + 1) % capacity
+                }
+                ring[hand] = (key, value, false)
+                hand = (hand + 1) % capacity
+            }
+        }
+    }
+
+    @Test(arguments: [1, 5, 40]) func answersAsTheModelDoes(capacity: Int) {
+        var map = BoundedMap<CollidingKey, Int>(capacity: capacity)
+        var model = Model(capacity: capacity)
+        var random = SystemRandomNumberGenerator()
+        for step in 0..<4_000 {
+            let key = Int.random(in: 0..<(capacity * 3), using: &random)
+            if Bool.random(using: &random) {
+                map.insert(step, for: CollidingKey(id: key))
+                model.insert(step, for: key)
+            } else {
+                #expect(map.value(for: CollidingKey(id: key)) == model.value(for: key), "step \(step), key \(key)")
+            }
+            #expect(map.count == model.ring.count)
+        }
+        // Every key the model holds is found, and no other; each lookup marks in both alike.
+        for key in 0..<(capacity * 3) {
+            #expect(map.value(for: CollidingKey(id: key)) == model.value(for: key), "key \(key)")
+        }
+    }
+}
