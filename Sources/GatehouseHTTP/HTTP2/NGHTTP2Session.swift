@@ -56,8 +56,7 @@ public final class NGHTTP2Session {
     /// later, a scheduled send, finds it detached.
     private unowned(unsafe) let delegate: any NGHTTP2SessionDelegate
     private let allocator: ByteBufferAllocator
-    /// The header block being decoded.
-    private var block: HTTP2DecodedBlock
+    private var block: HTTP2DecodedBlock  // the header block being decoded
     /// The input being read: DATA inside it is sliced, not copied.
     private var input: (base: UnsafeRawPointer, count: Int, buffer: ByteBuffer)?
     private var output: ByteBuffer?
@@ -380,11 +379,7 @@ public final class NGHTTP2Session {
         switch header.type {
         case FrameHeader.headers:
             let fields: HTTP2FieldList
-            do {
-                fields = try block.end()
-            } catch {
-                return fail(error)
-            }
+            do { fields = try block.end() } catch { return fail(error) }
             return fail(delegate.sessionEndedBlock(of: header.stream_id, fields: consume fields, endStream: endStream))
         case FrameHeader.data:
             let payload = header.length - frame.pointee.data.padlen
