@@ -100,9 +100,21 @@ extension ClientConnectionHandler: StreamTransport {
 
     /// Flushes what was written since the last flush (the driver's and the door's flush of one answer are one).
     /// A held head (and what was copied after it) goes with the flush: one pass through the pipeline, not two.
+    ///
+    /// The flush itself waits for the end of the event loop's tick (`LoopFlushBatch`): the answers of every connection
+    /// read in it go out together.
     func flushWrites() {
-        guard response.unflushed, let context else { return }
+        guard response.unflushed, let context, !isFlushDeferred else { return }
         response.unflushed = false
+        isFlushDeferred = true
+        LoopFlushBatch.of(context.eventLoop).flushSoon(self, on: context.eventLoop)
+    }
+
+    /// The tick's end: what was written goes out, a held head with its flush. (A handler that left the pipeline, for
+    /// a tunnel, wrote its held head as it left, and the tunnel flushed.)
+    func flushDeferred() {
+        isFlushDeferred = false
+        guard let context else { return }
         if let head = heldHead.take() {
             headBuffer.keep(head)
             context.writeAndFlush(wrapOutboundOut(head), promise: nil)

@@ -11,7 +11,7 @@ import GatehouseExchange
 /// driver every door shares (the core's decision, the upstream leg, the answer); as that driver's
 /// `StreamTransport` it writes the answers as HTTP/1.1 bytes (`HTTPHeadWriter`, `ChunkedFraming`), with
 /// backpressure both ways (reads are manual).
-final class ClientConnectionHandler: ChannelInboundHandler {
+final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
     typealias InboundIn = ByteBuffer
     /// Bytes after a protocol switch, handed to the tunnel that replaces this handler.
     typealias InboundOut = ByteBuffer
@@ -70,6 +70,8 @@ final class ClientConnectionHandler: ChannelInboundHandler {
     /// in the same buffer (`write`), up to `maxHeldBytes`; handed on at the flush.
     var heldHead: ByteBuffer?
     static let maxHeldBytes = 8 * 1024
+    /// A flush waits for the event loop's tick to end (`LoopFlushBatch`).
+    var isFlushDeferred = false
 
     init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection
@@ -85,6 +87,7 @@ final class ClientConnectionHandler: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         watchdog.cancel()
+        writeHeldHead(context: context)  // its flush may be waiting for the tick's end (`flushDeferred`)
         self.context = nil
     }
 

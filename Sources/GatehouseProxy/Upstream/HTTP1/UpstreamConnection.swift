@@ -14,7 +14,7 @@ package protocol UpstreamConnectionDelegate: AnyObject {
 
 /// One keep-alive connection to the upstream: the only handler of its pipeline (after TLS). It
 /// writes request heads it is given as bytes, frames request bodies, and parses responses itself.
-package final class UpstreamConnection: ChannelInboundHandler {
+package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ByteBuffer
     package typealias OutboundOut = ByteBuffer
@@ -47,6 +47,8 @@ package final class UpstreamConnection: ChannelInboundHandler {
     private var chunkedRequestBody = false
     /// Bytes were written since the last flush: a flush with nothing to send costs NIO a pass for nothing.
     private var hasUnflushedWrites = false
+    /// A flush waits for the tick's end.
+    private var isFlushDeferred = false
     /// The request head, written with the first flush or before the first body bytes: a request without a body goes
     /// to NIO as one `writeAndFlush`, not a write and a flush (each a pass through the pipeline).
     private var heldHead: ByteBuffer?
@@ -98,8 +100,16 @@ package final class UpstreamConnection: ChannelInboundHandler {
 
     /// Sends what was written, if anything was.
     func flush() {
-        guard hasUnflushedWrites else { return }
+        guard hasUnflushedWrites, !isFlushDeferred else { return }
         hasUnflushedWrites = false
+        isFlushDeferred = true
+        LoopFlushBatch.of(channel.eventLoop).flushSoon(self, on: channel.eventLoop)
+    }
+
+    /// The tick's end (`LoopFlushBatch`): the requests written to every upstream connection in it go out together, a
+    /// held head with its flush.
+    func flushDeferred() {
+        isFlushDeferred = false
         if let head = heldHead.take() {
             if let context { context.writeAndFlush(wrapOutboundOut(head), promise: nil) } else { channel.writeAndFlush(head, promise: nil) }
         } else {

@@ -1,0 +1,46 @@
+import NIOCore
+import NIOPosix
+
+/// A connection whose flushes wait for the end of the event loop's tick (`LoopFlushBatch`).
+protocol DeferredFlush: AnyObject {
+    /// Flushes what was written since its flush was deferred.
+    func flushDeferred()
+}
+
+/// The flushes of one event loop's tick, done together once every socket that was ready in it has been read: the
+/// answers and the upstream requests of twenty connections ready at once go out as a burst, so a peer waiting in
+/// epoll is woken once for them, not once for each (on a VM every wake-up of another CPU is an exit to the host).
+/// One per event loop thread; the flush runs as the loop's task after the tick's reads.
+final class LoopFlushBatch {
+    private var pending: [any DeferredFlush] = []
+    private var isScheduled = false
+
+    /// safe: each thread reads and sets only its own value.
+    nonisolated(unsafe) private static let current = ThreadSpecificVariable<LoopFlushBatch>()
+
+    /// The batch of the calling event loop's thread.
+    static func of(_ eventLoop: any EventLoop) -> LoopFlushBatch {
+        if let batch = current.currentValue { return batch }
+        let batch = LoopFlushBatch()
+        current.currentValue = batch
+        return batch
+    }
+
+    /// `connection`'s writes are flushed at the end of the tick (once: the connection asks once until then).
+    func flushSoon(_ connection: any DeferredFlush, on eventLoop: any EventLoop) {
+        pending.append(connection)
+        guard !isScheduled else { return }
+        isScheduled = true
+        eventLoop.execute { self.run() }
+    }
+
+    private func run() {
+        isScheduled = false
+        var index = 0
+        while index < pending.count {
+            pending[index].flushDeferred()
+            index += 1
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+}
