@@ -20,6 +20,7 @@ final class LoopFlushBatch {
 
     /// The batch of the calling event loop's thread.
     static func of(_ eventLoop: any EventLoop) -> LoopFlushBatch {
+        assert(eventLoop.inEventLoop, "a connection's flush is asked for on its own event loop")
         if let batch = current.currentValue { return batch }
         let batch = LoopFlushBatch()
         current.currentValue = batch

@@ -100,8 +100,9 @@ package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
 
     /// Sends what was written, if anything was.
     func flush() {
-        guard hasUnflushedWrites, !isFlushDeferred else { return }
+        guard hasUnflushedWrites else { return }
         hasUnflushedWrites = false
+        guard !isFlushDeferred else { return }  // the flush to come is the channel's: it takes these writes too
         isFlushDeferred = true
         LoopFlushBatch.of(channel.eventLoop).flushSoon(self, on: channel.eventLoop)
     }
