@@ -32,7 +32,7 @@ final class LoopFlushBatch {
         pending.append(connection)
         guard !isScheduled else { return }
         isScheduled = true
-        eventLoop.execute { self.run() }
+        eventLoop.assumeIsolated().execute { self.run() }  // on this loop (asserted in `of`): the batch never leaves it
     }
 
     private func run() {
