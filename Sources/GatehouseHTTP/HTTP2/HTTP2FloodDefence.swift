@@ -32,7 +32,8 @@ public struct HTTP2FloodDefence {
     /// Whether RST_STREAM frames count (not from an upstream: it may reset every stream it answered early).
     private let countsResets: Bool
 
-    /// `headerListCeiling`: what one header block may take, encoded or decoded (SETTINGS_MAX_HEADER_LIST_SIZE).
+    /// `headerListCeiling`: what one header block may take encoded (SETTINGS_MAX_HEADER_LIST_SIZE; decoded, the
+    /// session's `HTTP2DecodedBlock` holds it to the same).
     public init(headerListCeiling: Int, countsResets: Bool = true) {
         self.headerListCeiling = headerListCeiling
         self.countsResets = countsResets
