@@ -104,11 +104,11 @@ extension ClientConnectionHandler: StreamTransport {
     /// The flush itself waits for the end of the event loop's tick (`LoopFlushBatch`): the answers of every connection
     /// read in it go out together.
     func flushWrites() {
-        guard response.unflushed, let context else { return }
+        guard response.unflushed, context != nil else { return }
         response.unflushed = false
         guard !isFlushDeferred else { return }  // the flush to come is the channel's: it takes these writes too
         isFlushDeferred = true
-        LoopFlushBatch.of(context.eventLoop).flushSoon(self, on: context.eventLoop)
+        flushBatch.flushSoon(self)
     }
 
     /// The tick's end: what was written goes out, a held head with its flush. (A handler that left the pipeline, for

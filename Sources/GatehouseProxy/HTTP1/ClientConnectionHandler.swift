@@ -72,6 +72,8 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
     static let maxHeldBytes = 8 * 1024
     /// A flush waits for the event loop's tick to end (`LoopFlushBatch`).
     var isFlushDeferred = false
+    /// The event loop's batch, looked up at the first flush (on the loop) and kept: the connection never leaves it.
+    lazy var flushBatch = LoopFlushBatch.of(eventLoop)
 
     init(connection: StreamDriver.Connection, eventLoop: any EventLoop, maxHeaderBytes: Int) {
         self.connection = connection

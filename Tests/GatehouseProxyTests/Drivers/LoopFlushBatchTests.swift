@@ -18,8 +18,8 @@ struct LoopFlushBatchTests {
         first.flushed = { flushed.append($0) }
         second.flushed = { flushed.append($0) }
         let batch = LoopFlushBatch.of(loop)
-        batch.flushSoon(first, on: loop)
-        batch.flushSoon(second, on: loop)
+        batch.flushSoon(first)
+        batch.flushSoon(second)
         #expect(flushed.isEmpty, "nothing goes out before the tick's tasks run")
         loop.run()
         #expect(flushed == ["first", "second"])
@@ -37,13 +37,25 @@ struct LoopFlushBatchTests {
         let early = Recorder("early")
         early.flushed = {
             flushed.append($0)
-            batch.flushSoon(late, on: loop)
+            batch.flushSoon(late)
         }
-        batch.flushSoon(early, on: loop)
+        batch.flushSoon(early)
         loop.run()
         #expect(flushed == ["early", "late"])
-        batch.flushSoon(early, on: loop)
+        batch.flushSoon(early)
         loop.run()
         #expect(flushed == ["early", "late", "early", "late"], "the batch is used again tick after tick")
+    }
+
+    /// A thread that ran one loop and then another (each test's embedded loop) flushes on the loop it is given.
+    @Test func aThreadsNextLoopGetsItsOwnBatch() {
+        let old = EmbeddedEventLoop(), new = EmbeddedEventLoop()
+        #expect(LoopFlushBatch.of(old) === LoopFlushBatch.of(old))
+        var flushed: [String] = []
+        let connection = Recorder("connection")
+        connection.flushed = { flushed.append($0) }
+        LoopFlushBatch.of(new).flushSoon(connection)
+        new.run()
+        #expect(flushed == ["connection"])
     }
 }

@@ -49,6 +49,8 @@ package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
     private var hasUnflushedWrites = false
     /// A flush waits for the tick's end.
     private var isFlushDeferred = false
+    /// The event loop's batch, looked up at the first flush (on the loop) and kept.
+    private lazy var flushBatch = LoopFlushBatch.of(channel.eventLoop)
     /// The request head, written with the first flush or before the first body bytes: a request without a body goes
     /// to NIO as one `writeAndFlush`, not a write and a flush (each a pass through the pipeline).
     private var heldHead: ByteBuffer?
@@ -104,7 +106,7 @@ package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
         hasUnflushedWrites = false
         guard !isFlushDeferred else { return }  // the flush to come is the channel's: it takes these writes too
         isFlushDeferred = true
-        LoopFlushBatch.of(channel.eventLoop).flushSoon(self, on: channel.eventLoop)
+        flushBatch.flushSoon(self)
     }
 
     /// The tick's end (`LoopFlushBatch`): the requests written to every upstream connection in it go out together, a

@@ -17,7 +17,6 @@ package final class HTTP2UpstreamConnection: NGHTTP2ChannelHandler {
     /// Client stream ids are odd and end at 2^31 - 1: a connection near the end takes no new streams.
     private static let lastStreamID = Int32.max - 2
 
-
     package let channel: any Channel
     package let scheme: String
     package weak var pool: HTTP2UpstreamPool?
