@@ -84,17 +84,22 @@ package struct Gatekeeper: Sendable {
         case .present(let value):
             presented = value
         }
-        let request = Judged(
-            head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now, acceptingRevoked: acceptingRevoked,
-            resource: resource, ownAudiences: ownAudiences, mcp: mcp)
         let decision: Decision
+        // The request's parts go to each step as they are: no value gathering them is made for a decision reached at
+        // once (its copy cost a reference to each part, issue 57); a step that waits captures what it reads.
         switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
         case .now(let result):
-            decision = constrained(result, request, on: eventLoop)
+            decision = constrained(
+                result, head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now,
+                acceptingRevoked: acceptingRevoked, resource: resource, mcp: mcp, on: eventLoop)
         case .later(let future):
             let trace = TraceScope.current  // the steps after the wait are this request's too
             decision = .later(future.flatMap { result in
-                TraceScope.with(trace, { constrained(result, request, on: eventLoop) }).future(on: eventLoop)
+                TraceScope.with(trace, {
+                    constrained(
+                        result, head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now,
+                        acceptingRevoked: acceptingRevoked, resource: resource, mcp: mcp, on: eventLoop)
+                }).future(on: eventLoop)
             })
         }
         switch decision {
@@ -103,67 +108,61 @@ package struct Gatekeeper: Sendable {
         }
     }
 
-    /// What the steps after verification need of the request.
-    private struct Judged {
-        let head: HTTPRequestHead
-        /// The normalized path and the host the route was matched by (a `when` rule reads them).
-        let path: String
-        let host: String?
-        let token: Substring
-        let evidence: SenderEvidence
-        let rule: RouteRule
-        let now: Int64
-        /// A sign-out may present an already signed-out token (its retry after a 503 is idempotent).
-        let acceptingRevoked: Bool
-        /// The `[[resource]]` the request is under, whose url the token's `aud` must name.
-        let resource: ProtectedResource?
-        let ownAudiences: [Set<String>?]
-        /// An MCP request's message, which a `when` rule reads as `mcp`.
-        let mcp: MCPMessage?
-    }
-
     /// Revocation, then the sender constraint (DPoP proof, certificate binding), then enrichment and the route.
-    private func constrained(_ result: Result<VerifiedIdentity, AuthFailure>, _ request: Judged, on eventLoop: any EventLoop) -> Decision {
-        guard case .success(let identity) = result else { return .now(Self.apply(request, to: result)) }
-        if !request.acceptingRevoked, revocations.isRevoked(identity, token: request.token) {
+    private func constrained(
+        _ result: Result<VerifiedIdentity, AuthFailure>, head: HTTPRequestHead, path: String, host: String?, token: Substring,
+        evidence: SenderEvidence, rule: RouteRule, now: Int64, acceptingRevoked: Bool, resource: ProtectedResource?, mcp: MCPMessage?,
+        on eventLoop: any EventLoop
+    ) -> Decision {
+        guard case .success(let identity) = result else {
+            return .now(Self.apply(result, rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences))
+        }
+        if !acceptingRevoked, revocations.isRevoked(identity, token: token) {
             return .now(.reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity)))
         }
-        switch senderConstraints.check(
-            identity, token: request.token, evidence: request.evidence, head: request.head, rule: request.rule, now: request.now,
-            on: eventLoop)
-        {
+        switch senderConstraints.check(identity, token: token, evidence: evidence, head: head, rule: rule, now: now, on: eventLoop) {
         case .now(nil):
-            return enriched(identity, request, on: eventLoop)
+            return enriched(identity, head: head, path: path, host: host, token: token, rule: rule, now: now, resource: resource, mcp: mcp, on: eventLoop)
         case .now(let failure?):
             return .now(.reject(Self.authentic(failure, identity)))
         case .later(let future):
             let trace = TraceScope.current
             return .later(future.flatMap { failure in
                 if let failure { return eventLoop.makeSucceededFuture(.reject(Self.authentic(failure, identity))) }
-                return TraceScope.with(trace, { enriched(identity, request, on: eventLoop) }).future(on: eventLoop)
+                return TraceScope.with(trace, {
+                    enriched(identity, head: head, path: path, host: host, token: token, rule: rule, now: now, resource: resource, mcp: mcp, on: eventLoop)
+                }).future(on: eventLoop)
             })
         }
     }
 
     /// Userinfo attributes (when configured) join the claims before the route's requirements see them.
-    private func enriched(_ identity: VerifiedIdentity, _ request: Judged, on eventLoop: any EventLoop) -> Decision {
-        let result = Result<VerifiedIdentity, AuthFailure>.success(identity)
-        guard let userinfo else { return .now(Self.apply(request, to: result)) }
-        return userinfo.enrich(identity, token: request.token, now: request.now, on: eventLoop).map { Self.apply(request, to: .success($0)) }
+    private func enriched(
+        _ identity: VerifiedIdentity, head: HTTPRequestHead, path: String, host: String?, token: Substring, rule: RouteRule, now: Int64,
+        resource: ProtectedResource?, mcp: MCPMessage?, on eventLoop: any EventLoop
+    ) -> Decision {
+        guard let userinfo else {
+            return .now(Self.apply(.success(identity), rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences))
+        }
+        return userinfo.enrich(identity, token: token, now: now, on: eventLoop).map { [ownAudiences] in
+            Self.apply(.success($0), rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences)
+        }
     }
 
     /// The route's requirements, then its `when` rule.
-    private static func apply(_ request: Judged, to result: Result<VerifiedIdentity, AuthFailure>) -> GateVerdict {
+    private static func apply(
+        _ result: Result<VerifiedIdentity, AuthFailure>, rule: RouteRule, head: HTTPRequestHead, path: String, host: String?, mcp: MCPMessage?,
+        resource: ProtectedResource?, ownAudiences: [Set<String>?]
+    ) -> GateVerdict {
         switch result {
         case .failure(let failure):
             return .reject(failure)
         case .success(let identity):
-            let rule = request.rule
             // The rule's request is made only for a route with a `when` rule (it retains the head's parts).
-            let failure = resourceAudienceFailure(identity, request)
+            let failure = resourceAudienceFailure(identity, resource: resource, ownAudiences: ownAudiences)
                 ?? rule.checkRequirements(claims: identity)
                 ?? (rule.condition == nil
-                    ? nil : rule.checkCondition(claims: identity.claims, request: RuleRequest(head: request.head, path: request.path, host: request.host, mcp: request.mcp)))
+                    ? nil : rule.checkCondition(claims: identity.claims, request: RuleRequest(head: head, path: path, host: host, mcp: mcp)))
             guard let failure else { return .admit(.verified(identity)) }
             return .reject(authentic(failure, identity))
         }
@@ -172,14 +171,16 @@ package struct Gatekeeper: Sendable {
     /// RFC 8707 audience binding (docs/reference.md §17.2): under a resource the token's `aud` must name its url exactly,
     /// whatever the provider's `audiences`; elsewhere a token of a resource's authorization server must name one of the
     /// provider's own audiences (a token issued for a resource is good for that resource only).
-    private static func resourceAudienceFailure(_ identity: VerifiedIdentity, _ request: Judged) -> AuthFailure? {
-        if let resource = request.resource {
+    private static func resourceAudienceFailure(
+        _ identity: VerifiedIdentity, resource: ProtectedResource?, ownAudiences: [Set<String>?]
+    ) -> AuthFailure? {
+        if let resource {
             let url = resource.settings.url
             if case .string(let audience)? = identity.claim("aud"), audience == url { return nil }
             let audiences = (try? ClaimChecks.audiences(identity)) ?? []
             return audiences.contains(url) ? nil : AuthFailure(.wrongAudience, "aud does not name the resource \(url)")
         }
-        guard identity.providerIndex < request.ownAudiences.count, let own = request.ownAudiences[identity.providerIndex] else { return nil }
+        guard identity.providerIndex < ownAudiences.count, let own = ownAudiences[identity.providerIndex] else { return nil }
         if case .string(let audience)? = identity.claim("aud"), own.contains(audience) { return nil }
         let audiences = (try? ClaimChecks.audiences(identity)) ?? []
         return audiences.contains(where: own.contains)
