@@ -18,7 +18,12 @@ public final class KeyStore: Sendable {
     /// What the request path reads: replaced whole, never mutated.
     final class SnapshotBox: AtomicReference, Sendable {
         let snapshot: KeySnapshot?
-        init(_ snapshot: KeySnapshot?) { self.snapshot = snapshot }
+        /// The snapshot's `fetchedAt`, read without a copy of the snapshot (a reference to its key set each time).
+        let fetchedAt: NIODeadline?
+        init(_ snapshot: KeySnapshot?) {
+            self.snapshot = snapshot
+            self.fetchedAt = snapshot?.fetchedAt
+        }
     }
 
     struct ProviderState {
@@ -97,6 +102,13 @@ public final class KeyStore: Sendable {
     public func usableKeys(provider index: Int, now: NIODeadline = .now()) -> KeySnapshot? {
         guard let snapshot = snapshots[index].load(ordering: .acquiring).snapshot else { return nil }
         return now - snapshot.fetchedAt <= TimeAmount(settings.maxStale) ? snapshot : nil
+    }
+
+    /// When the provider's usable key set was fetched (`usableKeys(provider:now:)`'s `fetchedAt`), without copying the set:
+    /// what a cached identity is checked against on every request.
+    func usableKeysFetchedAt(provider index: Int, now: NIODeadline = .now()) -> NIODeadline? {
+        guard let fetchedAt = snapshots[index].load(ordering: .acquiring).fetchedAt else { return nil }
+        return now - fetchedAt <= TimeAmount(settings.maxStale) ? fetchedAt : nil
     }
 
     /// What a token naming a key the set lacks may wait for.

@@ -39,7 +39,15 @@ package final class RevocationList: Sendable {
 
     package final class Box: AtomicReference, Sendable {
         let snapshot: Snapshot
-        package init(_ snapshot: Snapshot) { self.snapshot = snapshot }
+        /// Nothing is signed out: the request path reads this and nothing else (a copy of the snapshot cost a
+        /// reference to each of its tables, issue 57).
+        let hasNoSignOuts: Bool
+        let hasNoSessions: Bool
+        package init(_ snapshot: Snapshot) {
+            self.snapshot = snapshot
+            self.hasNoSignOuts = snapshot.isEmpty
+            self.hasNoSessions = snapshot.sessions.isEmpty
+        }
     }
 
     private let current = ManagedAtomic(Box(Snapshot()))
@@ -57,8 +65,9 @@ package final class RevocationList: Sendable {
     }
 
     func isRevoked(_ identity: VerifiedIdentity, token: Substring) -> Bool {
-        let snapshot = current.load(ordering: .acquiring).snapshot
-        guard !snapshot.isEmpty else { return false }
+        let box = current.load(ordering: .acquiring)
+        guard !box.hasNoSignOuts else { return false }
+        let snapshot = box.snapshot
         if !snapshot.subjects.isEmpty, let subject = identity.subject,
             let before = snapshot.subjects[SubjectKey(provider: identity.providerName, subject: subject)],
             (identity.claim("iat")?.integerValue ?? .min) <= before  // issued in the cut-off second counts as before
@@ -86,8 +95,8 @@ package final class RevocationList: Sendable {
 
     /// The binding of an MCP session id, while it is kept.
     package func session(_ id: String, now: Int64) -> SessionBinding? {
-        let snapshot = current.load(ordering: .acquiring).snapshot
-        guard !snapshot.sessions.isEmpty, let binding = snapshot.sessions[id], binding.expiresAt >= now else { return nil }
+        let box = current.load(ordering: .acquiring)
+        guard !box.hasNoSessions, let binding = box.snapshot.sessions[id], binding.expiresAt >= now else { return nil }
         return binding
     }
 

@@ -251,8 +251,7 @@ package struct TokenVerifier: Sendable {
     /// against: after a refresh the token is verified again, so a key removed, or replaced under the
     /// same `kid`, is never vouched for by an earlier check (docs/security.md K14).
     private func isStillPublished(_ identity: VerifiedIdentity) -> Bool {
-        guard let snapshot = keyStore.usableKeys(provider: identity.providerIndex) else { return false }
-        return snapshot.fetchedAt == identity.keysFetchedAt
+        keyStore.usableKeysFetchedAt(provider: identity.providerIndex) == identity.keysFetchedAt
     }
 
     /// A token without `kid` counts as naming an unknown key: only a set with one fitting key can serve it.
