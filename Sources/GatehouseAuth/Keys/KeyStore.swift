@@ -101,14 +101,19 @@ public final class KeyStore: Sendable {
     /// The provider's keys if it has a set younger than `max_stale`; nil means answer 503.
     public func usableKeys(provider index: Int, now: NIODeadline = .now()) -> KeySnapshot? {
         guard let snapshot = snapshots[index].load(ordering: .acquiring).snapshot else { return nil }
-        return now - snapshot.fetchedAt <= TimeAmount(settings.maxStale) ? snapshot : nil
+        return isFresh(snapshot.fetchedAt, now: now) ? snapshot : nil
     }
 
     /// When the provider's usable key set was fetched (`usableKeys(provider:now:)`'s `fetchedAt`), without copying the set:
     /// what a cached identity is checked against on every request.
     func usableKeysFetchedAt(provider index: Int, now: NIODeadline = .now()) -> NIODeadline? {
         guard let fetchedAt = snapshots[index].load(ordering: .acquiring).fetchedAt else { return nil }
-        return now - fetchedAt <= TimeAmount(settings.maxStale) ? fetchedAt : nil
+        return isFresh(fetchedAt, now: now) ? fetchedAt : nil
+    }
+
+    /// A key set fetched then is still usable: younger than `max_stale`.
+    private func isFresh(_ fetchedAt: NIODeadline, now: NIODeadline) -> Bool {
+        now - fetchedAt <= TimeAmount(settings.maxStale)
     }
 
     /// What a token naming a key the set lacks may wait for.
