@@ -77,12 +77,14 @@ public enum HTTPHeadWriter {
         into buffer: inout ByteBuffer
     ) {
         writeStatusLine(version: version, code: upstream.status, into: &buffer)
-        let base = upstream.bytes.readerIndex
-        buffer.writeImmutableBuffer(upstream.bytes.getSlice(at: base + upstream.reason.lowerBound, length: upstream.reason.count)!)  // safe: within the head
-        buffer.writeStaticString("\r\n")
-        for field in upstream.fields where upstream.isRelayed(field) {
-            buffer.writeImmutableBuffer(upstream.bytes.getSlice(at: base + field.line.lowerBound, length: field.line.count)!)  // safe: within the head
+        // Copied from the received bytes as they lie, without a slice of them per field (each a reference).
+        upstream.bytes.withUnsafeReadableBytes { received in
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: received[upstream.reason]))  // the parser's ranges lie within the head
             buffer.writeStaticString("\r\n")
+            for field in upstream.fields where upstream.isRelayed(field) {
+                buffer.writeBytes(UnsafeRawBufferPointer(rebasing: received[field.line]))
+                buffer.writeStaticString("\r\n")
+            }
         }
         if let length = upstream.relayedContentLength {
             buffer.writeStaticString("Content-Length: ")
