@@ -7,8 +7,6 @@ import GatehouseExchange
 /// for the client's version. A body without a length goes chunked to an HTTP/1.1 client; an HTTP/1.0 client
 /// cannot take chunks, so its body ends at close. Response trailers are dropped (reference §5).
 extension ClientConnectionHandler: StreamTransport {
-    var allocator: ByteBufferAllocator { context?.channel.allocator ?? ByteBufferAllocator() }
-    var isWritable: Bool { context?.channel.isWritable ?? false }
     var clientVersion: HTTPVersion? { currentRequest?.head.version ?? .http1_1 }
 
     private var currentRequest: ExchangeRequest? {
@@ -47,7 +45,7 @@ extension ClientConnectionHandler: StreamTransport {
         _ head: ClientResponseHead, version: HTTPVersion, extraFields: HTTPHeadWriter.RelayedFields, context: ChannelHandlerContext
     ) {
         writeHeldHead(context: context)
-        var bytes = headBuffer.take(capacity: HTTPHeadWriter.estimatedSize(of: head), allocator: context.channel.allocator)
+        var bytes = headBuffer.take(capacity: HTTPHeadWriter.estimatedSize(of: head), allocator: allocator)
         HTTPHeadWriter.writeClientResponseHead(head, version: version, extraFields: extraFields, into: &bytes)
         heldHead = bytes
         response.unflushed = true
@@ -56,7 +54,7 @@ extension ClientConnectionHandler: StreamTransport {
     func writeBody(_ buffer: ByteBuffer) {
         guard let context else { return }
         if response.chunked {
-            ChunkedFraming.writeChunk(buffer, to: { self.write($0, context: context) }, allocator: context.channel.allocator)
+            ChunkedFraming.writeChunk(buffer, to: { self.write($0, context: context) }, allocator: allocator)
         } else {
             write(buffer, context: context)
         }
@@ -64,7 +62,7 @@ extension ClientConnectionHandler: StreamTransport {
 
     func writeEnd(trailers: HTTPHeaders?) {
         guard let context, response.chunked else { return }
-        write(ChunkedFraming.lastChunk(context.channel.allocator), context: context)
+        write(ChunkedFraming.lastChunk(allocator), context: context)
     }
 
     func flush() {

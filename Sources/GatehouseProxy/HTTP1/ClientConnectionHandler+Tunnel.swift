@@ -15,7 +15,7 @@ extension ClientConnectionHandler {
         writeHeldHead(context: context)
         context.write(
             wrapOutboundOut(HTTPHeadWriter.clientResponseHead(
-                head, version: request.head.version, extraFields: [.webSocketUpgrade], allocator: context.channel.allocator)),
+                head, version: request.head.version, extraFields: [.webSocketUpgrade], allocator: allocator)),
             promise: nil)
         let (clientSide, upstreamSide) = TunnelHandler.matchedPair()
         do {

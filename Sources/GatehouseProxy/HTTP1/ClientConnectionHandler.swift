@@ -70,6 +70,11 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
     /// in the same buffer (`write`), up to `maxHeldBytes`; handed on at the flush.
     var heldHead: ByteBuffer?
     static let maxHeldBytes = 8 * 1024
+    /// The channel's allocator, read once: each read of `channel.allocator` takes NIO's lock and a reference.
+    private(set) var allocator = ByteBufferAllocator()
+    /// The channel's writability as its changes were reported (`channelWritabilityChanged`): read without a pass
+    /// through NIO's channel (a reference each time) before every read asked for and by the driver.
+    private(set) var isWritable = true
     /// A flush waits for the event loop's tick to end (`LoopFlushBatch`).
     var isFlushDeferred = false
     /// The event loop's batch, looked up at the first flush (on the loop) and kept: the connection never leaves it.
@@ -85,12 +90,14 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        allocator = context.channel.allocator
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         watchdog.cancel()
         writeHeldHead(context: context)  // its flush may be waiting for the tick's end (`flushDeferred`)
         self.context = nil
+        isWritable = false
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -228,7 +235,7 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
     /// Asks for the next request only while the client takes our answers: one that sends requests
     /// without reading responses would otherwise pile answers up in memory.
     private func readIfClientReads(context: ChannelHandlerContext) {
-        if context.channel.isWritable { askForRead(context: context) }
+        if isWritable { askForRead(context: context) }
     }
 
     /// The request in hand is read whole and nothing waits behind it: the socket stays asked for its next bytes while
@@ -250,7 +257,8 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
+        isWritable = context.channel.isWritable
+        if isWritable {
             switch state {
             case .exchanging(let driver): driver.transportBecameWritable()
             case .awaitingHead: askForRead(context: context)
@@ -300,7 +308,7 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
     private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
         writeHeldHead(context: context)
         if !isResponseInProgress, context.channel.isActive {
-            context.write(wrapOutboundOut(HTTPHeadWriter.refusal(status, allocator: context.channel.allocator)), promise: nil)
+            context.write(wrapOutboundOut(HTTPHeadWriter.refusal(status, allocator: allocator)), promise: nil)
         }
         abandon(context: context)
     }
@@ -321,7 +329,7 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
         let deadline = NIODeadline.now() + idleTimeout
         headDeadline = deadline
         armWatchdog(for: deadline, context: context)
-        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0))).assumeIsolated()
+        context.writeAndFlush(wrapOutboundOut(allocator.buffer(capacity: 0))).assumeIsolated()
             .whenComplete { _ in context.close(promise: nil) }
     }
 

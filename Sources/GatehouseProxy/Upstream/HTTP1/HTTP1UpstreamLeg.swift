@@ -60,7 +60,7 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
         // HTTP/2 frames the body itself: one without a length goes chunked over HTTP/1.1.
         let written = services.exchange.writeUpstreamHead(
             request, admission: admission, at: services.wallClock.seconds(), reusing: &connection.headBuffer,
-            allocator: connection.channel.allocator, chunkedBody: http2Body ?? false, identityFields: kept)
+            allocator: connection.allocator, chunkedBody: http2Body ?? false, identityFields: kept)
         connection.startRequest(head: written.bytes, chunkedBody: written.chunkedBody, isHEAD: request.head.method == .HEAD)
         connection.read()
         return written.identityFields.map { .bytes($0) }
@@ -97,8 +97,8 @@ final class HTTP1UpstreamLeg: UpstreamLeg, UpstreamConnectionDelegate {
 
     // MARK: UpstreamConnectionDelegate
 
-    func upstreamReceived(_ part: UpstreamResponseParser.Part, at now: NIODeadline) {
-        switch part {
+    func upstreamReceived(_ part: consuming UpstreamResponseParser.Part, at now: NIODeadline) {
+        switch consume part {
         case .head(let head):
             if head.status == 101 {
                 switchingHead = head

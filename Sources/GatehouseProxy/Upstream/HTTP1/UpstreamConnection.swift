@@ -5,7 +5,8 @@ package import GatehouseHTTP
 /// Both live on the same event loop, so these are plain calls.
 package protocol UpstreamConnectionDelegate: AnyObject {
     /// `now`: when the read that carried the part arrived (one clock reading for every part of a read).
-    func upstreamReceived(_ part: UpstreamResponseParser.Part, at now: NIODeadline)
+    /// `part` is handed over, not lent: a head goes on into the client's answer without a copy of its references.
+    func upstreamReceived(_ part: consuming UpstreamResponseParser.Part, at now: NIODeadline)
     func upstreamReadComplete()
     func upstreamWritabilityChanged(isWritable: Bool)
     /// The connection closed, or its response was malformed (then it is closed too).
@@ -58,8 +59,12 @@ package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
     private var isReadPending = false
     private var context: ChannelHandlerContext?
 
+    /// The channel's allocator, read once: each read of `channel.allocator` takes NIO's lock and a reference.
+    package let allocator: ByteBufferAllocator
+
     init(channel: any Channel) {
         self.channel = channel
+        self.allocator = channel.allocator
     }
 
     package func handlerAdded(context: ChannelHandlerContext) {
@@ -89,7 +94,7 @@ package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
 
     func writeBody(_ buffer: ByteBuffer) {
         if chunkedRequestBody {
-            ChunkedFraming.writeChunk(buffer, to: { self.write($0) }, allocator: channel.allocator)
+            ChunkedFraming.writeChunk(buffer, to: { self.write($0) }, allocator: allocator)
         } else {
             write(buffer)
         }
@@ -97,7 +102,7 @@ package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
 
     /// Ends the request body (not flushed).
     func writeEnd() {
-        if chunkedRequestBody { write(ChunkedFraming.lastChunk(channel.allocator)) }
+        if chunkedRequestBody { write(ChunkedFraming.lastChunk(allocator)) }
     }
 
     /// Sends what was written, if anything was.
@@ -154,7 +159,7 @@ package final class UpstreamConnection: ChannelInboundHandler, DeferredFlush {
         do {
             while let part = try parser.next() {
                 guard case .end = part else {
-                    delegate?.upstreamReceived(part, at: now)
+                    delegate?.upstreamReceived(consume part, at: now)
                     continue
                 }
                 // One request, one response: anything more means the framing cannot be trusted.
