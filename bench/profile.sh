@@ -72,11 +72,20 @@ esac
 taskset -c 0 wrk -t1 -c50 -d2s "${ARGS[@]}" "http://127.0.0.1:$GH/x" >/dev/null
 taskset -c 0 wrk -t1 -c50 -d"$((DURATION + 2))s" "${ARGS[@]}" "http://127.0.0.1:$GH/x" > "$OUT/wrk.txt" &
 WRK=$!
+# Every answer must be the scenario's (a 200, or for c a 401): a token that expired since bench/mint.py made it would
+# otherwise be measured as 401s without a word (bench/mint.py's tokens last two hours).
+check_answers() {
+  wait $WRK
+  if [[ $SCENARIO != c ]] && grep -q "Non-2xx" "$OUT/wrk.txt"; then
+    echo "answers that are not 2xx ($(grep Non-2xx "$OUT/wrk.txt")): mint fresh tokens (bench/mint.py) or see $OUT/failures.log" >&2
+    exit 1
+  fi
+}
 sleep 1
 if [[ ${MODE:-profile} == utilization ]]; then
   # How busy the contender's core is: task-clock over wall time (1.0 = saturated).
   perf stat -e task-clock -p "$GPID" -o "$OUT/utilization.txt" -- sleep "$DURATION" 2>/dev/null
-  wait $WRK
+  check_answers
   grep -E "Requests/sec" "$OUT/wrk.txt"
   grep -E "CPUs utilized|task-clock" "$OUT/utilization.txt"
   exit 0
@@ -103,7 +112,7 @@ if [[ ${MODE:-profile} == syscalls || ${MODE:-profile} == mallocs || ${MODE:-pro
   before=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
   perf stat -e "$EVENTS" -p "$GPID" -o "$OUT/syscalls.txt" -- sleep "$DURATION" 2>/dev/null
   after=$(curl -s "http://127.0.0.1:$ADMIN/metrics" | awk '/^gatehouse_requests_total/ {s += $2} END {print s}')
-  wait $WRK
+  check_answers
   requests=$((${after%.*} - ${before%.*}))
   echo "requests in the window: $requests"
   awk -v n="$requests" '$1 ~ /^[0-9,]+$/ { gsub(",", "", $1); if ($1 > 0) printf "%8.2f per request  %s\n", $1 / n, $2 }' "$OUT/syscalls.txt" | sort -rn | head -15
@@ -123,10 +132,10 @@ if [[ ${MODE:-profile} == malloc-callers || ${MODE:-profile} == retain-callers ]
   fi
   # CALLGRAPH=dwarf where frame pointers are missing (a caller shown as [unknown]).
   perf record -e "$EVENT" --call-graph "${CALLGRAPH:-fp}" -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
-  wait $WRK
+  check_answers
   exit 0
 fi
 perf record -F 2999 --call-graph "${CALLGRAPH:-fp}" -p "$GPID" -o "$OUT/perf.data" -- sleep "$DURATION" 2>/dev/null
-wait $WRK
+check_answers
 grep -E "Requests/sec" "$OUT/wrk.txt"
 perf report -i "$OUT/perf.data" --no-children --sort symbol --stdio 2>/dev/null | grep -E "^ +[0-9]" | head -${TOP:-45}
