@@ -79,10 +79,10 @@ public enum HTTPHeadWriter {
         writeStatusLine(version: version, code: upstream.status, into: &buffer)
         // Copied from the received bytes as they lie, without a slice of them per field (each a reference).
         upstream.bytes.withUnsafeReadableBytes { received in
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: received[upstream.reason]))  // the parser's ranges lie within the head
+            writeBytes(upstream.reason, of: received, into: &buffer)
             buffer.writeStaticString("\r\n")
             for field in upstream.fields where upstream.isRelayed(field) {
-                buffer.writeBytes(UnsafeRawBufferPointer(rebasing: received[field.line]))
+                writeBytes(field.line, of: received, into: &buffer)
                 buffer.writeStaticString("\r\n")
             }
         }
@@ -95,6 +95,13 @@ public enum HTTPHeadWriter {
         buffer.writeString(requestID)
         buffer.writeStaticString("\r\n")
         writeExtraFields(extraFields, into: &buffer)
+    }
+
+    /// The bytes of `range` in `received`. The parser's ranges lie within the head it read (`UpstreamResponseHeadParser`);
+    /// checked all the same, as an unsafe buffer's slice is not in a release build: a range outside writes nothing.
+    private static func writeBytes(_ range: Range<Int>, of received: UnsafeRawBufferPointer, into buffer: inout ByteBuffer) {
+        guard range.lowerBound >= 0, range.upperBound <= received.count else { return }
+        buffer.writeBytes(UnsafeRawBufferPointer(rebasing: received[range]))
     }
 
     /// Gatehouse's framing and connection fields, and the blank line that ends the head.
