@@ -20,7 +20,7 @@ package final class ExchangeRequest: UpstreamRequestHead.Request {
     package var rule: RouteRule
     /// `/.gatehouse/*`: answered here once admitted, never forwarded.
     package var endpoint: OwnEndpoint?
-    package var token: BearerToken
+    package let token: BearerToken
     /// The token's scheme, DPoP proof and client certificate (sender-constrained tokens).
     package let evidence: SenderEvidence
     /// The method on the wire is HEAD: its answer has no body (for `/.gatehouse/check`, `request`
