@@ -86,8 +86,11 @@ echo "CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 echo "per request: malloc, swift_retain, swift_release (uprobes; runs of ${COUNT_SECONDS} s and $((3 * COUNT_SECONDS)) s, their difference)"
 for scenario in "${SCENARIOS[@]}"; do
   for build in "$@"; do
-    read -r n1 malloc1 retain1 release1 <<<"$(measure "$build" "$scenario" "$PROBES" "$COUNT_SECONDS")"
-    read -r n2 malloc2 retain2 release2 <<<"$(measure "$build" "$scenario" "$PROBES" "$((3 * COUNT_SECONDS))")"
+    # A run whose answers are not all 2xx (an expired bench token) stops the script: nothing is printed for it.
+    short=$(measure "$build" "$scenario" "$PROBES" "$COUNT_SECONDS") || exit 1
+    long=$(measure "$build" "$scenario" "$PROBES" "$((3 * COUNT_SECONDS))") || exit 1
+    read -r n1 malloc1 retain1 release1 <<<"$short"
+    read -r n2 malloc2 retain2 release2 <<<"$long"
     awk -v s="$scenario" -v b="$build" -v n="$((n2 - n1))" -v m="$((malloc2 - malloc1))" -v r="$((retain2 - retain1))" \
       -v l="$((release2 - release1))" \
       'BEGIN { printf "%-6s %-50s %8d requests  %6.2f malloc  %7.1f retain  %7.1f release\n", s, b, n, m / n, r / n, l / n }'
@@ -101,7 +104,8 @@ for scenario in "${SCENARIOS[@]}"; do
   for round in $(seq "$ROUNDS"); do
     order=("$@"); (( round % 2 == 0 && $# == 2 )) && order=("$2" "$1")
     for build in "${order[@]}"; do
-      read -r n clock <<<"$(measure "$build" "$scenario" task-clock "$CPU_SECONDS")"
+      timed=$(measure "$build" "$scenario" task-clock "$CPU_SECONDS") || exit 1
+      read -r n clock <<<"$timed"
       micros[$build]+="$(awk -v n="$n" -v c="$clock" 'BEGIN { printf "%.2f ", c * 1000 / n }')"
     done
   done
