@@ -91,6 +91,7 @@ final class ClientConnectionHandler: ChannelInboundHandler, DeferredFlush {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         allocator = context.channel.allocator
+        isWritable = context.channel.isWritable  // added after a protocol's selection, to a channel already in use
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
