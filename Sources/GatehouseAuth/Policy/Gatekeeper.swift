@@ -84,23 +84,20 @@ package struct Gatekeeper: Sendable {
         case .present(let value):
             presented = value
         }
-        let decision: Decision
         // The request's parts go to each step as they are: no value gathering them is made for a decision reached at
         // once (its copy cost a reference to each part, issue 57); a step that waits captures what it reads.
-        switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
-        case .now(let result):
-            decision = constrained(
+        @Sendable func afterVerification(_ result: Result<VerifiedIdentity, AuthFailure>) -> Decision {
+            constrained(
                 result, head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now,
                 acceptingRevoked: acceptingRevoked, resource: resource, mcp: mcp, on: eventLoop)
+        }
+        let decision: Decision
+        switch verifier.verify(presented, allowedProviders: rule.providers, now: now, recent: recent, on: eventLoop) {
+        case .now(let result):
+            decision = afterVerification(result)
         case .later(let future):
             let trace = TraceScope.current  // the steps after the wait are this request's too
-            decision = .later(future.flatMap { result in
-                TraceScope.with(trace, {
-                    constrained(
-                        result, head: head, path: path, host: host, token: presented, evidence: evidence, rule: rule, now: now,
-                        acceptingRevoked: acceptingRevoked, resource: resource, mcp: mcp, on: eventLoop)
-                }).future(on: eventLoop)
-            })
+            decision = .later(future.flatMap { result in TraceScope.with(trace, { afterVerification(result) }).future(on: eventLoop) })
         }
         switch decision {
         case .now(let verdict): return .now(challenged(verdict, evidence: evidence, rule: rule, now: now))
@@ -114,24 +111,27 @@ package struct Gatekeeper: Sendable {
         evidence: SenderEvidence, rule: RouteRule, now: Int64, acceptingRevoked: Bool, resource: ProtectedResource?, mcp: MCPMessage?,
         on eventLoop: any EventLoop
     ) -> Decision {
-        guard case .success(let identity) = result else {
-            return .now(Self.apply(result, rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences))
+        let identity: VerifiedIdentity
+        switch result {
+        case .success(let verified): identity = verified
+        case .failure(let failure): return .now(.reject(failure))
+        }
+        @Sendable func enrichedNow() -> Decision {
+            enriched(identity, head: head, path: path, host: host, token: token, rule: rule, now: now, resource: resource, mcp: mcp, on: eventLoop)
         }
         if !acceptingRevoked, revocations.isRevoked(identity, token: token) {
             return .now(.reject(Self.authentic(AuthFailure(.revoked, "token was signed out"), identity)))
         }
         switch senderConstraints.check(identity, token: token, evidence: evidence, head: head, rule: rule, now: now, on: eventLoop) {
         case .now(nil):
-            return enriched(identity, head: head, path: path, host: host, token: token, rule: rule, now: now, resource: resource, mcp: mcp, on: eventLoop)
+            return enrichedNow()
         case .now(let failure?):
             return .now(.reject(Self.authentic(failure, identity)))
         case .later(let future):
             let trace = TraceScope.current
             return .later(future.flatMap { failure in
                 if let failure { return eventLoop.makeSucceededFuture(.reject(Self.authentic(failure, identity))) }
-                return TraceScope.with(trace, {
-                    enriched(identity, head: head, path: path, host: host, token: token, rule: rule, now: now, resource: resource, mcp: mcp, on: eventLoop)
-                }).future(on: eventLoop)
+                return TraceScope.with(trace, enrichedNow).future(on: eventLoop)
             })
         }
     }
@@ -142,30 +142,25 @@ package struct Gatekeeper: Sendable {
         resource: ProtectedResource?, mcp: MCPMessage?, on eventLoop: any EventLoop
     ) -> Decision {
         guard let userinfo else {
-            return .now(Self.apply(.success(identity), rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences))
+            return .now(Self.apply(identity, rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences))
         }
         return userinfo.enrich(identity, token: token, now: now, on: eventLoop).map { [ownAudiences] in
-            Self.apply(.success($0), rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences)
+            Self.apply($0, rule: rule, head: head, path: path, host: host, mcp: mcp, resource: resource, ownAudiences: ownAudiences)
         }
     }
 
     /// The route's requirements, then its `when` rule.
     private static func apply(
-        _ result: Result<VerifiedIdentity, AuthFailure>, rule: RouteRule, head: HTTPRequestHead, path: String, host: String?, mcp: MCPMessage?,
+        _ identity: VerifiedIdentity, rule: RouteRule, head: HTTPRequestHead, path: String, host: String?, mcp: MCPMessage?,
         resource: ProtectedResource?, ownAudiences: [Set<String>?]
     ) -> GateVerdict {
-        switch result {
-        case .failure(let failure):
-            return .reject(failure)
-        case .success(let identity):
-            // The rule's request is made only for a route with a `when` rule (it retains the head's parts).
-            let failure = resourceAudienceFailure(identity, resource: resource, ownAudiences: ownAudiences)
-                ?? rule.checkRequirements(claims: identity)
-                ?? (rule.condition == nil
-                    ? nil : rule.checkCondition(claims: identity.claims, request: RuleRequest(head: head, path: path, host: host, mcp: mcp)))
-            guard let failure else { return .admit(.verified(identity)) }
-            return .reject(authentic(failure, identity))
-        }
+        // The rule's request is made only for a route with a `when` rule (it retains the head's parts).
+        let failure = resourceAudienceFailure(identity, resource: resource, ownAudiences: ownAudiences)
+            ?? rule.checkRequirements(claims: identity)
+            ?? (rule.condition == nil
+                ? nil : rule.checkCondition(claims: identity.claims, request: RuleRequest(head: head, path: path, host: host, mcp: mcp)))
+        guard let failure else { return .admit(.verified(identity)) }
+        return .reject(authentic(failure, identity))
     }
 
     /// RFC 8707 audience binding (docs/reference.md §17.2): under a resource the token's `aud` must name its url exactly,
